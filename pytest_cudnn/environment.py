@@ -1,0 +1,278 @@
+"""The environment model: one immutable picture of the GPU stack, with provenance for every fact.
+
+Everything the plugin, the diagnosis and the doctor say is read from an :class:`Environment`. It is built by
+:mod:`pytest_cudnn.probe` on a live host or loaded from a snapshot file, and round-trips through JSON.
+Each component records its :class:`State` (found, absent, error), the raw value as the library gave it beside
+the decoded one, the absolute path it came from and the mechanisms that found that path.
+
+Pure module: no ctypes, no pytest, no framework imports.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .serde import DecodeError, from_json, to_json
+
+__all__ = [
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "Candidate",
+    "CudaDriver",
+    "CudaRuntime",
+    "Cudnn",
+    "Driver",
+    "Environment",
+    "Gpu",
+    "Host",
+    "InvalidSnapshot",
+    "Resolution",
+    "State",
+    "TensorFlow",
+    "Via",
+    "load_snapshot",
+]
+
+SCHEMA = "pytest-cudnn/environment"
+SCHEMA_VERSION = 1
+
+
+class State(str, enum.Enum):
+    FOUND = "found"
+    ABSENT = "absent"
+    ERROR = "error"
+
+
+class Via(str, enum.Enum):
+    """How a library file was found. Only some of these are places the dynamic loader itself searches."""
+
+    LD_LIBRARY_PATH = "LD_LIBRARY_PATH"
+    RUNPATH = "framework RUNPATH"  # a framework's own library folders, e.g. nvidia/*/lib wheels beside TF
+    LDCONFIG = "ldconfig cache"
+    SYSTEM_DEFAULT = "system default folder"
+    CUDA_HOME = "CUDA_HOME"
+    CUDA_PATH = "CUDA_PATH"
+    CUDNN_PATH = "CUDNN_PATH"
+    CONDA_PREFIX = "CONDA_PREFIX"
+    PIP_WHEEL = "pip nvidia wheel"
+    COMMON_LOCATION = "common install location"
+    PATH = "PATH"  # Windows: searched by LoadLibrary
+    APP_DIR = "application folder"  # Windows: the folder of python.exe
+    SYSTEM32 = "System32"  # Windows
+    DLL_DIRECTORY = "DLL directory"  # Windows: os.add_dll_directory / conda's Library\\bin
+    LOADER = "dynamic loader"  # the loader's own answer, e.g. NVML's dlopen("libnvidia-ml.so.1")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One file on disk that could satisfy a library name."""
+
+    name: str  # the file name as found, e.g. "libcudnn.so.8"
+    path: str  # absolute path where it was found
+    real_path: str  # symlinks resolved: two candidates with one real_path are one copy
+    via: tuple[Via, ...]  # every mechanism that found it, loader mechanisms first
+    loader_rank: int | None  # place in the loader's search order for this name; None: the loader never looks there
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """Which copy of one library name the loader picks, and which copies it shadows."""
+
+    name: str  # soname or DLL name, e.g. "libcudnn.so.8"
+    context: str  # "process": a plain dlopen; "tensorflow": with TensorFlow's own RUNPATH folders
+    candidates: tuple[Candidate, ...]  # loader order first (winner first), then copies the loader never sees
+    predicted: str | None  # the path the loader's search rules give
+    loaded: str | None  # the path a real dlopen in a child process loaded (None: not tried, or nothing)
+    error: str | None  # why a real dlopen failed, as dlerror() said
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """One GPU as NVML numbers it (PCI bus order)."""
+
+    index: int
+    name: str | None
+    uuid: str | None
+    pci_bus_id: str | None
+    compute_capability: str | None  # "8.6"
+    memory_total: int | None  # bytes
+    memory_free: int | None  # bytes, at probe time
+    error: str | None  # the first NVML call that failed for this device
+
+
+@dataclass(frozen=True)
+class Driver:
+    """The NVIDIA driver as NVML reports it."""
+
+    state: State
+    path: str | None  # the libnvidia-ml the loader picked
+    reason: str | None  # why absent or what failed, NVML's own words
+    nvml_error: int | None  # NVML return code when it failed (9 driver not loaded, 12 library not found, 18 ...)
+    version: str | None  # exactly as NVML prints it, e.g. "535.104.05"
+    cuda_version_raw: int | None  # nvmlSystemGetCudaDriverVersion: newest CUDA this driver supports
+    cuda_version: str | None
+    nvml_version: str | None
+    gpus: tuple[Gpu, ...]
+
+
+@dataclass(frozen=True)
+class CudaDriver:
+    """libcuda (the driver API library the CUDA runtime loads)."""
+
+    state: State
+    path: str | None
+    reason: str | None
+    version_raw: int | None  # cuDriverGetVersion
+    version: str | None
+    init_status: int | None  # cuInit(0)
+    device_count: int | None  # cuDeviceGetCount, only when cuInit succeeded
+
+
+@dataclass(frozen=True)
+class CudaRuntime:
+    """One copy of the CUDA runtime (libcudart / cudart64_*.dll), loaded by absolute path in a child process."""
+
+    state: State
+    path: str
+    names: tuple[str, ...]  # the names this copy answers to, e.g. ("libcudart.so.12",)
+    via: tuple[Via, ...]
+    reason: str | None
+    version_raw: int | None  # cudaRuntimeGetVersion
+    version: str | None
+    driver_version_raw: int | None  # cudaDriverGetVersion: 0 means no driver was found at all
+    device_count_status: int | None  # cudaGetDeviceCount's status
+    device_count_error: str | None  # cudaGetErrorString of that status
+    device_count: int | None  # only when the status was 0
+
+
+@dataclass(frozen=True)
+class Cudnn:
+    """One copy of cuDNN, loaded by absolute path in a child process."""
+
+    state: State
+    path: str
+    names: tuple[str, ...]
+    via: tuple[Via, ...]
+    reason: str | None  # for an error: what killed or failed the probe, naming the library
+    version_raw: int | None  # cudnnGetVersion
+    version: str | None  # "8.9.7", from cudnnGetProperty or decoded from version_raw
+    version_source: str | None  # "cudnnGetProperty", "cudnnGetVersion" or the header read when calls failed
+    cudart_version_raw: int | None  # cudnnGetCudartVersion: the CUDA runtime this build was made for
+    cudart_version: str | None
+    siblings_missing: tuple[str, ...]  # sub-libraries absent from the folder (cuDNN 8 and 9 are split)
+    create_status: int | None  # cudnnCreate's status
+    create_error: str | None  # cudnnGetErrorString of it
+    last_error: str | None  # cudnnGetLastErrorString (cuDNN 9): the reason behind the status
+
+
+@dataclass(frozen=True)
+class TensorFlow:
+    """TensorFlow as its files describe it; never imported."""
+
+    state: State
+    reason: str | None
+    distribution: str | None  # e.g. "tensorflow", "tensorflow-gpu", "tf-nightly"
+    version: str | None
+    location: str | None  # the package folder
+    build_info_path: str | None
+    build_info_format: str | None  # which generation of build_info.py this is
+    is_cuda_build: bool | None
+    cuda_version_raw: str | None  # as written in build_info, e.g. "10.1", "64_101", "12.5.1"
+    cuda_version: str | None
+    cudnn_version_raw: str | None
+    cudnn_version: str | None
+    compute_capabilities: tuple[str, ...]  # e.g. ("sm_60", "compute_90")
+    cudart_name: str | None  # the soname or DLL name it loads for the CUDA runtime
+    cudnn_name: str | None
+    library_dirs: tuple[str, ...]  # folders its own loader searches first (nvidia/*/lib wheels beside it)
+
+
+@dataclass(frozen=True)
+class Host:
+    system: str  # platform.system(): "Linux", "Windows"
+    machine: str
+    python: str
+    platform: str  # platform.platform()
+
+
+@dataclass(frozen=True)
+class Environment:
+    schema: str
+    schema_version: int
+    host: Host
+    probed_at: str  # ISO 8601, UTC
+    probe_seconds: float
+    variables: Mapping[str, str]  # allowlisted environment variables only
+    driver: Driver
+    cuda_driver: CudaDriver
+    cuda_runtimes: tuple[CudaRuntime, ...]
+    cudnns: tuple[Cudnn, ...]
+    tensorflow: TensorFlow
+    resolutions: tuple[Resolution, ...]
+    notes: tuple[str, ...] = field(default=())  # things the probe noticed about its own inputs
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = to_json(self)
+        return data
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), indent=2, sort_keys=False) + "\n"
+
+    @classmethod
+    def from_json(cls, data: Any, source: str = "<json>") -> Environment:
+        """Decode a snapshot; raises InvalidSnapshot naming ``source`` and the field at fault."""
+        if not isinstance(data, dict):
+            raise InvalidSnapshot(source, "not a JSON object")
+        if data.get("schema") != SCHEMA:
+            raise InvalidSnapshot(source, f"not a pytest-cudnn environment (schema is {data.get('schema')!r})")
+        version = data.get("schema_version")
+        if version != SCHEMA_VERSION:
+            raise InvalidSnapshot(
+                source,
+                f"schema_version {version!r} is not supported (this pytest-cudnn reads {SCHEMA_VERSION})",
+            )
+        try:
+            return from_json(cls, data)
+        except DecodeError as error:
+            raise InvalidSnapshot(source, str(error)) from None
+
+    def library_runtime(self, path: str) -> CudaRuntime | None:
+        return next((runtime for runtime in self.cuda_runtimes if runtime.path == path), None)
+
+    def library_cudnn(self, path: str) -> Cudnn | None:
+        return next((cudnn for cudnn in self.cudnns if cudnn.path == path), None)
+
+    def resolution(self, name: str, context: str = "process") -> Resolution | None:
+        return next((r for r in self.resolutions if r.name == name and r.context == context), None)
+
+
+class InvalidSnapshot(ValueError):
+    """A snapshot file that cannot be replayed; the message names the file and the problem."""
+
+    def __init__(self, source: str, problem: str) -> None:
+        super().__init__(f"{source}: {problem}")
+        self.source = source
+        self.problem = problem
+
+
+def load_snapshot(path: str | Path) -> Environment:
+    """Read a snapshot written by ``pytest-cudnn snapshot``."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise InvalidSnapshot(source, f"cannot be read: {error.strerror or error}") from None
+    except UnicodeDecodeError:
+        raise InvalidSnapshot(source, "is not UTF-8 text") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InvalidSnapshot(source, f"is not JSON: {error.msg} at line {error.lineno}") from None
+    except RecursionError:
+        raise InvalidSnapshot(source, "is nested too deeply to be a snapshot") from None
+    return Environment.from_json(data, source)

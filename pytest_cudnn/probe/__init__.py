@@ -1,0 +1,397 @@
+"""Probe the live host into an :class:`~pytest_cudnn.environment.Environment`.
+
+What can be read from files (library locations, the ldconfig cache, TensorFlow's build info, cuDNN headers)
+is read here; everything that loads a vendor library runs in a child process (:mod:`.isolation`). Probing
+imports no framework and creates no CUDA context in the calling process.
+"""
+
+from __future__ import annotations
+
+import datetime
+import glob
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..environment import (
+    SCHEMA,
+    SCHEMA_VERSION,
+    Candidate,
+    CudaDriver,
+    CudaRuntime,
+    Cudnn,
+    Driver,
+    Environment,
+    Gpu,
+    Host,
+    Resolution,
+    State,
+    TensorFlow,
+)
+from ..versions import InvalidVersionValue, cuda_version_from_int, cudnn_version_from_int
+from .discovery import FAMILIES, FileSystem, Layout, RealFileSystem, find_candidates, parse_ldconfig, relative_path_entries
+from .isolation import run_in_child
+from .tensorflow import probe_tensorflow
+
+__all__ = ["ALLOWED_VARIABLES", "ProbeOptions", "cudnn_siblings_missing", "gather_layout", "probe_environment"]
+
+# The only environment variables ever recorded (snapshots and reports are shared; nothing else may leak).
+ALLOWED_VARIABLES = (
+    "CUDA_VISIBLE_DEVICES",
+    "CUDA_DEVICE_ORDER",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "CUDNN_PATH",
+    "LD_LIBRARY_PATH",
+    "CONDA_PREFIX",
+)
+_WINDOWS_ONLY_VARIABLES = ("PATH",)
+
+# ldconfig's tag for this ABI in `ldconfig -p` (glibc elf/cache.c, print_entry flag names).
+_LDCONFIG_ARCH = {"x86_64": "x86-64", "aarch64": "AArch64", "ppc64le": "64bit", "s390x": "64bit"}
+
+# The sub-libraries a split cuDNN loads from its own folder. cuDNN 8.0 split the library in six
+# (cuDNN 8 API docs, "cuDNN Library Dependencies"); cuDNN 9 regrouped it around the graph library
+# (cuDNN 9 docs, "API Overview": cudnn_graph, cudnn_engines_precompiled, cudnn_engines_runtime_compiled,
+# cudnn_heuristic, cudnn_ops, cudnn_cnn, cudnn_adv). cuDNN 7 and older were one library.
+_CUDNN_SUBLIBRARIES = {
+    8: ("ops_infer", "ops_train", "cnn_infer", "cnn_train", "adv_infer", "adv_train"),
+    9: ("graph", "engines_precompiled", "engines_runtime_compiled", "heuristic", "ops", "cnn", "adv"),
+}
+
+
+@dataclass(frozen=True)
+class ProbeOptions:
+    job_timeout: float = 10.0  # one library call may take this long before it counts as hung
+    total_timeout: float = 60.0  # the whole child process
+    python: str | None = None  # the interpreter for the child; default sys.executable
+
+
+def probe_environment(options: ProbeOptions | None = None, environ: Mapping[str, str] | None = None) -> Environment:
+    """Probe this host. Never raises for anything a library or the host does."""
+    options = options or ProbeOptions()
+    environ = os.environ if environ is None else environ
+    started = time.perf_counter()
+    layout = gather_layout(environ)
+    fs = RealFileSystem()
+    tensorflow = probe_tensorflow(layout, [p for p in sys.path if os.path.isabs(p)])
+    cudart_candidates = find_candidates(layout, FAMILIES["cudart"], fs)
+    cudnn_candidates = find_candidates(layout, FAMILIES["cudnn"], fs)
+    windows = layout.system == "Windows"
+
+    cudart_copies = _copies(cudart_candidates)
+    cudnn_copies = _copies(cudnn_candidates)
+    names = _loader_names(cudart_copies + cudnn_copies, tensorflow)
+    jobs: list[dict[str, Any]] = [
+        {"kind": "nvml"},
+        {"kind": "cuda", "name": "nvcuda.dll" if windows else "libcuda.so.1"},
+    ]
+    jobs += [{"kind": "cudart", "path": copy[0].path} for copy in cudart_copies]
+    jobs += [{"kind": "cudnn", "path": copy[0].path} for copy in cudnn_copies]
+    if not windows:
+        jobs += [{"kind": "resolve", "name": name} for name in names]
+    child_env = dict(environ)
+    if not windows and "LD_LIBRARY_PATH" in child_env:
+        child_env["LD_LIBRARY_PATH"] = ":".join(layout.path_list("LD_LIBRARY_PATH"))
+    results = run_in_child(
+        jobs, env=child_env, job_timeout=options.job_timeout, total_timeout=options.total_timeout, python=options.python
+    )
+    answers = iter(results)
+    driver = _driver(next(answers))
+    cuda_driver = _cuda_driver(next(answers))
+    runtimes = tuple(_runtime(copy, next(answers)) for copy in cudart_copies)
+    cudnns = tuple(_cudnn(layout, fs, copy, next(answers)) for copy in cudnn_copies)
+    loaded = {name: next(answers) for name in names} if not windows else {}
+
+    resolutions = [_resolution(name, "process", cudart_candidates + cudnn_candidates, loaded.get(name)) for name in names]
+    if tensorflow.library_dirs:
+        for name in (tensorflow.cudart_name, tensorflow.cudnn_name):
+            if name:
+                family = FAMILIES["cudart" if name == tensorflow.cudart_name else "cudnn"]
+                candidates = find_candidates(layout, family, fs, tensorflow.library_dirs)
+                resolutions.append(_resolution(name, "tensorflow", candidates, None))
+    notes = tuple(
+        f"LD_LIBRARY_PATH entry {entry!r} is relative or empty: the loader would search it from the current "
+        "folder; pytest-cudnn ignores it and never loads from the current folder"
+        for entry in relative_path_entries(layout)
+    )
+    return Environment(
+        schema=SCHEMA,
+        schema_version=SCHEMA_VERSION,
+        host=Host(system=layout.system, machine=platform.machine(), python=platform.python_version(), platform=platform.platform()),
+        probed_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        probe_seconds=round(time.perf_counter() - started, 4),
+        variables=dict(layout.variables),
+        driver=driver,
+        cuda_driver=cuda_driver,
+        cuda_runtimes=runtimes,
+        cudnns=cudnns,
+        tensorflow=tensorflow,
+        resolutions=tuple(resolutions),
+        notes=notes,
+    )
+
+
+def gather_layout(environ: Mapping[str, str], system: str | None = None) -> Layout:
+    """Read the host facts discovery needs: allowlisted variables, the ldconfig cache, standard folders."""
+    system = system or platform.system()
+    allowed = ALLOWED_VARIABLES + (_WINDOWS_ONLY_VARIABLES if system == "Windows" else ())
+    variables = {name: environ[name] for name in allowed if name in environ}
+    site_dirs = tuple(p for p in sys.path if os.path.isabs(p) and os.path.basename(p) in ("site-packages", "dist-packages"))
+    if system == "Windows":  # pragma: no cover - gathered on Windows only; the search itself is tested
+        root = environ.get("SystemRoot", r"C:\Windows")
+        toolkits = glob.glob(r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v*\bin")
+        cudnn = glob.glob(r"C:\Program Files\NVIDIA\CUDNN\v*\bin")
+        return Layout(
+            system=system,
+            variables=variables,
+            default_dirs=(os.path.join(root, "System32"), root),
+            app_dir=os.path.dirname(sys.executable),
+            site_dirs=site_dirs,
+            common_dirs=tuple(sorted(toolkits + cudnn)),
+        )
+    machine = platform.machine()
+    multiarch = f"{machine}-linux-gnu"
+    defaults = (f"/lib/{multiarch}", f"/usr/lib/{multiarch}", "/lib64", "/usr/lib64", "/lib", "/usr/lib")
+    common = [
+        folder
+        for pattern in ("/usr/local/cuda*/lib64", "/usr/local/cuda*/lib", "/usr/local/cuda*/targets/*/lib")
+        for folder in sorted(glob.glob(pattern))
+    ]
+    return Layout(
+        system=system,
+        variables=variables,
+        ldconfig=_ldconfig(_LDCONFIG_ARCH.get(machine, "")),
+        default_dirs=tuple(folder for folder in defaults if os.path.isdir(folder)),
+        site_dirs=site_dirs,
+        common_dirs=tuple(common),
+    )
+
+
+def _ldconfig(arch_tag: str) -> tuple[tuple[str, str], ...]:
+    binary = shutil.which("ldconfig") or next(
+        (path for path in ("/sbin/ldconfig", "/usr/sbin/ldconfig") if os.access(path, os.X_OK)), None
+    )
+    if binary is None:
+        return ()
+    try:
+        listing = subprocess.run([binary, "-p"], capture_output=True, timeout=10, check=False, env={"LC_ALL": "C"})
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    return parse_ldconfig(listing.stdout.decode("utf-8", "replace"), arch_tag)
+
+
+def _copies(candidates: Sequence[Candidate]) -> list[list[Candidate]]:
+    """Group candidates by the file they really are; the best-ranked path first in each group."""
+    groups: dict[str, list[Candidate]] = {}
+    for candidate in candidates:
+        groups.setdefault(candidate.real_path, []).append(candidate)
+    return list(groups.values())
+
+
+def _soname(copy: Sequence[Candidate]) -> str:
+    return min((c.name for c in copy), key=lambda name: (name.count("."), name))
+
+
+def _loader_names(copies: Iterable[Sequence[Candidate]], tensorflow: TensorFlow) -> list[str]:
+    names = {_soname(copy) for copy in copies}
+    names.update(name for name in (tensorflow.cudart_name, tensorflow.cudnn_name) if name)
+    return sorted(names)
+
+
+def _resolution(name: str, context: str, candidates: Sequence[Candidate], answer: Mapping[str, Any] | None) -> Resolution:
+    own = [c for c in candidates if c.name == name]
+    ranked = sorted((c for c in own if c.loader_rank is not None), key=lambda c: c.loader_rank or 0)
+    unseen = [c for c in own if c.loader_rank is None]
+    answer = answer or {}
+    return Resolution(
+        name=name,
+        context=context,
+        candidates=tuple(ranked + unseen),
+        predicted=ranked[0].path if ranked else None,
+        loaded=_str(answer.get("loaded")),
+        error=_str(answer.get("error")),
+    )
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _cuda(value: int | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        return cuda_version_from_int(value)
+    except InvalidVersionValue:
+        return None
+
+
+def _failure(answer: Mapping[str, Any]) -> str | None:
+    error = _str(answer.get("error"))
+    if error and answer.get("output"):
+        return f"{error}; it printed: {answer['output']}"
+    return error
+
+
+def _driver(answer: Mapping[str, Any]) -> Driver:
+    error = _failure(answer)
+    gpus = tuple(
+        Gpu(
+            index=int(gpu.get("index", i)),
+            name=_str(gpu.get("name")),
+            uuid=_str(gpu.get("uuid")),
+            pci_bus_id=_str(gpu.get("pci_bus_id")),
+            compute_capability=_str(gpu.get("compute_capability")),
+            memory_total=_int(gpu.get("memory_total")),
+            memory_free=_int(gpu.get("memory_free")),
+            error=_str(gpu.get("error")),
+        )
+        for i, gpu in enumerate(answer.get("gpus") or [])
+        if isinstance(gpu, dict)
+    )
+    state = State(answer["state"]) if answer.get("state") in ("found", "absent", "error") else State.ERROR
+    cuda_raw = _int(answer.get("cuda_version_raw"))
+    return Driver(
+        state=state,
+        path=_str(answer.get("path")),
+        reason=error or _str(answer.get("reason")),
+        nvml_error=_int(answer.get("nvml_error")),
+        version=_str(answer.get("version")),
+        cuda_version_raw=cuda_raw,
+        cuda_version=_cuda(cuda_raw),
+        nvml_version=_str(answer.get("nvml_version")),
+        gpus=gpus,
+    )
+
+
+def _cuda_driver(answer: Mapping[str, Any]) -> CudaDriver:
+    error = _failure(answer)
+    raw = _int(answer.get("version_raw"))
+    state = State(answer["state"]) if answer.get("state") in ("found", "absent", "error") and not error else State.ERROR
+    return CudaDriver(
+        state=state,
+        path=_str(answer.get("path")),
+        reason=error or _str(answer.get("reason")),
+        version_raw=raw,
+        version=_cuda(raw),
+        init_status=_int(answer.get("init_status")),
+        device_count=_int(answer.get("device_count")),
+    )
+
+
+def _runtime(copy: Sequence[Candidate], answer: Mapping[str, Any]) -> CudaRuntime:
+    first = copy[0]
+    error = _failure(answer)
+    raw = _int(answer.get("version_raw"))
+    return CudaRuntime(
+        state=State.ERROR if error else State.FOUND,
+        path=first.path,
+        names=tuple(sorted({c.name for c in copy}, key=lambda n: (n.count("."), n))),
+        via=_merged_via(copy),
+        reason=error,
+        version_raw=raw,
+        version=_cuda(raw),
+        driver_version_raw=_int(answer.get("driver_version_raw")),
+        device_count_status=_int(answer.get("device_count_status")),
+        device_count_error=_str(answer.get("device_count_error")),
+        device_count=_int(answer.get("device_count")),
+    )
+
+
+def _merged_via(copy: Sequence[Candidate]) -> tuple[Any, ...]:
+    merged: list[Any] = []
+    for candidate in copy:
+        merged.extend(v for v in candidate.via if v not in merged)
+    return tuple(merged)
+
+
+def cudnn_siblings_missing(system: str, front_name: str, folder_names: Iterable[str]) -> tuple[str, ...]:
+    """The sub-library files a split cuDNN (8, 9) needs beside its front library but that are not there."""
+    if system == "Windows":
+        match = re.fullmatch(r"cudnn64_(\d+)\.dll", front_name, re.I)
+    else:
+        match = re.fullmatch(r"libcudnn\.so\.(\d+)(?:\.\d+)*", front_name)
+    if not match:
+        return ()
+    major = int(match.group(1))
+    present = {name.lower() for name in folder_names}
+    wanted = [
+        f"cudnn_{part}64_{major}.dll" if system == "Windows" else f"libcudnn_{part}.so.{major}"
+        for part in _CUDNN_SUBLIBRARIES.get(major, ())
+    ]
+    return tuple(name for name in wanted if name.lower() not in present)
+
+
+_HEADER_DEFINE = re.compile(r"^\s*#\s*define\s+CUDNN_(MAJOR|MINOR|PATCHLEVEL)\s+(\d+)", re.M)
+
+
+def _header_version(folder: str) -> tuple[str, str] | None:
+    """cuDNN's own header beside the library (wheels ship nvidia/cudnn/include; toolkits ../include)."""
+    parent = os.path.dirname(folder)
+    for header in (
+        os.path.join(parent, "include", "cudnn_version.h"),
+        os.path.join(parent, "include", "cudnn.h"),
+        os.path.join(folder, "cudnn_version.h"),
+    ):
+        try:
+            with open(header, encoding="utf-8", errors="replace") as handle:
+                text = handle.read(65536)
+        except OSError:
+            continue
+        parts = dict(_HEADER_DEFINE.findall(text))
+        if {"MAJOR", "MINOR", "PATCHLEVEL"} <= parts.keys():
+            return f"{int(parts['MAJOR'])}.{int(parts['MINOR'])}.{int(parts['PATCHLEVEL'])}", header
+    return None
+
+
+def _cudnn(layout: Layout, fs: FileSystem, copy: Sequence[Candidate], answer: Mapping[str, Any]) -> Cudnn:
+    first = copy[0]
+    folder = os.path.dirname(first.path)
+    names = tuple(sorted({c.name for c in copy}, key=lambda n: (n.count("."), n)))
+    missing = cudnn_siblings_missing(layout.system, names[0], fs.listdir(folder) or ())
+    error = _failure(answer)
+    raw = _int(answer.get("version_raw"))
+    version = source = None
+    prop = answer.get("property_version")
+    if isinstance(prop, list) and len(prop) == 3 and all(isinstance(p, int) for p in prop):
+        version, source = ".".join(str(p) for p in prop), "cudnnGetProperty"
+    elif raw is not None:
+        try:
+            version, source = ".".join(str(p) for p in cudnn_version_from_int(raw)), "cudnnGetVersion"
+        except InvalidVersionValue:
+            pass
+    if version is None:
+        header = _header_version(folder)
+        if header:
+            version, source = header
+    cudart_raw = _int(answer.get("cudart_version_raw"))
+    if error and missing:
+        error = f"{error} (its sub-libraries are missing from {folder}: {', '.join(missing)})"
+    return Cudnn(
+        state=State.ERROR if error else State.FOUND,
+        path=first.path,
+        names=names,
+        via=_merged_via(copy),
+        reason=error,
+        version_raw=raw,
+        version=version,
+        version_source=source,
+        cudart_version_raw=cudart_raw,
+        cudart_version=_cuda(cudart_raw),
+        siblings_missing=missing,
+        create_status=_int(answer.get("create_status")),
+        create_error=_str(answer.get("create_error")),
+        last_error=_str(answer.get("last_error")),
+    )

@@ -1,0 +1,258 @@
+"""The native probes. Each function runs in a disposable child process (see isolation.py), never in pytest's.
+
+Every function takes a job description and returns plain JSON values. A vendor library may still abort,
+crash or hang inside a call: the isolation layer turns that into a recorded error naming the library.
+Libraries are only ever loaded by absolute path, or by a bare soname that the loader resolves
+with the sanitised LD_LIBRARY_PATH the child was given; never from a relative path.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["JOBS", "loaded_path"]
+
+Result = dict[str, Any]
+
+_WINDOWS = sys.platform.startswith("win")
+
+
+def loaded_path(library: ctypes.CDLL) -> str | None:
+    """The file the loader actually mapped for ``library``.
+
+    Linux: dlinfo(RTLD_DI_LINKMAP) gives the link_map, whose second member l_name is the path as opened
+    (dlinfo(3)). Windows: GetModuleFileNameW on the module handle.
+    """
+    handle = library._handle
+    if _WINDOWS:  # pragma: no cover - exercised on Windows only
+        buffer = ctypes.create_unicode_buffer(32768)
+        if ctypes.windll.kernel32.GetModuleFileNameW(ctypes.c_void_p(handle), buffer, 32768):  # type: ignore[attr-defined]
+            return buffer.value
+        return None
+
+    class LinkMap(ctypes.Structure):
+        _fields_ = [("l_addr", ctypes.c_void_p), ("l_name", ctypes.c_char_p)]
+
+    rtld_di_linkmap = 2
+    for libname in (None, "libdl.so.2"):
+        try:
+            dlinfo = ctypes.CDLL(libname).dlinfo
+        except (OSError, AttributeError):
+            continue
+        dlinfo.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
+        dlinfo.restype = ctypes.c_int
+        pointer = ctypes.POINTER(LinkMap)()
+        if dlinfo(ctypes.c_void_p(handle), rtld_di_linkmap, ctypes.byref(pointer)) == 0 and pointer:
+            name = pointer.contents.l_name
+            return os.fsdecode(name) if name else None
+    return None
+
+
+def _load(path: str) -> ctypes.CDLL:
+    if not (os.path.isabs(path) or os.sep not in path and "/" not in path):
+        raise ValueError(f"refusing to load a relative path: {path!r}")
+    return ctypes.CDLL(path)
+
+
+def _function(library: ctypes.CDLL, name: str, restype: Any, *argtypes: Any) -> Callable[..., Any] | None:
+    try:
+        function = getattr(library, name)
+    except AttributeError:
+        return None
+    function.restype = restype
+    function.argtypes = list(argtypes)
+    return function  # type: ignore[no-any-return]
+
+
+def _text(value: bytes | None) -> str | None:
+    return value.decode("utf-8", "replace") if value is not None else None
+
+
+def probe_nvml(job: Result) -> Result:
+    """The driver and every GPU through nvidia-ml-py. Each GPU's facts are read call by call so one failing
+    call (or a device failing half-way through the list) costs only that fact."""
+    import pynvml
+
+    result: Result = {"gpus": []}
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError as error:
+        result.update(state="absent" if error.value in (9, 12) else "error", reason=str(error), nvml_error=error.value)
+        library = getattr(pynvml, "nvmlLib", None)
+        if library is not None:
+            result["path"] = loaded_path(library)
+        return result
+    result["path"] = loaded_path(pynvml.nvmlLib)
+    result["state"] = "found"
+
+    def read(call: Callable[[], Any], key: str, into: Result, errors: list[str]) -> None:
+        try:
+            value = call()
+        except pynvml.NVMLError as error:
+            errors.append(f"{key}: {error}")
+            return
+        into[key] = value.decode() if isinstance(value, bytes) else value
+
+    errors: list[str] = []
+    read(pynvml.nvmlSystemGetDriverVersion, "version", result, errors)
+    read(pynvml.nvmlSystemGetCudaDriverVersion, "cuda_version_raw", result, errors)
+    read(pynvml.nvmlSystemGetNVMLVersion, "nvml_version", result, errors)
+    try:
+        count = pynvml.nvmlDeviceGetCount()
+    except pynvml.NVMLError as error:
+        result.update(state="error", reason=f"nvmlDeviceGetCount: {error}", nvml_error=error.value)
+        return result
+    for index in range(count):
+        gpu: Result = {"index": index}
+        gpu_errors: list[str] = []
+        try:
+            handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+        except pynvml.NVMLError as error:
+            gpu["error"] = f"nvmlDeviceGetHandleByIndex({index}): {error}"
+            result["gpus"].append(gpu)
+            continue
+        read(lambda: pynvml.nvmlDeviceGetName(handle), "name", gpu, gpu_errors)
+        read(lambda: pynvml.nvmlDeviceGetUUID(handle), "uuid", gpu, gpu_errors)
+        read(lambda: pynvml.nvmlDeviceGetPciInfo(handle).busId, "pci_bus_id", gpu, gpu_errors)
+        read(lambda: "%d.%d" % pynvml.nvmlDeviceGetCudaComputeCapability(handle), "compute_capability", gpu, gpu_errors)
+        memory: Result = {}
+        read(lambda: pynvml.nvmlDeviceGetMemoryInfo(handle), "info", memory, gpu_errors)
+        if "info" in memory:
+            gpu["memory_total"] = int(memory["info"].total)
+            gpu["memory_free"] = int(memory["info"].free)
+        if gpu_errors:
+            gpu["error"] = "; ".join(gpu_errors)
+        result["gpus"].append(gpu)
+    if errors:
+        result["reason"] = "; ".join(errors)
+    try:
+        pynvml.nvmlShutdown()
+    except pynvml.NVMLError:
+        pass
+    return result
+
+
+def probe_cuda_driver(job: Result) -> Result:
+    """libcuda as the loader finds it: cuDriverGetVersion, then cuInit and cuDeviceGetCount.
+
+    cuInit creates no context (CUDA Driver API, "Initialization"); this runs in a throwaway process anyway.
+    """
+    name = job["name"]
+    try:
+        library = _load(name)
+    except OSError as error:
+        return {"state": "absent", "reason": str(error)}
+    result: Result = {"state": "found", "path": loaded_path(library)}
+    get_version = _function(library, "cuDriverGetVersion", ctypes.c_int, ctypes.POINTER(ctypes.c_int))
+    if get_version is None:
+        return {**result, "state": "error", "reason": f"{name} has no cuDriverGetVersion: not a CUDA driver library"}
+    version = ctypes.c_int(0)
+    status = get_version(ctypes.byref(version))
+    if status == 0:
+        result["version_raw"] = version.value
+    else:
+        result.update(state="error", reason=f"cuDriverGetVersion returned {status}")
+    init = _function(library, "cuInit", ctypes.c_int, ctypes.c_uint)
+    if init is not None:
+        result["init_status"] = init(0)
+        count_function = _function(library, "cuDeviceGetCount", ctypes.c_int, ctypes.POINTER(ctypes.c_int))
+        if result["init_status"] == 0 and count_function is not None:
+            count = ctypes.c_int(0)
+            if count_function(ctypes.byref(count)) == 0:
+                result["device_count"] = count.value
+    return result
+
+
+def probe_cudart(job: Result) -> Result:
+    """One CUDA runtime by absolute path. cudaGetDeviceCount leaves its output untouched on error, so the
+    count is read only when the status is 0 (field notes; CUDA Runtime API)."""
+    library = _load(job["path"])
+    result: Result = {"loaded": loaded_path(library)}
+    version = ctypes.c_int(0)
+    runtime_version = _function(library, "cudaRuntimeGetVersion", ctypes.c_int, ctypes.POINTER(ctypes.c_int))
+    if runtime_version is None:
+        return {**result, "error": "no cudaRuntimeGetVersion symbol: not a CUDA runtime"}
+    status = runtime_version(ctypes.byref(version))
+    if status == 0:
+        result["version_raw"] = version.value
+    driver_function = _function(library, "cudaDriverGetVersion", ctypes.c_int, ctypes.POINTER(ctypes.c_int))
+    if driver_function is not None:
+        driver = ctypes.c_int(-1)
+        if driver_function(ctypes.byref(driver)) == 0:
+            result["driver_version_raw"] = driver.value
+    count_function = _function(library, "cudaGetDeviceCount", ctypes.c_int, ctypes.POINTER(ctypes.c_int))
+    error_string = _function(library, "cudaGetErrorString", ctypes.c_char_p, ctypes.c_int)
+    if count_function is not None:
+        count = ctypes.c_int(-1)
+        status = count_function(ctypes.byref(count))
+        result["device_count_status"] = status
+        if status == 0:
+            result["device_count"] = count.value
+        elif error_string is not None:
+            result["device_count_error"] = _text(error_string(status))
+    return result
+
+
+def probe_cudnn(job: Result) -> Result:
+    """One cuDNN by absolute path: version (by property, so neither integer encoding matters), the CUDA
+    runtime it was built for, and whether a handle can be created. A front library whose sub-libraries are
+    missing aborts the process on the first call (field notes): that is why this runs in a child."""
+    library = _load(job["path"])
+    result: Result = {"loaded": loaded_path(library)}
+    get_version = _function(library, "cudnnGetVersion", ctypes.c_size_t)
+    if get_version is None:
+        return {**result, "error": "no cudnnGetVersion symbol: not a cuDNN library"}
+    result["version_raw"] = int(get_version())
+    get_property = _function(library, "cudnnGetProperty", ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_int))
+    if get_property is not None:
+        parts = []
+        for kind in (0, 1, 2):  # MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL (libraryPropertyType)
+            value = ctypes.c_int(-1)
+            if get_property(kind, ctypes.byref(value)) != 0:
+                break
+            parts.append(value.value)
+        if len(parts) == 3:
+            result["property_version"] = parts
+    cudart = _function(library, "cudnnGetCudartVersion", ctypes.c_size_t)
+    if cudart is not None:
+        result["cudart_version_raw"] = int(cudart())
+    error_string = _function(library, "cudnnGetErrorString", ctypes.c_char_p, ctypes.c_int)
+    create = _function(library, "cudnnCreate", ctypes.c_int, ctypes.POINTER(ctypes.c_void_p))
+    if create is not None:
+        handle = ctypes.c_void_p()
+        status = create(ctypes.byref(handle))
+        result["create_status"] = status
+        if error_string is not None:
+            result["create_error"] = _text(error_string(status))
+        last = _function(library, "cudnnGetLastErrorString", None, ctypes.c_char_p, ctypes.c_size_t)
+        if status != 0 and last is not None:
+            buffer = ctypes.create_string_buffer(1024)
+            last(buffer, ctypes.c_size_t(1024))
+            result["last_error"] = _text(buffer.value) or None
+        if status == 0:
+            destroy = _function(library, "cudnnDestroy", ctypes.c_int, ctypes.c_void_p)
+            if destroy is not None:
+                destroy(handle)
+    return result
+
+
+def probe_resolve(job: Result) -> Result:
+    """What a plain dlopen of a bare name loads in this environment: the loader's own answer."""
+    try:
+        library = ctypes.CDLL(job["name"])
+    except OSError as error:
+        return {"loaded": None, "error": str(error)}
+    return {"loaded": loaded_path(library)}
+
+
+JOBS: dict[str, Callable[[Result], Result]] = {
+    "nvml": probe_nvml,
+    "cuda": probe_cuda_driver,
+    "cudart": probe_cudart,
+    "cudnn": probe_cudnn,
+    "resolve": probe_resolve,
+}

@@ -1,0 +1,272 @@
+"""TensorFlow, read from its files without importing it.
+
+``import tensorflow`` costs seconds and hundreds of MB, may initialise CUDA and grab every GPU's memory
+(tensorflow/tensorflow#21836). Everything needed is on disk: the distribution's metadata gives the version,
+``tensorflow/python/platform/build_info.py`` (generated at build time by
+tensorflow/tools/build_info/gen_build_info.py) gives the CUDA and cuDNN versions it was built for, and the
+``nvidia/*/lib`` wheel folders beside it are where its RUNPATH points.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.machinery
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..environment import State, TensorFlow
+from ..versions import InvalidVersionValue, tensorflow_version_field
+from .discovery import Layout, RealFileSystem, wheel_library_dirs
+
+__all__ = ["BuildInfo", "InvalidBuildInfo", "parse_build_info", "probe_tensorflow", "tensorflow_library_names"]
+
+# Distributions that install the top-level ``tensorflow`` package. Other names starting with "tensorflow"
+# (tensorflow-estimator, tensorflow-io-gcs-filesystem, ...) install other packages and are told apart by
+# their top_level.txt / RECORD, so this is only a first filter.
+_PROVIDER_PREFIXES = ("tensorflow", "tf_nightly", "intel_tensorflow")
+
+# Older releases named the fields with a _number suffix (cuda_version_number = '10.1').
+_KEY_ALIASES = {"cuda_version_number": "cuda_version", "cudnn_version_number": "cudnn_version"}
+
+
+class InvalidBuildInfo(ValueError):
+    """A build_info.py that is not in any format TensorFlow generated."""
+
+
+@dataclass(frozen=True)
+class BuildInfo:
+    format: str  # "module constants", "build_info dict", "build_info OrderedDict"
+    fields: Mapping[str, Any]  # literal values, keys normalised (cuda_version_number -> cuda_version)
+
+
+def parse_build_info(source: str, filename: str = "build_info.py") -> BuildInfo:
+    """Read the literal fields of a build_info.py; nothing in it is executed.
+
+    Accepted shapes: module-level constant assignments (``cuda_version_number = '10.1'``), and a
+    ``build_info`` mapping written as a dict display, ``dict(...)`` or ``collections.OrderedDict([...])``.
+    """
+    try:
+        tree = ast.parse(source, filename=filename)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+        raise InvalidBuildInfo(f"{filename}: not valid Python ({error.__class__.__name__})") from None
+    constants: dict[str, Any] = {}
+    mapping: dict[str, Any] | None = None
+    shape = "module constants"
+    for node in tree.body:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            continue
+        name = node.targets[0].id
+        if name == "build_info":
+            mapping, shape = _mapping_literal(node.value, filename)
+            continue
+        try:
+            constants[name] = ast.literal_eval(node.value)
+        except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+            continue  # not a literal (e.g. a function call): not build information
+    fields = mapping if mapping is not None else constants
+    if not fields:
+        raise InvalidBuildInfo(f"{filename}: no build fields found")
+    normal = {_KEY_ALIASES.get(key, key): value for key, value in fields.items()}
+    return BuildInfo(format=shape, fields=normal)
+
+
+def _mapping_literal(node: ast.expr, filename: str) -> tuple[dict[str, Any], str]:
+    try:
+        if isinstance(node, ast.Dict):
+            return _string_keys(ast.literal_eval(node), filename), "build_info dict"
+        if isinstance(node, ast.Call):
+            callee = ast.unparse(node.func)
+            if callee in ("collections.OrderedDict", "OrderedDict") and len(node.args) <= 1 and not node.keywords:
+                pairs = ast.literal_eval(node.args[0]) if node.args else []
+                return _string_keys(dict(pairs), filename), "build_info OrderedDict"
+            if callee == "dict" and not node.args:
+                return (
+                    _string_keys({kw.arg: ast.literal_eval(kw.value) for kw in node.keywords if kw.arg}, filename),
+                    "build_info dict",
+                )
+    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+        pass
+    raise InvalidBuildInfo(f"{filename}: build_info is not a literal mapping")
+
+
+def _string_keys(value: Any, filename: str) -> dict[str, Any]:
+    if not isinstance(value, dict) or not all(isinstance(key, str) for key in value):
+        raise InvalidBuildInfo(f"{filename}: build_info keys are not strings")
+    return value
+
+
+def tensorflow_library_names(system: str, cuda_version: str | None, cudnn_version: str | None) -> tuple[str | None, str | None]:
+    """The CUDA runtime and cuDNN library names TensorFlow's loader asks for.
+
+    TensorFlow's dso_loader (tensorflow/stream_executor/platform/default/dso_loader.cc, later
+    xla/tsl/platform/default/dso_loader.cc) builds ``libcudart.so.<TF_CUDART_VERSION>`` and
+    ``libcudnn.so.<TF_CUDNN_VERSION>``; on Windows ``cudart64_<digits>.dll`` and ``cudnn64_<major>.dll``.
+    TF_CUDART_VERSION is the soname suffix of the runtime it was built with: "10.1" for CUDA 10.x (whose
+    sonames carried major.minor), "11.0" for every CUDA 11.x, and the major alone from CUDA 12.
+    """
+    cudart = cudnn = None
+    if cuda_version:
+        parts = cuda_version.split(".")
+        major = int(parts[0])
+        minor = parts[1] if len(parts) > 1 else "0"
+        if system == "Windows":
+            cudart = f"cudart64_{major}{minor}.dll" if major < 12 else f"cudart64_{major}.dll"
+            if major == 11:
+                cudart = "cudart64_110.dll"
+        elif major < 11:
+            cudart = f"libcudart.so.{major}.{minor}"
+        elif major == 11:
+            cudart = "libcudart.so.11.0"
+        else:
+            cudart = f"libcudart.so.{major}"
+    if cudnn_version:
+        major_cudnn = cudnn_version.split(".")[0]
+        cudnn = f"cudnn64_{major_cudnn}.dll" if system == "Windows" else f"libcudnn.so.{major_cudnn}"
+    return cudart, cudnn
+
+
+def _absent(reason: str, **found: Any) -> TensorFlow:
+    values: dict[str, Any] = {
+        "distribution": None,
+        "version": None,
+        "location": None,
+        "build_info_path": None,
+        "build_info_format": None,
+        "is_cuda_build": None,
+        "cuda_version_raw": None,
+        "cuda_version": None,
+        "cudnn_version_raw": None,
+        "cudnn_version": None,
+        "compute_capabilities": (),
+        "cudart_name": None,
+        "cudnn_name": None,
+        "library_dirs": (),
+    }
+    values.update(found)
+    state = values.pop("state", State.ABSENT)
+    return TensorFlow(state=state, reason=reason, **values)
+
+
+def probe_tensorflow(layout: Layout, search_path: Sequence[str]) -> TensorFlow:
+    """Locate the ``tensorflow`` package on ``search_path`` (normally sys.path) and read its build facts."""
+    try:
+        spec = importlib.machinery.PathFinder.find_spec("tensorflow", [p for p in search_path if p])
+    except (ImportError, OSError, ValueError):
+        spec = None
+    if spec is None or not spec.submodule_search_locations:
+        return _absent("no 'tensorflow' package on the Python path")
+    location = os.path.abspath(list(spec.submodule_search_locations)[0])
+    site = os.path.dirname(location)
+    distribution, version = _distribution(site)
+    library_dirs = tuple(wheel_library_dirs(layout, [site]))
+    build_info_path = os.path.join(location, "python", "platform", "build_info.py")
+    known = {
+        "distribution": distribution,
+        "version": version,
+        "location": location,
+        "library_dirs": library_dirs,
+    }
+    try:
+        with open(build_info_path, encoding="utf-8") as handle:
+            source = handle.read()
+    except OSError as error:
+        return _absent(f"{build_info_path}: cannot be read ({error.strerror})", state=State.ERROR, **known)
+    except UnicodeDecodeError:
+        return _absent(f"{build_info_path}: not UTF-8 text", state=State.ERROR, **known)
+    try:
+        info = parse_build_info(source, build_info_path)
+    except InvalidBuildInfo as error:
+        return _absent(str(error), state=State.ERROR, build_info_path=build_info_path, **known)
+    return _from_build_info(layout, info, build_info_path, known)
+
+
+def _from_build_info(layout: Layout, info: BuildInfo, path: str, known: dict[str, Any]) -> TensorFlow:
+    fields = info.fields
+    cuda_raw = _text(fields.get("cuda_version"))
+    cudnn_raw = _text(fields.get("cudnn_version"))
+    problems = []
+    cuda = cudnn = None
+    try:
+        cuda = tensorflow_version_field(cuda_raw) if cuda_raw else None
+    except InvalidVersionValue as error:
+        problems.append(str(error))
+    try:
+        cudnn = tensorflow_version_field(cudnn_raw) if cudnn_raw else None
+    except InvalidVersionValue as error:
+        problems.append(str(error))
+    is_cuda = fields.get("is_cuda_build")
+    is_cuda_build = is_cuda if isinstance(is_cuda, bool) else (True if cuda_raw else None)
+    capabilities = fields.get("cuda_compute_capabilities") or ()
+    if isinstance(capabilities, str):
+        capabilities = tuple(part for part in capabilities.replace(",", " ").split() if part)
+    cudart_name, cudnn_name = tensorflow_library_names(layout.system, cuda, cudnn)
+    # Windows builds record the DLL names they load; those are read, not derived.
+    cudart_name = _text(fields.get("cudart_dll_name")) or cudart_name
+    cudnn_name = _text(fields.get("cudnn_dll_name")) or cudnn_name
+    reason = "; ".join(problems) or None
+    if reason is None and is_cuda_build is not False and not cuda_raw:
+        reason = "its build_info records no CUDA version"
+    return TensorFlow(
+        state=State.FOUND,
+        reason=reason,
+        build_info_path=path,
+        build_info_format=info.format,
+        is_cuda_build=is_cuda_build,
+        cuda_version_raw=cuda_raw,
+        cuda_version=cuda,
+        cudnn_version_raw=cudnn_raw,
+        cudnn_version=cudnn,
+        compute_capabilities=tuple(str(c) for c in capabilities),
+        cudart_name=cudart_name,
+        cudnn_name=cudnn_name,
+        **known,
+    )
+
+
+def _text(value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    return str(value)
+
+
+def _distribution(site: str) -> tuple[str | None, str | None]:
+    """The installed distribution that owns ``site/tensorflow``, from its .dist-info / .egg-info metadata."""
+    entries = RealFileSystem().listdir(site) or ()
+    for entry in sorted(entries):
+        stem, _, suffix = entry.rpartition(".")
+        if suffix not in ("dist-info", "egg-info") or not stem.lower().startswith(_PROVIDER_PREFIXES):
+            continue
+        folder = os.path.join(site, entry)
+        if not _provides_tensorflow(folder):
+            continue
+        name = version = None
+        for filename in ("METADATA", "PKG-INFO"):
+            try:
+                with open(os.path.join(folder, filename), encoding="utf-8", errors="replace") as handle:
+                    for line in handle:
+                        if line.startswith("Name:"):
+                            name = line[5:].strip()
+                        elif line.startswith("Version:"):
+                            version = line[8:].strip()
+                        elif not line.strip():
+                            break
+            except OSError:
+                continue
+            if name:
+                return name, version
+    return None, None
+
+
+def _provides_tensorflow(folder: str) -> bool:
+    try:
+        with open(os.path.join(folder, "top_level.txt"), encoding="utf-8") as handle:
+            return "tensorflow" in handle.read().split()
+    except OSError:
+        pass
+    try:
+        with open(os.path.join(folder, "RECORD"), encoding="utf-8", errors="replace") as handle:
+            return any(line.startswith("tensorflow/") for line in handle)
+    except OSError:
+        return False

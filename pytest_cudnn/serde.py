@@ -1,0 +1,123 @@
+"""Typed JSON round trip for the frozen dataclasses of the environment model and the reports.
+
+Decoding checks every value against the dataclass's annotations and says where a bad value sits
+(``driver.gpus[1].memory_total: expected an integer, got 'lots'``), so a hand-edited or foreign snapshot
+gets a precise error instead of a traceback later. Nothing is ever evaluated: JSON in, plain values out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
+
+__all__ = ["DecodeError", "from_json", "to_json"]
+
+T = TypeVar("T")
+
+
+class DecodeError(ValueError):
+    """A JSON value that does not fit the model; ``where`` is the dotted path to it."""
+
+    def __init__(self, where: str, problem: str) -> None:
+        super().__init__(f"{where or '<top>'}: {problem}")
+        self.where = where
+        self.problem = problem
+
+
+def to_json(value: Any) -> Any:
+    """Plain JSON-ready values (dict, list, str, int, float, bool, None) from a model object."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {field.name: to_json(getattr(value, field.name)) for field in dataclasses.fields(value)}
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (tuple, list)):
+        return [to_json(item) for item in value]
+    if isinstance(value, Mapping):
+        return {str(key): to_json(item) for key, item in value.items()}
+    return value
+
+
+def from_json(cls: type[T], data: Any, where: str = "") -> T:
+    """Build ``cls`` from JSON data, checking every field; raises DecodeError naming the bad field."""
+    return typing.cast(T, _decode(cls, data, where))
+
+
+_SCALARS: dict[type, str] = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
+
+
+def _describe(data: Any) -> str:
+    text = repr(data)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _decode(tp: Any, data: Any, where: str) -> Any:
+    origin = get_origin(tp)
+    if origin in (Union, types.UnionType):
+        options = get_args(tp)
+        if data is None and type(None) in options:
+            return None
+        real = [option for option in options if option is not type(None)]
+        if len(real) == 1:
+            return _decode(real[0], data, where)
+        errors = []
+        for option in real:
+            try:
+                return _decode(option, data, where)
+            except DecodeError as error:
+                errors.append(error.problem)
+        raise DecodeError(where, " or ".join(errors))
+    if tp is Any:
+        return data
+    if origin is tuple:
+        item_type = get_args(tp)[0]
+        if not isinstance(data, list):
+            raise DecodeError(where, f"expected a list, got {_describe(data)}")
+        return tuple(_decode(item_type, item, f"{where}[{index}]") for index, item in enumerate(data))
+    if origin in (Mapping, dict):
+        key_type, value_type = get_args(tp)
+        if not isinstance(data, dict):
+            raise DecodeError(where, f"expected an object, got {_describe(data)}")
+        return {
+            _decode(key_type, key, where): _decode(value_type, value, f"{where}.{key}" if where else key)
+            for key, value in data.items()
+        }
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        try:
+            return tp(data)
+        except ValueError:
+            allowed = ", ".join(repr(member.value) for member in tp)
+            raise DecodeError(where, f"expected one of {allowed}, got {_describe(data)}") from None
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return _decode_dataclass(tp, data, where)
+    if tp in _SCALARS:
+        # bool is an int in Python, and an int is acceptable where a float is expected; nothing else mixes.
+        ok = isinstance(data, tp) and not (tp is int and isinstance(data, bool))
+        if tp is float and isinstance(data, int) and not isinstance(data, bool):
+            return float(data)
+        if not ok:
+            raise DecodeError(where, f"expected {_SCALARS[tp]}, got {_describe(data)}")
+        return data
+    raise TypeError(f"pytest-cudnn model has an undecodable type at {where}: {tp!r}")
+
+
+def _decode_dataclass(cls: type, data: Any, where: str) -> Any:
+    if not isinstance(data, dict):
+        raise DecodeError(where, f"expected an object, got {_describe(data)}")
+    hints = get_type_hints(cls)
+    fields = {field.name: field for field in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise DecodeError(where, f"unknown field {unknown[0]!r}")
+    values = {}
+    for name, field in fields.items():
+        path = f"{where}.{name}" if where else name
+        if name not in data:
+            if field.default is not dataclasses.MISSING or field.default_factory is not dataclasses.MISSING:
+                continue
+            raise DecodeError(path, "missing")
+        values[name] = _decode(hints[name], data[name], path)
+    return cls(**values)

@@ -1,0 +1,92 @@
+"""Decode the integers and strings that NVIDIA libraries and TensorFlow use for versions.
+
+Pure functions: no I/O, no ctypes. Every decoder keeps to what the vendor documents, and refuses what it
+cannot decode rather than guessing.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "InvalidVersionValue",
+    "cuda_version_from_int",
+    "cudnn_version_from_int",
+    "tensorflow_version_field",
+]
+
+
+class InvalidVersionValue(ValueError):
+    """A version value that no known encoding produces.
+
+    >>> cuda_version_from_int(-1)
+    Traceback (most recent call last):
+        ...
+    pytest_cudnn.versions.InvalidVersionValue: not a CUDA version integer: -1
+    """
+
+
+def cuda_version_from_int(value: int) -> str:
+    """``cudaRuntimeGetVersion``/``cuDriverGetVersion`` encode ``1000 * major + 10 * minor``.
+
+    Source: CUDA Runtime API, cudaRuntimeGetVersion ("returns ... 1000 * major + 10 * minor").
+
+    >>> cuda_version_from_int(12090)
+    '12.9'
+    >>> cuda_version_from_int(10010)
+    '10.1'
+    """
+    if value <= 0:
+        raise InvalidVersionValue(f"not a CUDA version integer: {value!r}")
+    return f"{value // 1000}.{(value % 1000) // 10}"
+
+
+def cudnn_version_from_int(value: int) -> tuple[int, int, int]:
+    """Decode ``cudnnGetVersion()``/``CUDNN_VERSION`` into (major, minor, patch).
+
+    Below cuDNN 9 the encoding is ``major * 1000 + minor * 100 + patch`` (8.9.6 -> 8906, 7.6.5 -> 7605);
+    from cuDNN 9 it is ``major * 10000 + minor * 100 + patch`` (9.1.0 -> 90100), see cudnn_version.h of
+    each release. The two ranges do not overlap: 9.0.0 encodes as 90000, above any 8.x value (< 9000*10).
+
+    >>> cudnn_version_from_int(7605)
+    (7, 6, 5)
+    >>> cudnn_version_from_int(8906)
+    (8, 9, 6)
+    >>> cudnn_version_from_int(92800)
+    (9, 28, 0)
+    """
+    if value >= 90000:
+        return value // 10000, (value % 10000) // 100, value % 100
+    if 1000 <= value < 10000:
+        return value // 1000, (value % 1000) // 100, value % 100
+    raise InvalidVersionValue(f"not a cuDNN version integer: {value!r}")
+
+
+_WINDOWS_FIELD = re.compile(r"^64_(\d+)$")
+_DOTTED = re.compile(r"^\d+(\.\d+)*$")
+
+
+def tensorflow_version_field(raw: str) -> str:
+    """Normalise a CUDA or cuDNN version as TensorFlow's build info records it.
+
+    Linux builds write dotted versions ('10.1', '12.5.1', '9'). Windows builds of 2.x wrote the DLL suffix
+    ('64_101' for cudart64_101.dll, '64_110', '64_7' for cudnn64_7.dll): the last digit of a CUDA suffix is the
+    minor version, a one-digit suffix is a cuDNN major.
+
+    >>> tensorflow_version_field('10.1')
+    '10.1'
+    >>> tensorflow_version_field('64_101')
+    '10.1'
+    >>> tensorflow_version_field('64_8')
+    '8'
+    """
+    text = raw.strip()
+    if _DOTTED.match(text):
+        return text
+    match = _WINDOWS_FIELD.match(text)
+    if match:
+        digits = match.group(1)
+        if len(digits) == 1:
+            return digits
+        return f"{int(digits[:-1])}.{digits[-1]}"
+    raise InvalidVersionValue(f"not a TensorFlow build-info version: {raw!r}")
