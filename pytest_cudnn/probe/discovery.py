@@ -146,7 +146,7 @@ def loader_order(layout: Layout, name: str, framework_dirs: Sequence[str] = ()) 
     return steps
 
 
-def install_locations(layout: Layout) -> list[tuple[str, Via]]:
+def install_locations(layout: Layout, fs: FileSystem) -> list[tuple[str, Via]]:
     """Folders where the stack is commonly installed but that the loader does not search by itself."""
     found: list[tuple[str, Via]] = []
     windows = layout.system == "Windows"
@@ -159,7 +159,7 @@ def install_locations(layout: Layout) -> list[tuple[str, Via]]:
     conda = layout.variables.get("CONDA_PREFIX")
     if conda and _is_absolute(layout, conda):
         found.append((_join(layout, conda, "Library", "bin") if windows else _join(layout, conda, "lib"), Via.CONDA_PREFIX))
-    found.extend((folder, Via.PIP_WHEEL) for folder in wheel_library_dirs(layout, layout.site_dirs))
+    found.extend((folder, Via.PIP_WHEEL) for folder in wheel_library_dirs(layout, layout.site_dirs, fs))
     found.extend((folder, Via.COMMON_LOCATION) for folder in layout.common_dirs)
     return found
 
@@ -205,7 +205,7 @@ def find_candidates(
         if mechanism not in mechanisms:
             mechanisms.append(mechanism)
 
-    for folder, mechanism in loader_order(layout, "", framework_dirs) + install_locations(layout):
+    for folder, mechanism in loader_order(layout, "", framework_dirs) + install_locations(layout, fs):
         for name in scan(folder):
             note(folder, name, mechanism)
     for name, path in layout.ldconfig:

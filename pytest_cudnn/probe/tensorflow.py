@@ -107,9 +107,12 @@ def tensorflow_library_names(system: str, cuda_version: str | None, cudnn_versio
     sonames carried major.minor), "11.0" for every CUDA 11.x, and the major alone from CUDA 12.
     """
     cudart = cudnn = None
-    if cuda_version:
-        parts = cuda_version.split(".")
-        major = int(parts[0])
+    parts = cuda_version.split(".") if cuda_version else []
+    major = int(parts[0]) if parts else 0
+    # Below CUDA 11 the soname needs the minor version, and several Linux releases recorded only the major
+    # ('10' for TF 1.15, which loads libcudart.so.10.0, and for TF 2.2, which loads libcudart.so.10.1):
+    # then the name cannot be read from the build info and is left unknown.
+    if parts and (major >= 11 or len(parts) > 1):
         minor = parts[1] if len(parts) > 1 else "0"
         if system == "Windows":
             cudart = f"cudart64_{major}{minor}.dll" if major < 12 else f"cudart64_{major}.dll"

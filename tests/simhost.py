@@ -1,0 +1,436 @@
+"""Simulated GPU hosts: small C stand-ins for the NVIDIA libraries, compiled with gcc during the test session.
+
+A :class:`SimHost` is a folder tree that looks like a machine's GPU stack: a driver folder with
+libnvidia-ml.so.1 and libcuda.so.1, CUDA runtimes and cuDNN copies wherever a test plants them, and a
+site-packages with TensorFlow's files. :meth:`SimHost.run` starts ``python -m pytest_cudnn`` (or pytest) in a
+child process whose loader path is set to those folders, so the product's real discovery, loading and
+isolation code runs end to end. Nothing here is imported by the product: fakes live only in tests/.
+
+The stand-ins follow the behaviour measured on real libraries (shared/docs/field-notes.md):
+* NVML: pynvml loads only ``libnvidia-ml.so.1``; versioned entry points (_v2, _v3); error codes 9/12/18.
+* libcudart: cudaDriverGetVersion gives 0 when no libcuda.so.1 loads; cudaGetDeviceCount then answers 35,
+  and 100 when the driver has no device; the count is written only on success.
+* cuDNN: versions encoded per major (7605, 8907, 90100); a split front library aborts on its first call when
+  a sub-library is missing; cudnnCreate without a device fails with NOT_INITIALIZED (1 in 8, 1001 in 9).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+CUDNN_SUBLIBRARIES = {
+    8: ("ops_infer", "ops_train", "cnn_infer", "cnn_train", "adv_infer", "adv_train"),
+    9: ("graph", "engines_precompiled", "engines_runtime_compiled", "heuristic", "ops", "cnn", "adv"),
+}
+
+
+class Compiler:
+    """gcc with a cache keyed by source and flags: a stand-in compiled once serves every test."""
+
+    def __init__(self, cache: Path) -> None:
+        self.cache = cache
+        cache.mkdir(parents=True, exist_ok=True)
+
+    def shared_library(self, source: str, soname: str, destination: Path, libs: Sequence[str] = ("-ldl",)) -> Path:
+        key = hashlib.sha256((source + soname + " ".join(libs)).encode()).hexdigest()[:16]
+        built = self.cache / f"{key}-{soname}"
+        if not built.exists():
+            c_file = self.cache / f"{key}.c"
+            c_file.write_text(source)
+            subprocess.run(
+                ["gcc", "-shared", "-fPIC", "-O0", "-o", str(built), str(c_file), f"-Wl,-soname,{soname}", *libs],
+                check=True,
+                capture_output=True,
+            )
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(built, destination)
+        return destination
+
+
+def _c_string(text: str) -> str:
+    return json.dumps(text)  # a JSON string literal is a valid C string literal for ASCII text
+
+
+@dataclass
+class SimGpu:
+    name: str = "NVIDIA A100-SXM4-40GB"
+    uuid: str = "GPU-00000000-0000-0000-0000-000000000000"
+    pci_bus_id: str = "00000000:00:04.0"
+    compute_capability: tuple[int, int] = (8, 0)
+    memory_total: int = 40 * 1024**3
+    memory_free: int = 39 * 1024**3
+
+
+def nvml_source(
+    gpus: Sequence[SimGpu],
+    driver: str = "535.104.05",
+    cuda_version: int = 12020,
+    init_error: int = 0,
+    fail_from_index: int | None = None,
+) -> str:
+    """libnvidia-ml.so.1 stand-in. ``fail_from_index``: every device call from that index on fails (code 15,
+    GPU is lost), as a device dropping off the bus half-way through a listing would."""
+    rows = ",\n".join(
+        f"  {{{_c_string(g.name)}, {_c_string(g.uuid)}, {_c_string(g.pci_bus_id)}, {g.compute_capability[0]}, "
+        f"{g.compute_capability[1]}, {g.memory_total}ULL, {g.memory_free}ULL}}"
+        for g in gpus
+    )
+    fail = -1 if fail_from_index is None else fail_from_index
+    return textwrap.dedent(
+        """\
+        #include <string.h>
+        #include <stdio.h>
+        typedef struct { const char *name, *uuid, *bus; int major, minor; unsigned long long total, free; } gpu_t;
+        static gpu_t gpus[] = {
+        %(rows)s
+        };
+        static const unsigned count = %(count)d;
+        static const int fail_from = %(fail)d;
+        typedef struct { char busIdLegacy[16]; unsigned domain, bus, device, pciDeviceId, pciSubSystemId;
+                         char busId[32]; } pci_t;
+        typedef struct { unsigned long long total, free, used; } memory_t;
+        static int bad(unsigned i) { return i >= count || (fail_from >= 0 && (int)i >= fail_from); }
+        int nvmlInitWithFlags(unsigned flags) { return %(init_error)d; }
+        int nvmlInit_v2(void) { return %(init_error)d; }
+        int nvmlShutdown(void) { return 0; }
+        const char *nvmlErrorString(int code) {
+          switch (code) {
+            case 9: return "Driver Not Loaded";
+            case 15: return "GPU is lost";
+            case 18: return "RM has detected an NVML/RM version mismatch";
+            default: return "Unknown Error";
+          }
+        }
+        int nvmlSystemGetDriverVersion(char *out, unsigned size) { snprintf(out, size, "%%s", %(driver)s); return 0; }
+        int nvmlSystemGetNVMLVersion(char *out, unsigned size) { snprintf(out, size, "12.%%s", %(driver)s); return 0; }
+        int nvmlSystemGetCudaDriverVersion(int *v) { *v = %(cuda)d; return 0; }
+        int nvmlSystemGetCudaDriverVersion_v2(int *v) { *v = %(cuda)d; return 0; }
+        int nvmlDeviceGetCount_v2(unsigned *n) { *n = count; return 0; }
+        int nvmlDeviceGetHandleByIndex_v2(unsigned i, void **h) {
+          if (bad(i)) return 15; *h = (void *)(unsigned long)(i + 1); return 0; }
+        static int index_of(void *h) { return (int)((unsigned long)h) - 1; }
+        int nvmlDeviceGetName(void *h, char *out, unsigned size) {
+          int i = index_of(h); if (bad(i)) return 15; snprintf(out, size, "%%s", gpus[i].name); return 0; }
+        int nvmlDeviceGetUUID(void *h, char *out, unsigned size) {
+          int i = index_of(h); if (bad(i)) return 15; snprintf(out, size, "%%s", gpus[i].uuid); return 0; }
+        int nvmlDeviceGetPciInfo_v3(void *h, pci_t *p) {
+          int i = index_of(h); if (bad(i)) return 15; memset(p, 0, sizeof *p);
+          snprintf(p->busId, sizeof p->busId, "%%s", gpus[i].bus); return 0; }
+        int nvmlDeviceGetCudaComputeCapability(void *h, int *major, int *minor) {
+          int i = index_of(h); if (bad(i)) return 15; *major = gpus[i].major; *minor = gpus[i].minor; return 0; }
+        int nvmlDeviceGetMemoryInfo(void *h, memory_t *m) {
+          int i = index_of(h); if (bad(i)) return 15;
+          m->total = gpus[i].total; m->free = gpus[i].free; m->used = m->total - m->free; return 0; }
+        """
+    ) % {
+        "rows": rows or '  {"", "", "", 0, 0, 0ULL, 0ULL}',
+        "count": len(gpus),
+        "fail": fail,
+        "init_error": init_error,
+        "driver": _c_string(driver),
+        "cuda": cuda_version,
+    }
+
+
+def libcuda_source(version: int = 12020, devices: int = 1, init_status: int = 0) -> str:
+    """libcuda.so.1 stand-in: the driver API calls cudart and cuDNN stand-ins ask for. Every other entry
+    point the real runtime requests through cuGetProcAddress gets CUDA_ERROR_NOT_FOUND (500)."""
+    return textwrap.dedent(
+        f"""\
+        #include <string.h>
+        int cuDriverGetVersion(int *v) {{ *v = {version}; return 0; }}
+        int cuInit(unsigned flags) {{ return {init_status}; }}
+        int cuDeviceGetCount(int *n) {{ if ({init_status}) return 3; *n = {devices}; return 0; }}
+        int cuGetProcAddress(const char *symbol, void **pfn, int version, unsigned long long flags) {{
+          if (!strcmp(symbol, "cuDriverGetVersion")) {{ *pfn = (void *)cuDriverGetVersion; return 0; }}
+          if (!strcmp(symbol, "cuInit")) {{ *pfn = (void *)cuInit; return 0; }}
+          if (!strcmp(symbol, "cuDeviceGetCount")) {{ *pfn = (void *)cuDeviceGetCount; return 0; }}
+          *pfn = 0; return 500; }}
+        int cuGetProcAddress_v2(const char *symbol, void **pfn, int version, unsigned long long flags, int *status) {{
+          int r = cuGetProcAddress(symbol, pfn, version, flags); if (status) *status = r ? 1 : 0; return r; }}
+        """
+    )
+
+
+_DRIVER_PROLOGUE = """\
+#include <dlfcn.h>
+typedef int (*int_fn)(int *);
+typedef int (*init_fn)(unsigned);
+static void *driver(void) { static void *h; if (!h) h = dlopen("libcuda.so.1", RTLD_NOW); return h; }
+static int driver_version(void) {
+  int v = 0; void *h = driver(); if (!h) return 0;
+  int_fn f = (int_fn)dlsym(h, "cuDriverGetVersion"); if (f) f(&v); return v; }
+static int driver_devices(int *n) {
+  void *h = driver(); if (!h) return -1;
+  init_fn i = (init_fn)dlsym(h, "cuInit"); int_fn c = (int_fn)dlsym(h, "cuDeviceGetCount");
+  if (!i || !c || i(0) != 0) return -2; return c(n); }
+"""
+
+
+def cudart_source(version: int, behaviour: str = "normal") -> str:
+    """libcudart stand-in. ``behaviour``: "normal", "hang" (cudaRuntimeGetVersion never returns),
+    "segfault" or "abort" (it crashes)."""
+    trap = {
+        "normal": "",
+        "hang": "for (;;) sleep(1);",
+        "segfault": "*(volatile int *)0 = 1;",
+        "abort": "abort();",
+    }[behaviour]
+    return (
+        "#include <stdlib.h>\n#include <unistd.h>\n"
+        + _DRIVER_PROLOGUE
+        + textwrap.dedent(
+            f"""\
+            int cudaRuntimeGetVersion(int *v) {{ {trap} *v = {version}; return 0; }}
+            int cudaDriverGetVersion(int *v) {{ *v = driver_version(); return 0; }}
+            int cudaGetDeviceCount(int *n) {{
+              int d = driver_version(), count = 0;
+              if (d == 0 || d < {version}) return 35;
+              if (driver_devices(&count) != 0 || count == 0) return 100;
+              *n = count; return 0; }}
+            const char *cudaGetErrorString(int e) {{
+              if (e == 35) return "CUDA driver version is insufficient for CUDA runtime version";
+              if (e == 100) return "no CUDA-capable device is detected";
+              return e ? "unknown error" : "no error"; }}
+            """
+        )
+    )
+
+
+def cudnn_encoded(major: int, minor: int, patch: int) -> int:
+    return major * 10000 + minor * 100 + patch if major >= 9 else major * 1000 + minor * 100 + patch
+
+
+def cudnn_source(version: tuple[int, int, int], cudart_version: int) -> str:
+    """libcudnn front library stand-in. A split release (8, 9) loads its first sub-library from its own
+    folder on the first call and aborts, as the real one does, when that fails."""
+    major, minor, patch = version
+    first = {8: "libcudnn_ops_infer.so.8", 9: "libcudnn_graph.so.9"}.get(major)
+    not_initialized = 1001 if major >= 9 else 1
+    check = (
+        textwrap.dedent(
+            f"""\
+            #define _GNU_SOURCE
+            #include <dlfcn.h>
+            #include <libgen.h>
+            #include <limits.h>
+            #include <stdio.h>
+            #include <stdlib.h>
+            #include <string.h>
+            static void siblings(void) {{
+              static int done; Dl_info info; char path[PATH_MAX];
+              if (done) return;
+              dladdr((void *)siblings, &info);
+              snprintf(path, sizeof path, "%s", info.dli_fname);
+              char folder[PATH_MAX]; snprintf(folder, sizeof folder, "%s", dirname(path));
+              char sibling[PATH_MAX]; snprintf(sibling, sizeof sibling, "%s/{first}", folder);
+              if (!dlopen(sibling, RTLD_NOW)) {{
+                fprintf(stderr, "Could not load library {first}. Error: %s\\n", dlerror());
+                abort(); }}
+              done = 1; }}
+            """
+        )
+        if first
+        else "#include <stdio.h>\n#include <string.h>\nstatic void siblings(void) {}\n"
+    )
+    last_error = (
+        textwrap.dedent(
+            """\
+            static const char *last = "";
+            void cudnnGetLastErrorString(char *out, size_t size) { siblings(); snprintf(out, size, "%s", last); }
+            """
+        )
+        if major >= 9
+        else "static const char *last = \"\";\n"
+    )
+    return (
+        check
+        + "#include <stddef.h>\n"
+        + _DRIVER_PROLOGUE
+        + last_error
+        + textwrap.dedent(
+            f"""\
+            size_t cudnnGetVersion(void) {{ siblings(); return {cudnn_encoded(major, minor, patch)}; }}
+            size_t cudnnGetCudartVersion(void) {{ siblings(); return {cudart_version}; }}
+            int cudnnGetProperty(int type, int *value) {{
+              siblings(); *value = type == 0 ? {major} : type == 1 ? {minor} : {patch}; return 0; }}
+            const char *cudnnGetErrorString(int s) {{
+              return s == 0 ? "CUDNN_STATUS_SUCCESS" : s == {not_initialized} ? "CUDNN_STATUS_NOT_INITIALIZED"
+                : "CUDNN_STATUS_INTERNAL_ERROR"; }}
+            int cudnnCreate(void **handle) {{
+              int n = 0; siblings();
+              if (driver_version() == 0 || driver_devices(&n) != 0 || n == 0) {{
+                last = "cudaGetDeviceCount(&count) != cudaSuccess"; return {not_initialized}; }}
+              *handle = (void *)1; return 0; }}
+            int cudnnDestroy(void *handle) {{ return 0; }}
+            """
+        )
+    )
+
+
+TF_BUILD_INFO_DIR = Path(__file__).parent / "data" / "build_info"
+
+
+@dataclass
+class SimHost:
+    """A simulated machine under ``root``. Plant components, then :meth:`run` the product on it."""
+
+    root: Path
+    compiler: Compiler
+    driver_dir: Path = field(init=False)
+    site_packages: Path = field(init=False)
+    ld_library_path: list[str] = field(default_factory=list)
+    variables: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.driver_dir = self.root / "usr" / "lib" / "driver"
+        self.site_packages = self.root / "venv" / "lib" / "site-packages"
+        self.site_packages.mkdir(parents=True, exist_ok=True)
+
+    def folder(self, relative: str) -> Path:
+        path = self.root / relative.lstrip("/")
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    # Driver ---------------------------------------------------------------------------------------
+    def add_driver(
+        self,
+        gpus: Sequence[SimGpu] = (SimGpu(),),
+        version: str = "535.104.05",
+        cuda_version: int = 12020,
+        nvml_init_error: int = 0,
+        nvml_fail_from_index: int | None = None,
+        libcuda: bool = True,
+    ) -> None:
+        self.compiler.shared_library(
+            nvml_source(gpus, version, cuda_version, nvml_init_error, nvml_fail_from_index),
+            "libnvidia-ml.so.1",
+            self.driver_dir / "libnvidia-ml.so.1",
+        )
+        if libcuda:
+            self.compiler.shared_library(
+                libcuda_source(cuda_version, len(gpus)), "libcuda.so.1", self.driver_dir / "libcuda.so.1"
+            )
+        if str(self.driver_dir) not in self.ld_library_path:
+            self.ld_library_path.insert(0, str(self.driver_dir))
+
+    # CUDA runtime ---------------------------------------------------------------------------------
+    def add_cudart(self, folder: str | Path, version: int, soname: str | None = None, behaviour: str = "normal") -> Path:
+        soname = soname or _cudart_soname(version)
+        where = self.folder(str(folder)) if not Path(folder).is_absolute() else Path(folder)
+        full = f"libcudart.so.{version // 1000}.{(version % 1000) // 10}.0"
+        target = self.compiler.shared_library(cudart_source(version, behaviour), soname, where / full)
+        link = where / soname
+        if link != target and not link.exists():
+            link.symlink_to(target.name)
+        return link
+
+    # cuDNN ----------------------------------------------------------------------------------------
+    def add_cudnn(
+        self,
+        folder: str | Path,
+        version: tuple[int, int, int],
+        cudart_version: int,
+        siblings: bool | Sequence[str] = True,
+        header: bool = False,
+    ) -> Path:
+        major = version[0]
+        where = self.folder(str(folder)) if not Path(folder).is_absolute() else Path(folder)
+        soname = f"libcudnn.so.{major}"
+        full = f"{soname}.{version[1]}.{version[2]}"
+        target = self.compiler.shared_library(cudnn_source(version, cudart_version), soname, where / full)
+        link = where / soname
+        if not link.exists():
+            link.symlink_to(target.name)
+        parts = CUDNN_SUBLIBRARIES.get(major, ())
+        if siblings is True:
+            wanted: Sequence[str] = parts
+        elif siblings is False:
+            wanted = ()
+        else:
+            wanted = siblings
+        for part in wanted:
+            name = f"libcudnn_{part}.so.{major}"
+            self.compiler.shared_library(f"int cudnn_{part}_present = 1;\n", name, where / name, libs=())
+        if header:
+            include = where.parent / "include"
+            include.mkdir(parents=True, exist_ok=True)
+            (include / "cudnn_version.h").write_text(
+                f"#define CUDNN_MAJOR {version[0]}\n#define CUDNN_MINOR {version[1]}\n#define CUDNN_PATCHLEVEL {version[2]}\n"
+            )
+        return link
+
+    # TensorFlow -----------------------------------------------------------------------------------
+    def add_tensorflow(
+        self,
+        version: str,
+        build_info: str,
+        distribution: str = "tensorflow",
+        wheels: Mapping[str, Sequence[str]] | None = None,
+    ) -> Path:
+        """Plant TensorFlow's files. ``build_info`` is the name of a file in tests/data/build_info or the
+        text itself. Its ``__init__.py`` raises: the product must never import it."""
+        package = self.site_packages / "tensorflow"
+        (package / "python" / "platform").mkdir(parents=True, exist_ok=True)
+        (package / "__init__.py").write_text('raise RuntimeError("pytest-cudnn imported tensorflow")\n')
+        text = (TF_BUILD_INFO_DIR / build_info).read_text() if "\n" not in build_info else build_info
+        (package / "python" / "platform" / "build_info.py").write_text(text)
+        dist = self.site_packages / f"{distribution.replace('-', '_')}-{version}.dist-info"
+        dist.mkdir(exist_ok=True)
+        (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {distribution}\nVersion: {version}\n\n")
+        (dist / "top_level.txt").write_text("tensorflow\n")
+        return package
+
+    def wheel_folder(self, component: str) -> Path:
+        """``site-packages/nvidia/<component>/lib``, where the nvidia-* wheels put their libraries."""
+        return self.folder(str((self.site_packages / "nvidia" / component / "lib").relative_to(self.root)))
+
+    # Running --------------------------------------------------------------------------------------
+    def environ(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(self.root),
+            "PYTHONPATH": str(self.site_packages),
+            "PYTHONDONTWRITEBYTECODE": "1",
+        }
+        if self.ld_library_path:
+            env["LD_LIBRARY_PATH"] = ":".join(self.ld_library_path)
+        env.update(self.variables)
+        env.update(extra or {})
+        return env
+
+    def run(self, *args: str, extra_env: Mapping[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "pytest_cudnn", *args],
+            capture_output=True,
+            text=True,
+            env=self.environ(extra_env),
+            cwd=self.root,
+            timeout=timeout,
+            check=False,
+        )
+
+    def doctor_json(self, *args: str, extra_env: Mapping[str, str] | None = None) -> tuple[int, dict[str, Any]]:
+        completed = self.run("doctor", "--json", *args, extra_env=extra_env)
+        assert completed.stdout, completed.stderr
+        return completed.returncode, json.loads(completed.stdout)
+
+
+def _cudart_soname(version: int) -> str:
+    """CUDA 10.x sonames carry major.minor; 11.x all use .11.0; 12 on carry the major only."""
+    major, minor = version // 1000, (version % 1000) // 10
+    if major < 11:
+        return f"libcudart.so.{major}.{minor}"
+    if major == 11:
+        return "libcudart.so.11.0"
+    return f"libcudart.so.{major}"
