@@ -36,7 +36,8 @@ def _timeout(text: str) -> float:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pytest-cudnn",
-        description="Diagnose the NVIDIA GPU stack (driver, CUDA runtime, cuDNN, TensorFlow) without importing a framework.",
+        description="Diagnose the NVIDIA GPU stack (driver, CUDA runtime, cuDNN, TensorFlow) "
+        "without importing a framework.",
     )
     parser.add_argument("--version", action="version", version=f"pytest-cudnn {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")

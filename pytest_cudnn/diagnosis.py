@@ -10,7 +10,7 @@ import enum
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from .environment import Cudnn, CudaRuntime, Environment, State
+from .environment import CudaRuntime, Cudnn, Environment, State
 
 __all__ = ["Finding", "Severity", "Verdict", "diagnose", "verdict"]
 
@@ -80,7 +80,9 @@ def _no_driver(env: Environment) -> Iterator[Finding]:
             Severity.ERROR,
             "driver",
             "NVML could not report on the driver",
-            tuple(line for line in (f"NVML said: {driver.reason}", f"NVML library: {driver.path}") if "None" not in line),
+            tuple(
+                line for line in (f"NVML said: {driver.reason}", f"NVML library: {driver.path}") if "None" not in line
+            ),
             "run nvidia-smi to see the same failure; check dmesg",
         )
 

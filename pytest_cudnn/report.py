@@ -41,19 +41,21 @@ def _driver_lines(env: Environment) -> list[str]:
     driver = env.driver
     if driver.state is State.FOUND:
         cuda = f", supports CUDA up to {driver.cuda_version}" if driver.cuda_version else ""
-        lines = [_line("Driver", f"{driver.version or '?'}{cuda}  (NVML {driver.nvml_version or '?'}, {driver.path or '?'})")]
+        lines = [
+            _line("Driver", f"{driver.version or '?'}{cuda}  (NVML {driver.nvml_version or '?'}, {driver.path or '?'})")
+        ]
         if driver.reason:
             lines.append(_line("", f"partial: {driver.reason}"))
     else:
         where = f" ({driver.path})" if driver.path else ""
         lines = [_line("Driver", f"{driver.state.value}: {driver.reason or 'no answer'}{where}")]
-    cuda = env.cuda_driver
-    if cuda.state is State.FOUND:
-        init = "" if cuda.init_status in (None, 0) else f", cuInit returned {cuda.init_status}"
-        count = f", {cuda.device_count} device(s)" if cuda.device_count is not None else ""
-        lines.append(_line("libcuda", f"CUDA {cuda.version or '?'} at {cuda.path}{init}{count}"))
+    libcuda = env.cuda_driver
+    if libcuda.state is State.FOUND:
+        init = "" if libcuda.init_status in (None, 0) else f", cuInit returned {libcuda.init_status}"
+        count = f", {libcuda.device_count} device(s)" if libcuda.device_count is not None else ""
+        lines.append(_line("libcuda", f"CUDA {libcuda.version or '?'} at {libcuda.path}{init}{count}"))
     else:
-        lines.append(_line("libcuda", f"{cuda.state.value}: {cuda.reason or 'no answer'}"))
+        lines.append(_line("libcuda", f"{libcuda.state.value}: {libcuda.reason or 'no answer'}"))
     if not driver.gpus:
         lines.append(_line("GPUs", "none seen"))
     for gpu in driver.gpus:
@@ -189,7 +191,15 @@ def doctor_text(env: Environment, findings: Sequence[Finding], verdict: Verdict,
             lines += ["  " + text for text in _resolution_lines(resolution)]
     lines += ["", "Environment"]
     shown = dict(env.variables)
-    for name in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_HOME", "CUDA_PATH", "CUDNN_PATH", "LD_LIBRARY_PATH", "CONDA_PREFIX"):
+    for name in (
+        "CUDA_VISIBLE_DEVICES",
+        "CUDA_DEVICE_ORDER",
+        "CUDA_HOME",
+        "CUDA_PATH",
+        "CUDNN_PATH",
+        "LD_LIBRARY_PATH",
+        "CONDA_PREFIX",
+    ):
         lines.append(f"  {name:<21}{shown.pop(name, '(unset)')}")
     for name, value in shown.items():
         lines.append(f"  {name:<21}{value}")

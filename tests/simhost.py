@@ -144,14 +144,23 @@ def nvml_source(
 
 def libcuda_source(version: int = 12020, devices: int = 1, init_status: int = 0) -> str:
     """libcuda.so.1 stand-in: the driver API calls cudart and cuDNN stand-ins ask for. Every other entry
-    point the real runtime requests through cuGetProcAddress gets CUDA_ERROR_NOT_FOUND (500)."""
+    point the real runtime requests through cuGetProcAddress gets CUDA_ERROR_NOT_FOUND (500).
+
+    Measured against the real libcudart.so.12 (12.9): a driver version below the runtime's gives status 35
+    with that version reported; cuInit returning 100 (CUDA_ERROR_NO_DEVICE) gives status 100; a new enough
+    driver that lacks the other entry points gives 36 (cudaErrorCallRequiresNewerDriver)."""
     return textwrap.dedent(
         f"""\
         #include <string.h>
         int cuDriverGetVersion(int *v) {{ *v = {version}; return 0; }}
         int cuInit(unsigned flags) {{ return {init_status}; }}
         int cuDeviceGetCount(int *n) {{ if ({init_status}) return 3; *n = {devices}; return 0; }}
+        int cuGetProcAddress_v2(const char *, void **, int, unsigned long long, int *);
         int cuGetProcAddress(const char *symbol, void **pfn, int version, unsigned long long flags) {{
+          /* The real runtime first asks for cuGetProcAddress itself (11.3 and 12.0 flavours), then for
+             every entry point through it; without this answer it reports driver version 0. */
+          if (!strcmp(symbol, "cuGetProcAddress")) {{
+            *pfn = version >= 12000 ? (void *)cuGetProcAddress_v2 : (void *)cuGetProcAddress; return 0; }}
           if (!strcmp(symbol, "cuDriverGetVersion")) {{ *pfn = (void *)cuDriverGetVersion; return 0; }}
           if (!strcmp(symbol, "cuInit")) {{ *pfn = (void *)cuInit; return 0; }}
           if (!strcmp(symbol, "cuDeviceGetCount")) {{ *pfn = (void *)cuDeviceGetCount; return 0; }}
@@ -195,7 +204,9 @@ def cudart_source(version: int, behaviour: str = "normal") -> str:
             int cudaDriverGetVersion(int *v) {{ *v = driver_version(); return 0; }}
             int cudaGetDeviceCount(int *n) {{
               int d = driver_version(), count = 0;
-              if (d == 0 || d < {version}) return 35;
+              /* CUDA 11+ minor-version compatibility: any driver of the same major runs the runtime
+                 (CUDA Compatibility guide); before 11 the driver must be at least the runtime's version. */
+              if (d == 0 || ({version} >= 11000 ? d / 1000 < {version} / 1000 : d < {version})) return 35;
               if (driver_devices(&count) != 0 || count == 0) return 100;
               *n = count; return 0; }}
             const char *cudaGetErrorString(int e) {{
@@ -251,7 +262,7 @@ def cudnn_source(version: tuple[int, int, int], cudart_version: int) -> str:
             """
         )
         if major >= 9
-        else "static const char *last = \"\";\n"
+        else 'static const char *last = "";\n'
     )
     return (
         check
@@ -319,13 +330,17 @@ class SimHost:
         )
         if libcuda:
             self.compiler.shared_library(
-                libcuda_source(cuda_version, len(gpus)), "libcuda.so.1", self.driver_dir / "libcuda.so.1"
+                libcuda_source(cuda_version, len(gpus), init_status=0 if gpus else 100),
+                "libcuda.so.1",
+                self.driver_dir / "libcuda.so.1",
             )
         if str(self.driver_dir) not in self.ld_library_path:
             self.ld_library_path.insert(0, str(self.driver_dir))
 
     # CUDA runtime ---------------------------------------------------------------------------------
-    def add_cudart(self, folder: str | Path, version: int, soname: str | None = None, behaviour: str = "normal") -> Path:
+    def add_cudart(
+        self, folder: str | Path, version: int, soname: str | None = None, behaviour: str = "normal"
+    ) -> Path:
         soname = soname or _cudart_soname(version)
         where = self.folder(str(folder)) if not Path(folder).is_absolute() else Path(folder)
         full = f"libcudart.so.{version // 1000}.{(version % 1000) // 10}.0"
@@ -366,7 +381,10 @@ class SimHost:
             include = where.parent / "include"
             include.mkdir(parents=True, exist_ok=True)
             (include / "cudnn_version.h").write_text(
-                f"#define CUDNN_MAJOR {version[0]}\n#define CUDNN_MINOR {version[1]}\n#define CUDNN_PATCHLEVEL {version[2]}\n"
+                "".join(
+                    f"#define CUDNN_{key} {value}\n"
+                    for key, value in zip(("MAJOR", "MINOR", "PATCHLEVEL"), version, strict=True)
+                )
             )
         return link
 
@@ -409,7 +427,9 @@ class SimHost:
         env.update(extra or {})
         return env
 
-    def run(self, *args: str, extra_env: Mapping[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, *args: str, extra_env: Mapping[str, str] | None = None, timeout: float = 120
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "pytest_cudnn", *args],
             capture_output=True,

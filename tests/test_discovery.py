@@ -163,7 +163,11 @@ def test_windows_system32_comes_before_path_and_dll_directories_before_both() ->
     )
     layout = windows({"PATH": r"C:\drivers"}, dll_dirs=(r"D:\dlls",))
     candidates = find_candidates(layout, FAMILIES["cuda"], fs)
-    assert [c.path for c in candidates] == [r"D:\dlls\nvcuda.dll", r"C:\Windows\System32\nvcuda.dll", r"C:\drivers\nvcuda.dll"]
+    assert [c.path for c in candidates] == [
+        r"D:\dlls\nvcuda.dll",
+        r"C:\Windows\System32\nvcuda.dll",
+        r"C:\drivers\nvcuda.dll",
+    ]
 
 
 def test_windows_conda_library_bin_and_wheels() -> None:

@@ -42,10 +42,20 @@ DATA = Path(__file__).parent / "data" / "build_info"
         ("tensorflow-cpu-2.3.0-linux.py", "build_info dict", None, None, False),
         ("tensorflow-2.4.0-linux.py", "build_info OrderedDict", "11.0", "8", True),
         ("tensorflow-2.4.0-win.py", "build_info OrderedDict", "64_110", "64_8", True),
+        ("tensorflow-2.5.0-linux.py", "build_info OrderedDict", "11.2", "8", True),
+        ("tensorflow-2.10.0-win.py", "build_info OrderedDict", "64_112", "64_8", True),
+        ("tensorflow-2.14.0-linux.py", "build_info OrderedDict", "11.8", "8", True),
+        ("tensorflow-2.15.0-linux.py", "build_info OrderedDict", "12.2", "8", True),
+        ("tensorflow-2.18.0-linux.py", "build_info OrderedDict", "12.5.1", "9", True),
         ("tensorflow-2.21.0-linux.py", "build_info OrderedDict", "12.5.1", "9", True),
+        # Native Windows builds after 2.10 are CPU-only.
+        ("tensorflow-intel-2.15.0-win.py", "build_info OrderedDict", None, None, False),
+        ("tensorflow-2.21.0-win.py", "build_info OrderedDict", None, None, False),
     ],
 )
-def test_every_shipped_format_parses(filename: str, shape: str, cuda: str | None, cudnn: str | None, is_cuda: bool) -> None:
+def test_every_shipped_format_parses(
+    filename: str, shape: str, cuda: str | None, cudnn: str | None, is_cuda: bool
+) -> None:
     info = parse_build_info((DATA / filename).read_text(), filename)
     assert info.format == shape
     assert info.fields.get("cuda_version") == cuda
@@ -57,6 +67,29 @@ def test_windows_builds_carry_their_dll_names() -> None:
     info = parse_build_info((DATA / "tensorflow-2.4.0-win.py").read_text())
     assert info.fields["cudart_dll_name"] == "cudart64_110.dll"
     assert info.fields["cudnn_dll_name"] == "cudnn64_8.dll"
+
+
+def test_windows_crlf_files_parse_alike() -> None:
+    text = (DATA / "tensorflow-2.10.0-win.py").read_text()
+    assert parse_build_info(text.replace("\n", "\r\n")) == parse_build_info(text)
+
+
+@pytest.mark.parametrize(
+    ("filename", "cudart", "cudnn"),
+    [
+        ("tensorflow-gpu-1.15.0-win.py", "cudart64_100.dll", "cudnn64_7.dll"),
+        ("tensorflow-2.3.0-win.py", "cudart64_101.dll", "cudnn64_7.dll"),
+        ("tensorflow-2.4.0-win.py", "cudart64_110.dll", "cudnn64_8.dll"),
+        # build_info says cudart64_112.dll; the DLL TF 2.5-2.10 loads is cudart64_110.dll.
+        ("tensorflow-2.10.0-win.py", "cudart64_110.dll", "cudnn64_8.dll"),
+    ],
+)
+def test_windows_probe_reports_the_dll_names_tensorflow_really_loads(
+    tmp_path: Path, filename: str, cudart: str, cudnn: str
+) -> None:
+    _plant(tmp_path / "sp", (DATA / filename).read_text())
+    tf = probe_tensorflow(Layout(system="Windows", variables={}), [str(tmp_path / "sp")])
+    assert (tf.cudart_name, tf.cudnn_name) == (cudart, cudnn)
 
 
 def test_parsing_executes_nothing(tmp_path: Path) -> None:
@@ -132,7 +165,9 @@ def test_probe_reads_version_build_and_wheel_folders_from_files(tmp_path: Path) 
 
 
 def test_probe_says_plainly_when_the_build_records_no_cuda_version(tmp_path: Path) -> None:
-    _plant(tmp_path / "site-packages", (DATA / "tensorflow-gpu-1.13.1-linux.py").read_text(), "tensorflow-gpu", "1.13.1")
+    _plant(
+        tmp_path / "site-packages", (DATA / "tensorflow-gpu-1.13.1-linux.py").read_text(), "tensorflow-gpu", "1.13.1"
+    )
     tf = probe_tensorflow(LINUX, [str(tmp_path / "site-packages")])
     assert tf.state is State.FOUND
     assert tf.cuda_version is None
@@ -157,3 +192,11 @@ def test_probe_of_a_damaged_build_info_is_an_error_naming_the_file(tmp_path: Pat
 def test_probe_with_no_tensorflow(tmp_path: Path) -> None:
     tf = probe_tensorflow(LINUX, [str(tmp_path)])
     assert (tf.state, tf.reason) == (State.ABSENT, "no 'tensorflow' package on the Python path")
+
+
+@pytest.mark.parametrize("path", sorted(DATA.glob("*.py")), ids=lambda p: p.stem)
+def test_every_collected_wheel_file_parses_and_is_consistent(path: Path) -> None:
+    info = parse_build_info(path.read_text(), path.name)
+    assert isinstance(info.fields["is_cuda_build"], bool)
+    if not info.fields["is_cuda_build"]:
+        assert "cudnn_version" not in info.fields

@@ -7,6 +7,7 @@ imports no framework and creates no CUDA context in the calling process.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import glob
 import os
@@ -36,7 +37,15 @@ from ..environment import (
     TensorFlow,
 )
 from ..versions import InvalidVersionValue, cuda_version_from_int, cudnn_version_from_int
-from .discovery import FAMILIES, FileSystem, Layout, RealFileSystem, find_candidates, parse_ldconfig, relative_path_entries
+from .discovery import (
+    FAMILIES,
+    FileSystem,
+    Layout,
+    RealFileSystem,
+    find_candidates,
+    parse_ldconfig,
+    relative_path_entries,
+)
 from .isolation import run_in_child
 from .tensorflow import probe_tensorflow
 
@@ -110,7 +119,9 @@ def probe_environment(options: ProbeOptions | None = None, environ: Mapping[str,
     cudnns = tuple(_cudnn(layout, fs, copy, next(answers)) for copy in cudnn_copies)
     loaded = {name: next(answers) for name in names} if not windows else {}
 
-    resolutions = [_resolution(name, "process", cudart_candidates + cudnn_candidates, loaded.get(name)) for name in names]
+    resolutions = [
+        _resolution(name, "process", cudart_candidates + cudnn_candidates, loaded.get(name)) for name in names
+    ]
     if tensorflow.library_dirs:
         for name in (tensorflow.cudart_name, tensorflow.cudnn_name):
             if name:
@@ -125,7 +136,12 @@ def probe_environment(options: ProbeOptions | None = None, environ: Mapping[str,
     return Environment(
         schema=SCHEMA,
         schema_version=SCHEMA_VERSION,
-        host=Host(system=layout.system, machine=platform.machine(), python=platform.python_version(), platform=platform.platform()),
+        host=Host(
+            system=layout.system,
+            machine=platform.machine(),
+            python=platform.python_version(),
+            platform=platform.platform(),
+        ),
         probed_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         probe_seconds=round(time.perf_counter() - started, 4),
         variables=dict(layout.variables),
@@ -144,7 +160,9 @@ def gather_layout(environ: Mapping[str, str], system: str | None = None) -> Layo
     system = system or platform.system()
     allowed = ALLOWED_VARIABLES + (_WINDOWS_ONLY_VARIABLES if system == "Windows" else ())
     variables = {name: environ[name] for name in allowed if name in environ}
-    site_dirs = tuple(p for p in sys.path if os.path.isabs(p) and os.path.basename(p) in ("site-packages", "dist-packages"))
+    site_dirs = tuple(
+        p for p in sys.path if os.path.isabs(p) and os.path.basename(p) in ("site-packages", "dist-packages")
+    )
     if system == "Windows":  # pragma: no cover - gathered on Windows only; the search itself is tested
         root = environ.get("SystemRoot", r"C:\Windows")
         toolkits = glob.glob(r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v*\bin")
@@ -206,7 +224,9 @@ def _loader_names(copies: Iterable[Sequence[Candidate]], tensorflow: TensorFlow)
     return sorted(names)
 
 
-def _resolution(name: str, context: str, candidates: Sequence[Candidate], answer: Mapping[str, Any] | None) -> Resolution:
+def _resolution(
+    name: str, context: str, candidates: Sequence[Candidate], answer: Mapping[str, Any] | None
+) -> Resolution:
     own = [c for c in candidates if c.name == name]
     ranked = sorted((c for c in own if c.loader_rank is not None), key=lambda c: c.loader_rank or 0)
     unseen = [c for c in own if c.loader_rank is None]
@@ -368,10 +388,8 @@ def _cudnn(layout: Layout, fs: FileSystem, copy: Sequence[Candidate], answer: Ma
     if isinstance(prop, list) and len(prop) == 3 and all(isinstance(p, int) for p in prop):
         version, source = ".".join(str(p) for p in prop), "cudnnGetProperty"
     elif raw is not None:
-        try:
+        with contextlib.suppress(InvalidVersionValue):
             version, source = ".".join(str(p) for p in cudnn_version_from_int(raw)), "cudnnGetVersion"
-        except InvalidVersionValue:
-            pass
     if version is None:
         header = _header_version(folder)
         if header:

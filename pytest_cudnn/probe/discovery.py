@@ -158,7 +158,9 @@ def install_locations(layout: Layout, fs: FileSystem) -> list[tuple[str, Via]]:
             found.extend((_join(layout, root, *sub.split("/")), via) for sub in lib_subdirs)
     conda = layout.variables.get("CONDA_PREFIX")
     if conda and _is_absolute(layout, conda):
-        found.append((_join(layout, conda, "Library", "bin") if windows else _join(layout, conda, "lib"), Via.CONDA_PREFIX))
+        found.append(
+            (_join(layout, conda, "Library", "bin") if windows else _join(layout, conda, "lib"), Via.CONDA_PREFIX)
+        )
     found.extend((folder, Via.PIP_WHEEL) for folder in wheel_library_dirs(layout, layout.site_dirs, fs))
     found.extend((folder, Via.COMMON_LOCATION) for folder in layout.common_dirs)
     return found
@@ -201,7 +203,7 @@ def find_candidates(
 
     def note(folder: str, name: str, mechanism: Via) -> None:
         key = (_normal(layout, folder), name.lower() if windows else name)
-        path, mechanisms = found.setdefault(key, (_join(layout, folder, name), []))
+        _path, mechanisms = found.setdefault(key, (_join(layout, folder, name), []))
         if mechanism not in mechanisms:
             mechanisms.append(mechanism)
 

@@ -11,6 +11,7 @@ caller's own timeout still bounds the whole run.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -22,7 +23,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["ProbeFailure", "run_jobs", "run_in_child"]
+__all__ = ["ProbeFailure", "run_in_child", "run_jobs"]
 
 Job = dict[str, Any]
 Result = dict[str, Any]
@@ -146,10 +147,8 @@ class _Running:
 
     def finish(self, timed_out: float | None) -> Result:
         if timed_out is not None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         for fd in self.open:
             os.close(fd)
         self.open.clear()
@@ -198,7 +197,10 @@ def _run_here(job: Job) -> Result:
 
 def _answer(job: Job, status: int, result: bytes, output: bytes, timed_out: float | None) -> Result:
     if timed_out is not None:
-        return {"error": f"{_describe(job)}: did not answer within {timed_out:g} s and was killed", "output": _tail(output)}
+        return {
+            "error": f"{_describe(job)}: did not answer within {timed_out:g} s and was killed",
+            "output": _tail(output),
+        }
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
         try:

@@ -8,7 +8,9 @@ with the sanitised LD_LIBRARY_PATH the child was given; never from a relative pa
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import functools
 import os
 import sys
 from collections.abc import Callable
@@ -53,7 +55,7 @@ def loaded_path(library: ctypes.CDLL) -> str | None:
 
 
 def _load(path: str) -> ctypes.CDLL:
-    if not (os.path.isabs(path) or os.sep not in path and "/" not in path):
+    if not (os.path.isabs(path) or (os.sep not in path and "/" not in path)):
         raise ValueError(f"refusing to load a relative path: {path!r}")
     return ctypes.CDLL(path)
 
@@ -81,7 +83,7 @@ def probe_nvml(job: Result) -> Result:
     try:
         pynvml.nvmlInit()
     except pynvml.NVMLError as error:
-        result.update(state="absent" if error.value in (9, 12) else "error", reason=str(error), nvml_error=error.value)
+        result.update(state="absent" if error.value == 12 else "error", reason=str(error), nvml_error=error.value)
         library = getattr(pynvml, "nvmlLib", None)
         if library is not None:
             result["path"] = loaded_path(library)
@@ -115,12 +117,16 @@ def probe_nvml(job: Result) -> Result:
             gpu["error"] = f"nvmlDeviceGetHandleByIndex({index}): {error}"
             result["gpus"].append(gpu)
             continue
-        read(lambda: pynvml.nvmlDeviceGetName(handle), "name", gpu, gpu_errors)
-        read(lambda: pynvml.nvmlDeviceGetUUID(handle), "uuid", gpu, gpu_errors)
-        read(lambda: pynvml.nvmlDeviceGetPciInfo(handle).busId, "pci_bus_id", gpu, gpu_errors)
-        read(lambda: "%d.%d" % pynvml.nvmlDeviceGetCudaComputeCapability(handle), "compute_capability", gpu, gpu_errors)
+        calls: list[tuple[str, Callable[[Any], Any]]] = [
+            ("name", pynvml.nvmlDeviceGetName),
+            ("uuid", pynvml.nvmlDeviceGetUUID),
+            ("pci_bus_id", lambda h: pynvml.nvmlDeviceGetPciInfo(h).busId),
+            ("compute_capability", lambda h: "{}.{}".format(*pynvml.nvmlDeviceGetCudaComputeCapability(h))),
+        ]
+        for key, call in calls:
+            read(functools.partial(call, handle), key, gpu, gpu_errors)
         memory: Result = {}
-        read(lambda: pynvml.nvmlDeviceGetMemoryInfo(handle), "info", memory, gpu_errors)
+        read(functools.partial(pynvml.nvmlDeviceGetMemoryInfo, handle), "info", memory, gpu_errors)
         if "info" in memory:
             gpu["memory_total"] = int(memory["info"].total)
             gpu["memory_free"] = int(memory["info"].free)
@@ -129,10 +135,8 @@ def probe_nvml(job: Result) -> Result:
         result["gpus"].append(gpu)
     if errors:
         result["reason"] = "; ".join(errors)
-    try:
+    with contextlib.suppress(pynvml.NVMLError):
         pynvml.nvmlShutdown()
-    except pynvml.NVMLError:
-        pass
     return result
 
 

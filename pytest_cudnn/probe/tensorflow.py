@@ -86,6 +86,8 @@ def _mapping_literal(node: ast.expr, filename: str) -> tuple[dict[str, Any], str
                     _string_keys({kw.arg: ast.literal_eval(kw.value) for kw in node.keywords if kw.arg}, filename),
                     "build_info dict",
                 )
+    except InvalidBuildInfo:
+        raise
     except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
         pass
     raise InvalidBuildInfo(f"{filename}: build_info is not a literal mapping")
@@ -97,7 +99,9 @@ def _string_keys(value: Any, filename: str) -> dict[str, Any]:
     return value
 
 
-def tensorflow_library_names(system: str, cuda_version: str | None, cudnn_version: str | None) -> tuple[str | None, str | None]:
+def tensorflow_library_names(
+    system: str, cuda_version: str | None, cudnn_version: str | None
+) -> tuple[str | None, str | None]:
     """The CUDA runtime and cuDNN library names TensorFlow's loader asks for.
 
     TensorFlow's dso_loader (tensorflow/stream_executor/platform/default/dso_loader.cc, later
@@ -115,9 +119,11 @@ def tensorflow_library_names(system: str, cuda_version: str | None, cudnn_versio
     if parts and (major >= 11 or len(parts) > 1):
         minor = parts[1] if len(parts) > 1 else "0"
         if system == "Windows":
-            cudart = f"cudart64_{major}{minor}.dll" if major < 12 else f"cudart64_{major}.dll"
-            if major == 11:
-                cudart = "cudart64_110.dll"
+            # Same rule as the sonames, written as the DLL suffix: 64_100, 64_101, 64_110 (any 11.x), 64_12.
+            if major < 11:
+                cudart = f"cudart64_{major}{minor}.dll"
+            else:
+                cudart = "cudart64_110.dll" if major == 11 else f"cudart64_{major}.dll"
         elif major < 11:
             cudart = f"libcudart.so.{major}.{minor}"
         elif major == 11:
@@ -160,7 +166,7 @@ def probe_tensorflow(layout: Layout, search_path: Sequence[str]) -> TensorFlow:
         spec = None
     if spec is None or not spec.submodule_search_locations:
         return _absent("no 'tensorflow' package on the Python path")
-    location = os.path.abspath(list(spec.submodule_search_locations)[0])
+    location = os.path.abspath(next(iter(spec.submodule_search_locations)))
     site = os.path.dirname(location)
     distribution, version = _distribution(site)
     library_dirs = tuple(wheel_library_dirs(layout, [site]))
@@ -205,8 +211,10 @@ def _from_build_info(layout: Layout, info: BuildInfo, path: str, known: dict[str
     if isinstance(capabilities, str):
         capabilities = tuple(part for part in capabilities.replace(",", " ").split() if part)
     cudart_name, cudnn_name = tensorflow_library_names(layout.system, cuda, cudnn)
-    # Windows builds record the DLL names they load; those are read, not derived.
-    cudart_name = _text(fields.get("cudart_dll_name")) or cudart_name
+    # Windows builds also record DLL names. cudnn_dll_name is right in every release, but 2.5-2.10 record
+    # cudart_dll_name 'cudart64_112.dll' while loading cudart64_110.dll (the CUDA 11 runtime DLL is named
+    # 110 for every 11.x; tensorflow/tensorflow#50589, #57103, #61438), so the derived cudart name wins.
+    cudart_name = cudart_name or _text(fields.get("cudart_dll_name"))
     cudnn_name = _text(fields.get("cudnn_dll_name")) or cudnn_name
     reason = "; ".join(problems) or None
     if reason is None and is_cuda_build is not False and not cuda_raw:

@@ -1,5 +1,4 @@
-# build_info.py shape of tensorflow 2.21.0 (manylinux wheel), as recorded in shared/docs/field-notes.md;
-# the fields beyond the CUDA ones are abridged (license header removed)
+# build_info.py as shipped in tensorflow-2.21.0-cp311-cp311-manylinux_2_27_x86_64.whl (license header removed)
 """Auto-generated module providing information about the build."""
 import collections
 

@@ -1,0 +1,5 @@
+# build_info.py as shipped in tensorflow_cpu-2.21.0-cp311-cp311-manylinux_2_27_x86_64.whl (license header removed)
+"""Auto-generated module providing information about the build."""
+import collections
+
+build_info = collections.OrderedDict([('is_cuda_build', False), ('is_rocm_build', False), ('is_tensorrt_build', False)])

@@ -1,0 +1,178 @@
+"""The environment model's JSON round trip, and precise errors for snapshots that do not fit it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_cudnn.environment import (
+    SCHEMA,
+    Candidate,
+    CudaDriver,
+    CudaRuntime,
+    Cudnn,
+    Driver,
+    Environment,
+    Gpu,
+    Host,
+    InvalidSnapshot,
+    Resolution,
+    State,
+    TensorFlow,
+    Via,
+    load_snapshot,
+)
+
+
+def sample() -> Environment:
+    candidate = Candidate("libcudnn.so.8", "/a/libcudnn.so.8", "/a/libcudnn.so.8.9.7", (Via.LD_LIBRARY_PATH,), 0)
+    return Environment(
+        schema=SCHEMA,
+        schema_version=1,
+        host=Host("Linux", "x86_64", "3.11.7", "Linux-6.1-x86_64"),
+        probed_at="2026-11-21T10:00:00+00:00",
+        probe_seconds=0.03,
+        variables={"CUDA_VISIBLE_DEVICES": "0"},
+        driver=Driver(
+            State.FOUND,
+            "/usr/lib/libnvidia-ml.so.1",
+            None,
+            None,
+            "535.104.05",
+            12020,
+            "12.2",
+            "12.535.104.05",
+            (Gpu(0, "Tesla T4", "GPU-1", "00000000:3B:00.0", "7.5", 16 * 1024**3, 15 * 1024**3, None),),
+        ),
+        cuda_driver=CudaDriver(State.FOUND, "/usr/lib/libcuda.so.1", None, 12020, "12.2", 0, 1),
+        cuda_runtimes=(
+            CudaRuntime(
+                State.FOUND,
+                "/a/libcudart.so.11.0",
+                ("libcudart.so.11.0",),
+                (Via.LD_LIBRARY_PATH,),
+                None,
+                11080,
+                "11.8",
+                12020,
+                0,
+                None,
+                1,
+            ),
+        ),
+        cudnns=(
+            Cudnn(
+                State.FOUND,
+                "/a/libcudnn.so.8",
+                ("libcudnn.so.8",),
+                (Via.LD_LIBRARY_PATH,),
+                None,
+                8907,
+                "8.9.7",
+                "cudnnGetProperty",
+                11080,
+                "11.8",
+                (),
+                0,
+                "CUDNN_STATUS_SUCCESS",
+                None,
+            ),
+        ),
+        tensorflow=TensorFlow(
+            State.ABSENT,
+            "no 'tensorflow' package on the Python path",
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            (),
+            None,
+            None,
+            (),
+        ),
+        resolutions=(Resolution("libcudnn.so.8", "process", (candidate,), candidate.path, candidate.path, None),),
+        notes=("a note",),
+    )
+
+
+def test_round_trip_through_json_text_is_exact() -> None:
+    env = sample()
+    assert Environment.from_json(json.loads(env.dumps())) == env
+
+
+def test_version_strings_are_kept_as_the_driver_printed_them() -> None:
+    # packaging would print Version("535.104.05") as 535.104.5; users must see nvidia-smi's spelling.
+    assert json.loads(sample().dumps())["driver"]["version"] == "535.104.05"
+
+
+def _write(tmp_path: Path, data: Any) -> Path:
+    path = tmp_path / "snap.json"
+    path.write_text(data if isinstance(data, str) else json.dumps(data))
+    return path
+
+
+def _broken(mutate: Any) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(sample().dumps())
+    mutate(data)
+    return data
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        ("{not json", "is not JSON: Expecting property name enclosed in double quotes at line 1"),
+        ("[]", "not a JSON object"),
+        ({"schema": "something-else"}, "not a pytest-cudnn environment (schema is 'something-else')"),
+        ({"schema": SCHEMA, "schema_version": 99}, "schema_version 99 is not supported (this pytest-cudnn reads 1)"),
+        (
+            _broken(lambda d: d["driver"]["gpus"][0].update(memory_total="lots")),
+            "driver.gpus[0].memory_total: expected an integer, got 'lots'",
+        ),
+        (
+            _broken(lambda d: d["driver"].update(state="fine")),
+            "driver.state: expected one of 'found', 'absent', 'error', got 'fine'",
+        ),
+        (_broken(lambda d: d["cudnns"][0].pop("version")), "cudnns[0].version: missing"),
+        (_broken(lambda d: d["cudnns"][0].update(via=["teleport"])), "cudnns[0].via[0]: expected one of"),
+        (_broken(lambda d: d.update(extra=1)), "<top>: unknown field 'extra'"),
+        (_broken(lambda d: d["host"].update(python=3.11)), "host.python: expected a string, got 3.11"),
+        (
+            _broken(lambda d: d["driver"]["gpus"][0].update(index=True)),
+            "driver.gpus[0].index: expected an integer, got True",
+        ),
+        ("[" * 100000, "is nested too deeply to be a snapshot"),
+    ],
+)
+def test_a_bad_snapshot_names_the_file_and_the_field(tmp_path: Path, content: Any, problem: str) -> None:
+    path = _write(tmp_path, content)
+    with pytest.raises(InvalidSnapshot) as error:
+        load_snapshot(path)
+    assert str(error.value).startswith(f"{path}: ")
+    assert problem in str(error.value)
+
+
+def test_a_missing_snapshot_says_so(tmp_path: Path) -> None:
+    with pytest.raises(InvalidSnapshot, match=r"missing\.json: cannot be read: No such file or directory"):
+        load_snapshot(tmp_path / "missing.json")
+
+
+def test_a_binary_snapshot_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "snap.json"
+    path.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(InvalidSnapshot, match="is not UTF-8 text"):
+        load_snapshot(path)
+
+
+def test_integers_are_accepted_where_a_number_is_expected(tmp_path: Path) -> None:
+    data = json.loads(sample().dumps())
+    data["probe_seconds"] = 1
+    assert load_snapshot(_write(tmp_path, data)).probe_seconds == 1.0
