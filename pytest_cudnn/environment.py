@@ -20,8 +20,10 @@ from typing import Any
 from .serde import DecodeError, from_json, to_json
 
 __all__ = [
+    "ALLOWED_VARIABLES",
     "SCHEMA",
     "SCHEMA_VERSION",
+    "WINDOWS_ONLY_VARIABLES",
     "Candidate",
     "CudaDriver",
     "CudaRuntime",
@@ -40,6 +42,18 @@ __all__ = [
 
 SCHEMA = "pytest-cudnn/environment"
 SCHEMA_VERSION = 1
+
+# The only environment variables ever recorded: snapshots and reports get shared, nothing else may leak.
+ALLOWED_VARIABLES = (
+    "CUDA_VISIBLE_DEVICES",
+    "CUDA_DEVICE_ORDER",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "CUDNN_PATH",
+    "LD_LIBRARY_PATH",
+    "CONDA_PREFIX",
+)
+WINDOWS_ONLY_VARIABLES = ("PATH",)
 
 
 class State(str, enum.Enum):

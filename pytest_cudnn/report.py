@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .diagnosis import Finding, Verdict
-from .environment import Candidate, CudaRuntime, Cudnn, Environment, Resolution, State
+from .environment import ALLOWED_VARIABLES, Candidate, CudaRuntime, Cudnn, Environment, Resolution, State
 from .serde import to_json
 
 __all__ = ["doctor_json", "doctor_text", "format_bytes"]
@@ -191,15 +191,7 @@ def doctor_text(env: Environment, findings: Sequence[Finding], verdict: Verdict,
             lines += ["  " + text for text in _resolution_lines(resolution)]
     lines += ["", "Environment"]
     shown = dict(env.variables)
-    for name in (
-        "CUDA_VISIBLE_DEVICES",
-        "CUDA_DEVICE_ORDER",
-        "CUDA_HOME",
-        "CUDA_PATH",
-        "CUDNN_PATH",
-        "LD_LIBRARY_PATH",
-        "CONDA_PREFIX",
-    ):
+    for name in ALLOWED_VARIABLES:
         lines.append(f"  {name:<21}{shown.pop(name, '(unset)')}")
     for name, value in shown.items():
         lines.append(f"  {name:<21}{value}")

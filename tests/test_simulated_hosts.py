@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from .simhost import SimGpu, SimHost
 
 A100 = SimGpu()
@@ -248,3 +250,46 @@ def test_doctor_text_names_versions_paths_and_mechanisms(host: SimHost, tmp_path
     assert "built for CUDA 11.8" in text
     assert f"  CUDNN_PATH           {lib64.parent}" in text
     assert "libcudnn.so.8: the loader finds no copy" in text
+
+
+@pytest.mark.parametrize(
+    ("tf_version", "build_info", "cuda", "cudnn", "cudart_name", "cudnn_name"),
+    [
+        # 1.15 recorded CUDA '10' only: the runtime soname cannot be read from it, and the probe says so.
+        ("1.15.0", "tensorflow-1.15.0-linux.py", 10000, (7, 6, 5), None, "libcudnn.so.7"),
+        ("2.3.1", "tensorflow-2.3.0-linux.py", 10010, (7, 6, 5), "libcudart.so.10.1", "libcudnn.so.7"),
+        ("2.4.0", "tensorflow-2.4.0-linux.py", 11000, (8, 0, 4), "libcudart.so.11.0", "libcudnn.so.8"),
+        ("2.14.0", "tensorflow-2.14.0-linux.py", 11080, (8, 7, 0), "libcudart.so.11.0", "libcudnn.so.8"),
+        ("2.15.0", "tensorflow-2.15.0-linux.py", 12020, (8, 9, 4), "libcudart.so.12", "libcudnn.so.8"),
+        ("2.21.0", "tensorflow-2.21.0-linux.py", 12050, (9, 3, 0), "libcudart.so.12", "libcudnn.so.9"),
+    ],
+)
+def test_tensorflow_generations_resolve_to_the_planted_libraries(
+    host: SimHost,
+    tf_version: str,
+    build_info: str,
+    cuda: int,
+    cudnn: tuple[int, int, int],
+    cudart_name: str | None,
+    cudnn_name: str,
+) -> None:
+    host.add_driver([T4], cuda_version=max(cuda, 12020))
+    lib = host.folder(f"usr/local/cuda-{cuda // 1000}.{(cuda % 1000) // 10}/lib64")
+    host.add_cudart(lib, cuda)
+    host.add_cudnn(lib, cudnn, cudart_version=cuda)
+    host.ld_library_path.append(str(lib))
+    host.add_tensorflow(tf_version, build_info)
+    code, report = host.doctor_json()
+    env = report["environment"]
+    tf = env["tensorflow"]
+    assert (tf["version"], tf["cudart_name"], tf["cudnn_name"]) == (tf_version, cudart_name, cudnn_name)
+    if cudart_name is None:
+        assert tf["reason"] == "its build_info records only CUDA '10', not which runtime soname it loads"
+    else:
+        assert resolution(env, cudart_name)["loaded"] == str(lib / cudart_name)
+    assert resolution(env, cudnn_name)["loaded"] == str(lib / cudnn_name)
+    [found] = planted(env["cudnns"], host)
+    assert found["version"] == ".".join(map(str, cudnn))
+    [runtime] = planted(env["cuda_runtimes"], host)
+    assert runtime["version_raw"] == cuda
+    assert code == 0, report["findings"]

@@ -22,8 +22,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..environment import (
+    ALLOWED_VARIABLES,
     SCHEMA,
     SCHEMA_VERSION,
+    WINDOWS_ONLY_VARIABLES,
     Candidate,
     CudaDriver,
     CudaRuntime,
@@ -49,19 +51,8 @@ from .discovery import (
 from .isolation import run_in_child
 from .tensorflow import probe_tensorflow
 
-__all__ = ["ALLOWED_VARIABLES", "ProbeOptions", "cudnn_siblings_missing", "gather_layout", "probe_environment"]
+__all__ = ["ProbeOptions", "cudnn_siblings_missing", "gather_layout", "probe_environment"]
 
-# The only environment variables ever recorded (snapshots and reports are shared; nothing else may leak).
-ALLOWED_VARIABLES = (
-    "CUDA_VISIBLE_DEVICES",
-    "CUDA_DEVICE_ORDER",
-    "CUDA_HOME",
-    "CUDA_PATH",
-    "CUDNN_PATH",
-    "LD_LIBRARY_PATH",
-    "CONDA_PREFIX",
-)
-_WINDOWS_ONLY_VARIABLES = ("PATH",)
 
 # ldconfig's tag for this ABI in `ldconfig -p` (glibc elf/cache.c, print_entry flag names).
 _LDCONFIG_ARCH = {"x86_64": "x86-64", "aarch64": "AArch64", "ppc64le": "64bit", "s390x": "64bit"}
@@ -158,7 +149,7 @@ def probe_environment(options: ProbeOptions | None = None, environ: Mapping[str,
 def gather_layout(environ: Mapping[str, str], system: str | None = None) -> Layout:
     """Read the host facts discovery needs: allowlisted variables, the ldconfig cache, standard folders."""
     system = system or platform.system()
-    allowed = ALLOWED_VARIABLES + (_WINDOWS_ONLY_VARIABLES if system == "Windows" else ())
+    allowed = ALLOWED_VARIABLES + (WINDOWS_ONLY_VARIABLES if system == "Windows" else ())
     variables = {name: environ[name] for name in allowed if name in environ}
     site_dirs = tuple(
         p for p in sys.path if os.path.isabs(p) and os.path.basename(p) in ("site-packages", "dist-packages")

@@ -219,6 +219,8 @@ def _from_build_info(layout: Layout, info: BuildInfo, path: str, known: dict[str
     reason = "; ".join(problems) or None
     if reason is None and is_cuda_build is not False and not cuda_raw:
         reason = "its build_info records no CUDA version"
+    elif reason is None and is_cuda_build and cudart_name is None:
+        reason = f"its build_info records only CUDA {cuda_raw!r}, not which runtime soname it loads"
     return TensorFlow(
         state=State.FOUND,
         reason=reason,
