@@ -33,6 +33,7 @@ __all__ = [
     "Gpu",
     "Host",
     "InvalidSnapshot",
+    "PathCheck",
     "Resolution",
     "State",
     "TensorFlow",
@@ -162,6 +163,7 @@ class CudaRuntime:
     device_count_status: int | None  # cudaGetDeviceCount's status
     device_count_error: str | None  # cudaGetErrorString of that status
     device_count: int | None  # only when the status was 0
+    real_path: str = ""  # symlinks resolved: the file this copy really is
 
 
 @dataclass(frozen=True)
@@ -182,6 +184,7 @@ class Cudnn:
     create_status: int | None  # cudnnCreate's status
     create_error: str | None  # cudnnGetErrorString of it
     last_error: str | None  # cudnnGetLastErrorString (cuDNN 9): the reason behind the status
+    real_path: str = ""
 
 
 @dataclass(frozen=True)
@@ -207,6 +210,15 @@ class TensorFlow:
 
 
 @dataclass(frozen=True)
+class PathCheck:
+    """An install-location variable (CUDA_HOME, CUDA_PATH, CUDNN_PATH, CONDA_PREFIX) and whether it exists."""
+
+    variable: str
+    value: str
+    is_dir: bool
+
+
+@dataclass(frozen=True)
 class Host:
     system: str  # platform.system(): "Linux", "Windows"
     machine: str
@@ -229,6 +241,7 @@ class Environment:
     tensorflow: TensorFlow
     resolutions: tuple[Resolution, ...]
     notes: tuple[str, ...] = field(default=())  # things the probe noticed about its own inputs
+    paths: tuple[PathCheck, ...] = field(default=())
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = to_json(self)

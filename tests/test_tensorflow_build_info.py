@@ -12,12 +12,8 @@ import pytest
 
 from pytest_cudnn.environment import State
 from pytest_cudnn.probe.discovery import Layout
-from pytest_cudnn.probe.tensorflow import (
-    InvalidBuildInfo,
-    parse_build_info,
-    probe_tensorflow,
-    tensorflow_library_names,
-)
+from pytest_cudnn.compat.tensorflow import library_names
+from pytest_cudnn.probe.tensorflow import InvalidBuildInfo, parse_build_info, probe_tensorflow
 
 DATA = Path(__file__).parent / "data" / "build_info"
 
@@ -133,7 +129,7 @@ def test_malformed_build_info_names_the_file_and_the_problem(source: str, proble
 def test_library_names_tensorflow_asks_the_loader_for(
     system: str, cuda: str | None, cudnn: str | None, expected: tuple[str | None, str | None]
 ) -> None:
-    assert tensorflow_library_names(system, cuda, cudnn) == expected
+    assert library_names(system, cuda, cudnn) == expected
 
 
 def _plant(site: Path, build_info: str, dist: str = "tensorflow", version: str = "2.3.1") -> None:

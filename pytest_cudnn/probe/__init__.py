@@ -34,6 +34,7 @@ from ..environment import (
     Environment,
     Gpu,
     Host,
+    PathCheck,
     Resolution,
     State,
     TensorFlow,
@@ -143,6 +144,11 @@ def probe_environment(options: ProbeOptions | None = None, environ: Mapping[str,
         tensorflow=tensorflow,
         resolutions=tuple(resolutions),
         notes=notes,
+        paths=tuple(
+            PathCheck(name, value, os.path.isdir(value))
+            for name, value in layout.variables.items()
+            if name in ("CUDA_HOME", "CUDA_PATH", "CUDNN_PATH", "CONDA_PREFIX")
+        ),
     )
 
 
@@ -318,6 +324,7 @@ def _runtime(copy: Sequence[Candidate], answer: Mapping[str, Any]) -> CudaRuntim
         device_count_status=_int(answer.get("device_count_status")),
         device_count_error=_str(answer.get("device_count_error")),
         device_count=_int(answer.get("device_count")),
+        real_path=first.real_path,
     )
 
 
@@ -403,4 +410,5 @@ def _cudnn(layout: Layout, fs: FileSystem, copy: Sequence[Candidate], answer: Ma
         create_status=_int(answer.get("create_status")),
         create_error=_str(answer.get("create_error")),
         last_error=_str(answer.get("last_error")),
+        real_path=first.real_path,
     )

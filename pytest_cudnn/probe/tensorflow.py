@@ -16,11 +16,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..compat.tensorflow import library_names
 from ..environment import State, TensorFlow
 from ..versions import InvalidVersionValue, tensorflow_version_field
 from .discovery import Layout, RealFileSystem, wheel_library_dirs
 
-__all__ = ["BuildInfo", "InvalidBuildInfo", "parse_build_info", "probe_tensorflow", "tensorflow_library_names"]
+__all__ = ["BuildInfo", "InvalidBuildInfo", "parse_build_info", "probe_tensorflow"]
 
 # Distributions that install the top-level ``tensorflow`` package. Other names starting with "tensorflow"
 # (tensorflow-estimator, tensorflow-io-gcs-filesystem, ...) install other packages and are told apart by
@@ -99,43 +100,6 @@ def _string_keys(value: Any, filename: str) -> dict[str, Any]:
     return value
 
 
-def tensorflow_library_names(
-    system: str, cuda_version: str | None, cudnn_version: str | None
-) -> tuple[str | None, str | None]:
-    """The CUDA runtime and cuDNN library names TensorFlow's loader asks for.
-
-    TensorFlow's dso_loader (tensorflow/stream_executor/platform/default/dso_loader.cc, later
-    xla/tsl/platform/default/dso_loader.cc) builds ``libcudart.so.<TF_CUDART_VERSION>`` and
-    ``libcudnn.so.<TF_CUDNN_VERSION>``; on Windows ``cudart64_<digits>.dll`` and ``cudnn64_<major>.dll``.
-    TF_CUDART_VERSION is the soname suffix of the runtime it was built with: "10.1" for CUDA 10.x (whose
-    sonames carried major.minor), "11.0" for every CUDA 11.x, and the major alone from CUDA 12.
-    """
-    cudart = cudnn = None
-    parts = cuda_version.split(".") if cuda_version else []
-    major = int(parts[0]) if parts else 0
-    # Below CUDA 11 the soname needs the minor version, and several Linux releases recorded only the major
-    # ('10' for TF 1.15, which loads libcudart.so.10.0, and for TF 2.2, which loads libcudart.so.10.1):
-    # then the name cannot be read from the build info and is left unknown.
-    if parts and (major >= 11 or len(parts) > 1):
-        minor = parts[1] if len(parts) > 1 else "0"
-        if system == "Windows":
-            # Same rule as the sonames, written as the DLL suffix: 64_100, 64_101, 64_110 (any 11.x), 64_12.
-            if major < 11:
-                cudart = f"cudart64_{major}{minor}.dll"
-            else:
-                cudart = "cudart64_110.dll" if major == 11 else f"cudart64_{major}.dll"
-        elif major < 11:
-            cudart = f"libcudart.so.{major}.{minor}"
-        elif major == 11:
-            cudart = "libcudart.so.11.0"
-        else:
-            cudart = f"libcudart.so.{major}"
-    if cudnn_version:
-        major_cudnn = cudnn_version.split(".")[0]
-        cudnn = f"cudnn64_{major_cudnn}.dll" if system == "Windows" else f"libcudnn.so.{major_cudnn}"
-    return cudart, cudnn
-
-
 def _absent(reason: str, **found: Any) -> TensorFlow:
     values: dict[str, Any] = {
         "distribution": None,
@@ -210,7 +174,7 @@ def _from_build_info(layout: Layout, info: BuildInfo, path: str, known: dict[str
     capabilities = fields.get("cuda_compute_capabilities") or ()
     if isinstance(capabilities, str):
         capabilities = tuple(part for part in capabilities.replace(",", " ").split() if part)
-    cudart_name, cudnn_name = tensorflow_library_names(layout.system, cuda, cudnn)
+    cudart_name, cudnn_name = library_names(layout.system, cuda, cudnn)
     # Windows builds also record DLL names. cudnn_dll_name is right in every release, but 2.5-2.10 record
     # cudart_dll_name 'cudart64_112.dll' while loading cudart64_110.dll (the CUDA 11 runtime DLL is named
     # 110 for every 11.x; tensorflow/tensorflow#50589, #57103, #61438), so the derived cudart name wins.

@@ -1,0 +1,167 @@
+"""CUDA toolkit facts: the minimum driver for each release, minor-version compatibility, target architectures.
+
+Pure data and lookups; rows cite :mod:`pytest_cudnn.compat.sources`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = [
+    "ARCHITECTURES",
+    "MINOR_COMPATIBILITY",
+    "TOOLKIT_DRIVERS",
+    "ArchitectureRange",
+    "DriverFloor",
+    "architecture_name",
+    "driver_tuple",
+    "minimum_driver",
+    "supported_capabilities",
+]
+
+
+@dataclass(frozen=True)
+class DriverFloor:
+    cuda: str  # "12.4" (a toolkit release) or "12" (a major, under minor-version compatibility)
+    linux: str
+    windows: str | None  # None: NVIDIA publishes no Windows toolkit driver for it
+    source: str
+
+
+# The driver bundled with each toolkit's GA release ("CUDA Toolkit and Corresponding Driver Versions").
+# Before CUDA 11 this is the minimum for applications built with that toolkit. Source: "cuda-release-notes".
+_TOOLKITS = (
+    ("13.2", "595.45.04", None),
+    ("13.1", "590.44.01", None),
+    ("13.0", "580.65.06", None),
+    ("12.9", "575.51.03", "576.02"),
+    ("12.8", "570.26", "570.65"),
+    ("12.6", "560.28.03", "560.76"),
+    ("12.5", "555.42.02", "555.85"),
+    ("12.4", "550.54.14", "551.61"),
+    ("12.3", "545.23.06", "545.84"),
+    ("12.2", "535.54.03", "536.25"),
+    ("12.1", "530.30.02", "531.14"),
+    ("12.0", "525.60.13", "527.41"),
+    ("11.8", "520.61.05", "520.06"),
+    ("11.7", "515.43.04", "516.01"),
+    ("11.6", "510.39.01", "511.23"),
+    ("11.5", "495.29.05", "496.04"),
+    ("11.4", "470.42.01", "471.11"),
+    ("11.3", "465.19.01", "465.89"),
+    ("11.2", "460.27.03", "460.82"),
+    ("11.1", "455.23", "456.38"),
+    ("11.0", "450.51.05", "451.48"),
+    ("10.2", "440.33", "441.22"),
+    ("10.1", "418.39", "418.96"),
+    ("10.0", "410.48", "411.31"),
+    ("9.2", "396.26", "397.44"),
+    ("9.1", "390.46", "391.29"),
+    ("9.0", "384.81", "385.54"),
+    ("8.0", "367.48", "369.30"),
+)
+TOOLKIT_DRIVERS: tuple[DriverFloor, ...] = tuple(
+    DriverFloor(cuda, linux, windows, "cuda-release-notes") for cuda, linux, windows in _TOOLKITS
+)
+
+# From CUDA 11, an application built with any minor release of a major runs on a driver of that major at or above
+# this floor; a newer driver is never too new. Sources: "cuda-minor-compat", "cuda-13-driver".
+MINOR_COMPATIBILITY: tuple[DriverFloor, ...] = (
+    DriverFloor("11", "450.80.02", "452.39", "cuda-minor-compat"),
+    DriverFloor("12", "525.60.13", "527.41", "cuda-minor-compat"),
+    DriverFloor("13", "580.65.06", "580.88", "cuda-13-driver"),
+)
+
+
+def driver_tuple(version: str) -> tuple[int, ...] | None:
+    """'535.104.05' -> (535, 104, 5); None for anything that is not dotted digits."""
+    if not re.fullmatch(r"\d+(\.\d+)*", version.strip()):
+        return None
+    return tuple(int(part) for part in version.strip().split("."))
+
+
+def _major_minor(cuda: str) -> tuple[int, int] | None:
+    match = re.fullmatch(r"(\d+)(?:\.(\d+))?(?:\.\d+)*", cuda.strip())
+    if not match:
+        return None
+    return int(match.group(1)), int(match.group(2) or 0)
+
+
+def minimum_driver(cuda: str, system: str) -> tuple[str, DriverFloor] | None:
+    """The oldest driver that runs an application built with CUDA ``cuda`` ("12.5"), and the row that says so.
+
+    CUDA 11 and later: the minor-version-compatibility floor of the major. Earlier: that toolkit's own driver.
+    """
+    version = _major_minor(cuda)
+    if version is None:
+        return None
+    major, minor = version
+    if major >= 11:
+        row = next((r for r in MINOR_COMPATIBILITY if r.cuda == str(major)), None)
+    else:
+        row = next((r for r in TOOLKIT_DRIVERS if r.cuda == f"{major}.{minor}"), None)
+    if row is None:
+        return None
+    floor = row.windows if system == "Windows" else row.linux
+    return (floor, row) if floor else None
+
+
+@dataclass(frozen=True)
+class ArchitectureRange:
+    since: str  # first toolkit with this range
+    oldest: str  # oldest compute capability it can target
+    newest: str  # newest compute capability it knows
+    source: str
+
+
+# Offline-compilation targets per toolkit (first and last CUDA release of each sm_XX). Source: "llvm-nvptx";
+# CUDA 13 removed Maxwell, Pascal and Volta ("cuda-13-arch-removal").
+ARCHITECTURES: tuple[ArchitectureRange, ...] = (
+    ArchitectureRange("8.0", "2.0", "6.2", "llvm-nvptx"),
+    ArchitectureRange("9.0", "3.0", "7.0", "llvm-nvptx"),
+    ArchitectureRange("9.1", "3.0", "7.2", "llvm-nvptx"),
+    ArchitectureRange("10.0", "3.0", "7.5", "llvm-nvptx"),
+    ArchitectureRange("11.0", "3.5", "8.0", "llvm-nvptx"),
+    ArchitectureRange("11.1", "3.5", "8.6", "llvm-nvptx"),
+    ArchitectureRange("11.4", "3.5", "8.7", "llvm-nvptx"),
+    ArchitectureRange("11.8", "3.5", "9.0", "llvm-nvptx"),
+    ArchitectureRange("12.0", "5.0", "9.0", "llvm-nvptx"),
+    ArchitectureRange("12.8", "5.0", "12.0", "llvm-nvptx"),
+    ArchitectureRange("12.9", "5.0", "12.1", "llvm-nvptx"),
+    ArchitectureRange("13.0", "7.5", "12.1", "cuda-13-arch-removal"),
+)
+
+
+def supported_capabilities(cuda: str) -> ArchitectureRange | None:
+    """The compute-capability range of the newest row at or below toolkit ``cuda``."""
+    version = _major_minor(cuda)
+    if version is None:
+        return None
+    rows = [row for row in ARCHITECTURES if (_major_minor(row.since) or (0, 0)) <= version]
+    return rows[-1] if rows else None
+
+
+# Architecture names by compute capability. Source: "cuda-gpus" (7.5 is Turing, 8.9 Ada Lovelace).
+_ARCHITECTURE_NAMES = (
+    ((12, 0), "Blackwell"),
+    ((11, 0), "Blackwell"),
+    ((10, 0), "Blackwell"),
+    ((9, 0), "Hopper"),
+    ((8, 9), "Ada Lovelace"),
+    ((8, 0), "Ampere"),
+    ((7, 5), "Turing"),
+    ((7, 0), "Volta"),
+    ((6, 0), "Pascal"),
+    ((5, 0), "Maxwell"),
+    ((3, 0), "Kepler"),
+    ((2, 0), "Fermi"),
+)
+
+
+def architecture_name(capability: str) -> str | None:
+    """'8.6' -> 'Ampere'."""
+    version = _major_minor(capability)
+    if version is None:
+        return None
+    return next((name for floor, name in _ARCHITECTURE_NAMES if version >= floor), None)

@@ -1,0 +1,106 @@
+"""Where every compatibility fact in :mod:`pytest_cudnn.compat` comes from.
+
+Each data row names one of these keys; a test checks that every row's key is here. The texts are the public
+pages (and, for repositories, the commit) the rows were read from.
+"""
+
+from __future__ import annotations
+
+__all__ = ["SOURCES"]
+
+SOURCES: dict[str, str] = {
+    "tf-tested-linux": (
+        "TensorFlow docs, 'Tested build configurations', Linux GPU: https://www.tensorflow.org/install/source#gpu "
+        "(tensorflow/docs site/en/install/source.md @ 7c3650212740204359d4ceae481abc79345541be)"
+    ),
+    "tf-tested-windows": (
+        "TensorFlow docs, 'Tested build configurations', Windows GPU: "
+        "https://www.tensorflow.org/install/source_windows#gpu "
+        "(tensorflow/docs site/en/install/source_windows.md @ 7c3650212740204359d4ceae481abc79345541be)"
+    ),
+    "tf-and-cuda": (
+        "Requires-Dist ...; extra == 'and-cuda' in the METADATA of the tensorflow wheels on PyPI "
+        "(cp311 manylinux x86_64, releases 2.14.0 to 2.21.0), written from tensorflow/tools/pip_package/setup.py"
+    ),
+    "tf-windows-gpu-end": (
+        "https://www.tensorflow.org/install/source_windows#gpu: 'GPU support on native-Windows is only available "
+        "for 2.10 or earlier versions, starting in TF 2.11, CUDA build is not supported for Windows'"
+    ),
+    "tf-cudnn-rule": (
+        "tensorflow/tensorflow third_party/xla/xla/stream_executor/cuda/cuda_dnn.cc @ "
+        "00de4e7b45bda74220089bca48f4d5d2287f79b4, IsSourceCompatibleWithCudnnLibrary: same major, loaded minor >= "
+        "compiled minor ('CuDNN library needs to have matching major version and equal or higher minor version')"
+    ),
+    "tf-dso-names": (
+        "tensorflow/tensorflow third_party/gpus/cuda_configure.bzl (_get_cuda_config: cudart '11.0' for any "
+        "11.x, the major from 12) and tensorflow/core/platform/{default,windows}/load_library.cc; observed names "
+        "in tensorflow/tensorflow#34759, #45930, #49862, #50589, #57103, #61438"
+    ),
+    "cuda-release-notes": (
+        "NVIDIA CUDA Toolkit Release Notes, 'CUDA Toolkit and Corresponding Driver Versions' (Table 3): "
+        "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html#id5"
+    ),
+    "cuda-minor-compat": (
+        "NVIDIA CUDA Compatibility, 'Minor Version Compatibility' (Table 2 of the release notes): "
+        "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html"
+    ),
+    "cuda-13-driver": (
+        "CUDA 13.0 GA toolkit driver >= 580.65.06 (release notes Table 3); NVIDIA/cuda-python#902 docs: "
+        "'580.65+ (Linux), 580.88+ (Windows)' for CUDA 13"
+    ),
+    "llvm-nvptx": (
+        "llvm/llvm-project llvm/include/llvm/TargetParser/NVPTXTargetParser.def @ "
+        "337115da00c4ac712704d49ff734e3968ab80c2d (first and last CUDA release per sm_XX)"
+    ),
+    "cuda-13-arch-removal": (
+        "CUDA 13 release notes, 'Deprecated Architectures': offline compilation and library support for Maxwell, "
+        "Pascal and Volta removed in CUDA 13.0; https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/"
+    ),
+    "cudnn-matrix-7": (
+        "cuDNN 7.6.x support matrix: https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn_760/"
+        "cudnn-support-matrix/index.html and cudnn-803 support matrix (7.6.3-7.6.5 rows)"
+    ),
+    "cudnn-matrix-8": (
+        "cuDNN 8 support matrices: https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn-803/support-matrix/, "
+        "cudnn-822, cudnn-840, cudnn-850 (SM 3.5 and later for CUDA 11 builds, 3.0 for 10.x builds)"
+    ),
+    "cudnn-matrix-89": (
+        "cuDNN 8.9.x support matrices: https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn-891/support-matrix/"
+        " and cudnn-896 (compute capability 5.0 to 9.0)"
+    ),
+    "cudnn-matrix-9": (
+        "cuDNN 9 support matrices: https://docs.nvidia.com/deeplearning/cudnn/backend/v9.0.0/reference/"
+        "support-matrix.html, v9.5.0, 9.10.2 (5.0 and later) and 9.17.0 (7.5 and later only): "
+        "https://docs.nvidia.com/deeplearning/cudnn/latest/support-matrix/index.html"
+    ),
+    "cudnn-9-encoding": (
+        "cuDNN 9.0.0 release notes: CUDNN_VERSION is major*10000 + minor*100 + patch from 9.0.0 "
+        "(https://docs.nvidia.com/deeplearning/cudnn/release-notes/index.html)"
+    ),
+    "cuda-gpus": (
+        "NVIDIA 'CUDA GPU Compute Capability': https://developer.nvidia.com/cuda-gpus and "
+        "https://developer.nvidia.com/cuda-legacy-gpus"
+    ),
+    "cuda-env-vars": (
+        "CUDA C++ Programming Guide, 'CUDA Environment Variables': CUDA_VISIBLE_DEVICES (indices, UUIDs, MIG ids; "
+        "devices after the first invalid entry are hidden) and CUDA_DEVICE_ORDER (FASTEST_FIRST default, "
+        "PCI_BUS_ID): https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars"
+    ),
+    "jax-30663": (
+        "jax-ml/jax#30663 and PR jax-ml/jax#30671: cuDNN 9.11 and later break convolutions on pre-Ampere GPUs"
+    ),
+    "cudnn-892-notes": (
+        "cuDNN 8.9.2 and 8.9.3 release notes (wrong results of fused convolution+bias+ReLU on Pascal, fixed in 8.9.2; "
+        "Maxwell in 8.9.3), quoted in https://gitlab.com/nvidia/container-images/cuda/-/issues/217"
+    ),
+    "cudnn-765-notes": (
+        "cuDNN 7.6.5 release notes, known issues: RNN and multi-head attention nondeterministic when built with "
+        "CUDA 10.2 cuBLAS (https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn-801-preview/"
+        "cudnn-release-notes/rel_7xx.html)"
+    ),
+    "python-38-dll": (
+        "Python 3.8 changelog (bpo-36085): DLL dependencies of extension modules and ctypes are resolved only from "
+        "the application folder, System32 and os.add_dll_directory folders, no longer PATH; "
+        "tensorflow/tensorflow#48868"
+    ),
+}
