@@ -1,18 +1,28 @@
 """Findings: what is wrong with an environment, where, why, and what to do.
 
-Pure module. Each rule is a small function from an :class:`Environment` to findings; codes are stable
-kebab-case strings meant for grep and JSON.
+Pure module: an :class:`~pytest_cudnn.environment.Environment` plus the sourced knowledge in
+:mod:`pytest_cudnn.compat` give a list of :class:`Finding`. Each rule is a small generator; codes are stable
+kebab-case strings for grep and JSON, all listed in :data:`CODES`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import enum
-from collections.abc import Callable, Iterator
+import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from .environment import CudaRuntime, Cudnn, Environment, State
+from packaging.version import InvalidVersion, Version
 
-__all__ = ["Finding", "Severity", "Verdict", "diagnose", "verdict"]
+from .compat import cuda as cuda_facts
+from .compat import cudnn as cudnn_facts
+from .compat import tensorflow as tf_facts
+from .compat.sources import SOURCES
+from .environment import Candidate, CudaRuntime, Cudnn, Environment, Gpu, Resolution, State, Via
+from .versions import cuda_version_from_int
+
+__all__ = ["CODES", "Finding", "Severity", "Verdict", "diagnose", "stack_runtime", "verdict"]
 
 
 class Severity(str, enum.Enum):
@@ -26,9 +36,9 @@ _ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
 @dataclass(frozen=True)
 class Finding:
-    code: str  # stable, kebab-case
+    code: str  # stable, kebab-case, one of CODES
     severity: Severity
-    component: str  # "driver", "cuda-runtime", "cudnn", "tensorflow", "loader", "environment"
+    component: str  # "driver", "gpu", "cuda-runtime", "cudnn", "tensorflow", "loader", "environment"
     summary: str  # one line
     evidence: tuple[str, ...]  # found versions, paths and how they were found; what was expected and by whom
     remedy: str
@@ -40,134 +50,912 @@ class Verdict:
     summary: str
 
 
+CODES: dict[str, str] = {
+    "no-driver": "no NVIDIA driver library at all",
+    "driver-module-mismatch": "kernel module and user-space driver differ (upgrade without reboot)",
+    "driver-not-loaded": "driver installed, kernel module not loaded",
+    "driver-error": "NVML failed for another reason",
+    "no-gpu": "the driver runs but reports no GPU",
+    "gpu-probe-partial": "some facts of a GPU could not be read",
+    "gpu-memory-low": "a GPU has little free memory left",
+    "no-cuda-runtime": "no CUDA runtime anywhere",
+    "cuda-runtime-probe-failed": "a CUDA runtime copy could not be probed",
+    "driver-too-old-for-cuda": "the driver is older than the CUDA runtime needs",
+    "gpu-unsupported-by-cuda": "the CUDA runtime's toolkit cannot target this GPU",
+    "tensorflow-cudart-not-found": "the CUDA runtime TensorFlow loads is not on the loader path",
+    "tensorflow-cudnn-not-found": "the cuDNN TensorFlow loads is not on the loader path",
+    "tensorflow-cudnn-too-old": "the cuDNN TensorFlow loads is older than the one it was compiled with",
+    "tensorflow-library-shadowed": "a copy on LD_LIBRARY_PATH wins over the wheel beside TensorFlow",
+    "tensorflow-build-unrecorded": "the build info records no CUDA version; the tested table stands in",
+    "tensorflow-cpu-only": "TensorFlow is a CPU-only build",
+    "tensorflow-no-kernels-for-gpu": "the TensorFlow build has no kernels for the GPU",
+    "tensorflow-ptx-only": "the GPU runs TensorFlow only through PTX JIT compilation",
+    "tensorflow-wheel-pins": "the nvidia wheels beside TensorFlow do not meet its and-cuda pins",
+    "cudnn-incomplete": "cuDNN front library without its sub-libraries",
+    "cudnn-probe-failed": "a cuDNN copy could not be probed",
+    "cudnn-cuda-mismatch": "cuDNN was built for another CUDA than the runtime in use",
+    "cudnn-create-failed": "cudnnCreate fails on a host with GPUs",
+    "cudnn-gpu-unsupported": "the cuDNN release does not support this GPU",
+    "cudnn-known-bad": "a published bad combination of cuDNN and GPU or CUDA",
+    "library-shadowed": "several copies of one library name; the loader's pick is explained",
+    "loader-disagrees": "the real loader picked another copy than the search rules predict",
+    "ld-library-path-relative": "LD_LIBRARY_PATH has relative or empty entries",
+    "path-variable-missing": "CUDA_HOME / CUDA_PATH / CUDNN_PATH / CONDA_PREFIX names no folder",
+    "path-variable-unused": "an install-location variable holds libraries the loader never looks at",
+    "cuda-visible-devices-hides-all": "CUDA_VISIBLE_DEVICES leaves no GPU visible",
+    "cuda-visible-devices-invalid": "CUDA_VISIBLE_DEVICES names devices that do not exist",
+    "cuda-device-order": "CUDA numbers these GPUs differently from nvidia-smi",
+    "windows-tensorflow-no-gpu": "native Windows TensorFlow after 2.10 has no GPU support",
+    "windows-dll-path-only": "DLLs found only through PATH, which Python 3.8+ extension loading ignores",
+}
+
 Rule = Callable[[Environment], Iterator[Finding]]
 
+_LOADER_VIAS = {
+    Via.LD_LIBRARY_PATH,
+    Via.RUNPATH,
+    Via.LDCONFIG,
+    Via.SYSTEM_DEFAULT,
+    Via.APP_DIR,
+    Via.DLL_DIRECTORY,
+    Via.SYSTEM32,
+    Via.PATH,
+    Via.LOADER,
+}
 
-def _no_driver(env: Environment) -> Iterator[Finding]:
+
+def _finding(
+    code: str, severity: Severity, component: str, summary: str, evidence: Iterable[str], remedy: str
+) -> Finding:
+    assert code in CODES, code
+    return Finding(code, severity, component, summary, tuple(e for e in evidence if e), remedy)
+
+
+def _cite(key: str) -> str:
+    return f"source: {SOURCES[key]}"
+
+
+def _via(vias: Iterable[Via]) -> str:
+    return ", ".join(v.value for v in vias)
+
+
+def _version(text: str | None) -> Version | None:
+    if not text:
+        return None
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
+
+
+def _major(text: str | None) -> int | None:
+    match = re.match(r"(\d+)", text or "")
+    return int(match.group(1)) if match else None
+
+
+def _major_minor(text: str | None) -> str | None:
+    match = re.match(r"(\d+)(?:\.(\d+))?", text or "")
+    return f"{match.group(1)}.{match.group(2) or 0}" if match else None
+
+
+# What the stack uses -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _TensorFlowNeeds:
+    cudart: str | None
+    cudnn: str | None
+    cuda: str | None  # the CUDA it was built for (build info, else the tested table)
+    cudnn_compiled: str | None  # the cuDNN it was compiled with, as precise as known
+    tested: tf_facts.TestedBuild | None
+    owner: str  # "TensorFlow 2.3.1 (built for CUDA 10.1, cuDNN 7.6)"
+
+
+def _tensorflow_needs(env: Environment) -> _TensorFlowNeeds | None:
+    tf = env.tensorflow
+    if tf.state is not State.FOUND or tf.is_cuda_build is False or tf.version is None:
+        return None
+    tested = tf_facts.tested_build(tf.version, env.host.system)
+    cuda = tf.cuda_version or (tested.cuda if tested else None)
+    # The tested table gives the compiled minor (7.6) where build info gives only the major (7).
+    compiled = tf.cudnn_version
+    if tested and (compiled is None or _major(tested.cudnn) == _major(compiled)):
+        compiled = tested.cudnn if compiled is None or "." not in compiled else compiled
+    cudart, cudnn = tf.cudart_name, tf.cudnn_name
+    if (cudart is None or cudnn is None) and tested:
+        derived = tf_facts.library_names(env.host.system, tested.cuda, tested.cudnn)
+        cudart, cudnn = cudart or derived[0], cudnn or derived[1]
+    built = ", ".join(
+        part for part in (f"CUDA {cuda}" if cuda else "", f"cuDNN {compiled}" if compiled else "") if part
+    )
+    owner = f"TensorFlow {tf.version}" + (f" (built for {built})" if built else "")
+    return _TensorFlowNeeds(cudart, cudnn, cuda, compiled, tested, owner)
+
+
+def _resolution(env: Environment, name: str) -> Resolution | None:
+    return env.resolution(name, "tensorflow") or env.resolution(name, "process")
+
+
+def _winner(resolution: Resolution | None) -> Candidate | None:
+    if resolution is None:
+        return None
+    path = resolution.loaded or resolution.predicted
+    return next((c for c in resolution.candidates if c.path == path), None) if path else None
+
+
+def _copy_of(copies: Iterable[CudaRuntime | Cudnn], candidate: Candidate | None) -> CudaRuntime | Cudnn | None:
+    if candidate is None:
+        return None
+    return next(
+        (c for c in copies if c.path == candidate.path or (c.real_path and c.real_path == candidate.real_path)), None
+    )
+
+
+def _loader_visible(vias: Iterable[Via]) -> bool:
+    return any(v in _LOADER_VIAS for v in vias)
+
+
+def stack_runtime(env: Environment) -> CudaRuntime | None:
+    """The CUDA runtime the stack uses: the one TensorFlow's loader picks. None without a framework."""
+    needs = _tensorflow_needs(env)
+    if needs and needs.cudart:
+        found = _copy_of(env.cuda_runtimes, _winner(_resolution(env, needs.cudart)))
+        return found if isinstance(found, CudaRuntime) else None
+    return None
+
+
+def _runtimes_in_use(env: Environment) -> tuple[list[CudaRuntime], bool]:
+    """The runtimes to judge, and whether the stack is known to use them.
+
+    With a framework: its runtime. Without: every runtime the loader can see; the host can run GPU work if any of
+    them can, so each failing one is an error only when they all fail.
+    """
+    stack = stack_runtime(env)
+    if stack is not None:
+        return [stack], True
+    if _tensorflow_needs(env) is not None:
+        return [], True
+    return [r for r in env.cuda_runtimes if r.version and _loader_visible(r.via)], False
+
+
+def _stack_cudnns(env: Environment) -> list[Cudnn]:
+    needs = _tensorflow_needs(env)
+    if needs and needs.cudnn:
+        found = _copy_of(env.cudnns, _winner(_resolution(env, needs.cudnn)))
+        return [found] if isinstance(found, Cudnn) else []
+    return [c for c in env.cudnns if _loader_visible(c.via)]
+
+
+def _gpus(env: Environment) -> list[Gpu]:
+    return [gpu for gpu in env.driver.gpus if gpu.compute_capability]
+
+
+def _runtime_evidence(runtime: CudaRuntime) -> str:
+    return f"CUDA runtime {runtime.version or '?'} at {runtime.path} (via {_via(runtime.via)})"
+
+
+def _cudnn_evidence(cudnn: Cudnn) -> str:
+    built = f", built for CUDA {cudnn.cudart_version}" if cudnn.cudart_version else ""
+    return f"cuDNN {cudnn.version or '?'} at {cudnn.path} (via {_via(cudnn.via)}{built})"
+
+
+def _gpu_text(gpu: Gpu) -> str:
+    arch = cuda_facts.architecture_name(gpu.compute_capability or "")
+    return (
+        f"GPU {gpu.index} {gpu.name or '?'} (compute capability {gpu.compute_capability}{', ' + arch if arch else ''})"
+    )
+
+
+# Driver and GPUs -----------------------------------------------------------------------------------
+
+
+def _driver_rules(env: Environment) -> Iterator[Finding]:
     driver = env.driver
+    said = f"NVML said: {driver.reason}" if driver.reason else ""
+    where = f"NVML library: {driver.path}" if driver.path else ""
     if driver.state is State.FOUND:
+        if not driver.gpus:
+            yield _finding(
+                "no-gpu",
+                Severity.ERROR,
+                "driver",
+                "the NVIDIA driver is running but reports no GPU",
+                (f"driver {driver.version} via {driver.path}",),
+                "check that the GPU is attached to this machine or container (nvidia-smi -L; docker run --gpus all)",
+            )
         return
-    if driver.nvml_error == 12 or (driver.state is State.ABSENT and driver.path is None):
-        yield Finding(
-            "no-driver",
-            Severity.ERROR,
-            "driver",
-            "no NVIDIA driver: the NVML library (libnvidia-ml.so.1 / nvml.dll) is not on the loader path",
-            (f"NVML said: {driver.reason}",) if driver.reason else (),
-            "install the NVIDIA driver (on a container host, run with the NVIDIA container toolkit, e.g. --gpus all)",
-        )
-    elif driver.nvml_error == 18:
-        yield Finding(
+    if driver.nvml_error == 18:
+        yield _finding(
             "driver-module-mismatch",
             Severity.ERROR,
             "driver",
             "the NVIDIA kernel module and the user-space driver differ (driver upgraded without a reboot)",
-            (f"NVML said: {driver.reason}", f"NVML library: {driver.path}"),
+            (said, where),
             "reboot, or unload and reload the nvidia kernel modules",
         )
     elif driver.nvml_error == 9:
-        yield Finding(
+        yield _finding(
             "driver-not-loaded",
             Severity.ERROR,
             "driver",
             "the NVIDIA driver is installed but its kernel module is not loaded",
-            (f"NVML said: {driver.reason}", f"NVML library: {driver.path}"),
-            "load the kernel module (modprobe nvidia) or reboot; check dmesg for why it failed",
+            (said, where),
+            "load the kernel module (modprobe nvidia) or reboot; dmesg says why it failed",
+        )
+    elif driver.state is State.ABSENT:
+        runtimes = [r for r in env.cuda_runtimes if r.driver_version_raw == 0 and r.device_count_status == 35]
+        yield _finding(
+            "no-driver",
+            Severity.ERROR,
+            "driver",
+            "no NVIDIA driver: libnvidia-ml.so.1 (nvml.dll) is not on the loader path",
+            (
+                said,
+                f"libcuda: {env.cuda_driver.reason}" if env.cuda_driver.state is not State.FOUND else "",
+                f"{_runtime_evidence(runtimes[0])} reports driver version 0 and status 35: no driver at all, "
+                "not an old one"
+                if runtimes
+                else "",
+            ),
+            "install the NVIDIA driver; in a container, start it with the NVIDIA container toolkit (--gpus all)",
         )
     else:
-        yield Finding(
+        yield _finding(
             "driver-error",
             Severity.ERROR,
             "driver",
             "NVML could not report on the driver",
-            tuple(
-                line for line in (f"NVML said: {driver.reason}", f"NVML library: {driver.path}") if "None" not in line
-            ),
+            (said, where),
             "run nvidia-smi to see the same failure; check dmesg",
         )
 
 
-def _no_gpu(env: Environment) -> Iterator[Finding]:
-    if env.driver.state is State.FOUND and not env.driver.gpus:
-        yield Finding(
-            "no-gpu",
-            Severity.ERROR,
-            "driver",
-            "the NVIDIA driver is running but reports no GPU",
-            (f"driver {env.driver.version} via {env.driver.path}",),
-            "check that the GPU is attached to this machine or container (nvidia-smi -L)",
-        )
+def _gpu_rules(env: Environment) -> Iterator[Finding]:
+    for gpu in env.driver.gpus:
+        if gpu.error:
+            yield _finding(
+                "gpu-probe-partial",
+                Severity.WARNING,
+                "gpu",
+                f"GPU {gpu.index}: some facts could not be read",
+                (f"NVML: {gpu.error}",),
+                f"run nvidia-smi -q -i {gpu.index}; 'GPU is lost' means the device fell off the bus (reset or reboot)",
+            )
+        if gpu.memory_total and gpu.memory_free is not None and gpu.memory_free < gpu.memory_total * 0.1:
+            yield _finding(
+                "gpu-memory-low",
+                Severity.WARNING,
+                "gpu",
+                f"GPU {gpu.index} has {gpu.memory_free / 2**30:.1f} GiB free of {gpu.memory_total / 2**30:.1f} GiB",
+                (_gpu_text(gpu),),
+                "another process holds the memory (nvidia-smi lists it); TensorFlow grabs all memory by default: "
+                "tf.config.experimental.set_memory_growth or TF_FORCE_GPU_ALLOW_GROWTH=true",
+            )
 
 
-def _no_runtime(env: Environment) -> Iterator[Finding]:
+# CUDA runtime --------------------------------------------------------------------------------------
+
+
+def _runtime_rules(env: Environment) -> Iterator[Finding]:
     if not env.cuda_runtimes:
-        yield Finding(
+        yield _finding(
             "no-cuda-runtime",
             Severity.ERROR,
             "cuda-runtime",
-            "no CUDA runtime (libcudart) found anywhere",
+            "no CUDA runtime (libcudart / cudart64_*.dll) found anywhere",
             (),
-            "install the CUDA runtime, e.g. pip install nvidia-cuda-runtime-cu12, or the CUDA toolkit",
+            "install one, e.g. pip install nvidia-cuda-runtime-cu12, or the CUDA toolkit",
         )
-
-
-def _runtime_evidence(runtime: CudaRuntime) -> str:
-    return f"CUDA runtime {runtime.version or '?'} at {runtime.path} (via {', '.join(v.value for v in runtime.via)})"
-
-
-def _runtime_failures(env: Environment) -> Iterator[Finding]:
     for runtime in env.cuda_runtimes:
         if runtime.state is State.ERROR:
-            yield Finding(
+            yield _finding(
                 "cuda-runtime-probe-failed",
                 Severity.WARNING,
                 "cuda-runtime",
                 f"probing the CUDA runtime at {runtime.path} failed",
                 (runtime.reason or "",),
-                "check the file: it may be truncated or built for another architecture",
+                "check the file: it may be truncated, or built for another architecture",
+            )
+    runtimes, in_use = _runtimes_in_use(env)
+    failing = [finding for runtime in runtimes for finding in _driver_for(env, runtime)]
+    all_fail = in_use or len(failing) == len(runtimes)
+    for finding in failing:
+        yield finding if all_fail else dataclasses.replace(finding, severity=Severity.WARNING)
+
+
+def _driver_for(env: Environment, runtime: CudaRuntime) -> Iterator[Finding]:
+    assert runtime.version is not None
+    floor = cuda_facts.minimum_driver(runtime.version, env.host.system)
+    driver = env.driver.version
+    evidence = [_runtime_evidence(runtime)]
+    if driver and floor:
+        have, need = cuda_facts.driver_tuple(driver), cuda_facts.driver_tuple(floor[0])
+        if not (have and need and have < need):
+            return
+        rule = "minor-version compatibility floor of CUDA " if (_major(runtime.version) or 0) >= 11 else "CUDA "
+        evidence += [f"driver {driver} is below {floor[0]}, the {rule}{floor[1].cuda}", _cite(floor[1].source)]
+    elif runtime.driver_version_raw:
+        # Without NVML, the runtime's own cudaDriverGetVersion says which CUDA the driver supports.
+        driver_cuda = cuda_version_from_int(runtime.driver_version_raw)
+        if not _driver_cuda_too_old(driver_cuda, runtime.version):
+            return
+        evidence.append(f"cudaDriverGetVersion: the driver supports CUDA up to {driver_cuda}")
+    else:
+        return
+    if runtime.device_count_status == 35:
+        evidence.append(f"cudaGetDeviceCount said 35: {runtime.device_count_error}")
+    yield _finding(
+        "driver-too-old-for-cuda",
+        Severity.ERROR,
+        "driver",
+        f"the NVIDIA driver{' ' + driver if driver else ''} is too old for CUDA {runtime.version}",
+        evidence,
+        f"install a driver >= {floor[0]}" if floor else "upgrade the NVIDIA driver",
+    )
+
+
+def _driver_cuda_too_old(driver_cuda: str, runtime_cuda: str) -> bool:
+    """From CUDA 11 a driver of the same major runs every minor; before, it must be at least the runtime."""
+    have, need = _version(driver_cuda), _version(runtime_cuda)
+    if have is None or need is None:
+        return False
+    if need.release[0] >= 11:
+        return have.release[0] < need.release[0]
+    return have < need
+
+
+def _gpu_arch_rules(env: Environment) -> Iterator[Finding]:
+    runtimes, in_use = _runtimes_in_use(env)
+    for gpu in _gpus(env):
+        cc = _version(gpu.compute_capability)
+        failing = []
+        for runtime in runtimes:
+            targets = cuda_facts.supported_capabilities(runtime.version or "")
+            if cc is not None and targets is not None and cc < Version(targets.oldest):
+                failing.append(
+                    _finding(
+                        "gpu-unsupported-by-cuda",
+                        Severity.ERROR,
+                        "gpu",
+                        f"CUDA {runtime.version} cannot run on {_gpu_text(gpu)}: its oldest target is {targets.oldest}",
+                        (_runtime_evidence(runtime), _cite(targets.source)),
+                        "use a CUDA release that still supports this GPU, or a newer GPU",
+                    )
+                )
+        all_fail = in_use or len(failing) == len(runtimes)
+        for finding in failing:
+            yield finding if all_fail else dataclasses.replace(finding, severity=Severity.WARNING)
+
+
+# TensorFlow ---------------------------------------------------------------------------------------
+
+
+def _tensorflow_rules(env: Environment) -> Iterator[Finding]:
+    tf = env.tensorflow
+    if tf.state is not State.FOUND:
+        return
+    if tf.is_cuda_build is False:
+        last, source = tf_facts.WINDOWS_LAST_GPU_RELEASE
+        version = _version(tf.version)
+        if env.host.system == "Windows" and version and version >= Version(last) and version.release[:2] > (2, 10):
+            yield _finding(
+                "windows-tensorflow-no-gpu",
+                Severity.WARNING,
+                "tensorflow",
+                f"TensorFlow {tf.version} has no GPU support on native Windows (the last was {last})",
+                (f"TensorFlow {tf.version} at {tf.location}: a CPU-only build", _cite(source)),
+                "run TensorFlow in WSL2, or pin tensorflow<2.11 with CUDA 11.2 and cuDNN 8.1",
+            )
+        else:
+            yield _finding(
+                "tensorflow-cpu-only",
+                Severity.WARNING,
+                "tensorflow",
+                f"TensorFlow {tf.version} ({tf.distribution}) is a CPU-only build: it will not use the GPU",
+                (f"{tf.build_info_path}: is_cuda_build = False",),
+                "install the GPU build: pip install 'tensorflow[and-cuda]' (Linux)",
+            )
+        return
+    needs = _tensorflow_needs(env)
+    if needs is None:
+        return
+    if not tf.cuda_version and needs.tested:
+        yield _finding(
+            "tensorflow-build-unrecorded",
+            Severity.INFO,
+            "tensorflow",
+            f"TensorFlow {tf.version}'s build info records no CUDA version; its tested configuration stands in",
+            (
+                f"{tf.build_info_path}: {tf.reason}",
+                f"tested build {needs.tested.tensorflow}: CUDA {needs.tested.cuda}, cuDNN {needs.tested.cudnn}",
+                _cite(needs.tested.source),
+            ),
+            "nothing to do; the checks below use the tested configuration",
+        )
+    elif tf.cuda_version and tf.cudart_name is None and needs.tested:
+        yield _finding(
+            "tensorflow-build-unrecorded",
+            Severity.INFO,
+            "tensorflow",
+            f"TensorFlow {tf.version}'s build info records only CUDA {tf.cuda_version_raw!r}; the tested configuration "
+            f"gives CUDA {needs.tested.cuda}",
+            (f"{tf.build_info_path}", _cite(needs.tested.source)),
+            "nothing to do; the checks below use the tested configuration",
+        )
+    yield from _tensorflow_library(env, needs, "cudart")
+    yield from _tensorflow_library(env, needs, "cudnn")
+    yield from _tensorflow_cudnn_version(env, needs)
+    yield from _tensorflow_kernels(env)
+    yield from _tensorflow_wheels(env)
+
+
+def _install_hint(env: Environment, needs: _TensorFlowNeeds, kind: str) -> str:
+    tf = env.tensorflow
+    pins = tf_facts.and_cuda_pins(tf.version or "")
+    if pins and env.host.system == "Linux":
+        return f"pip install 'tensorflow[and-cuda]=={tf.version}' (it installs the matching nvidia wheels)"
+    if kind == "cudnn":
+        cuda = needs.cuda or "?"
+        return (
+            f"install cuDNN {needs.cudnn_compiled or '?'} for CUDA {cuda} and put its library folder on the loader path"
+        )
+    return f"install the CUDA {needs.cuda or '?'} runtime and put its library folder on the loader path"
+
+
+def _tensorflow_library(env: Environment, needs: _TensorFlowNeeds, kind: str) -> Iterator[Finding]:
+    name = needs.cudart if kind == "cudart" else needs.cudnn
+    if name is None:
+        return
+    resolution = _resolution(env, name)
+    if _winner(resolution) is not None:
+        if resolution is not None and resolution.context == "tensorflow":
+            yield from _tensorflow_shadowing(env, needs, resolution)
+        return
+    copies: list[CudaRuntime | Cudnn] = list(env.cuda_runtimes if kind == "cudart" else env.cudnns)
+    evidence = [f"{needs.owner} loads {name}"]
+    unseen = [c for c in (resolution.candidates if resolution else ()) if c.loader_rank is None]
+    for candidate in unseen:
+        evidence.append(f"{name} exists at {candidate.path} (via {_via(candidate.via)}), where the loader never looks")
+    for copy in copies:
+        evidence.append(
+            (_runtime_evidence(copy) if isinstance(copy, CudaRuntime) else _cudnn_evidence(copy)) + f": not {name}"
+        )
+    if needs.tested:
+        evidence.append(_cite(needs.tested.source))
+    label = "CUDA runtime" if kind == "cudart" else "cuDNN"
+    if unseen:
+        folder = unseen[0].path.rsplit("/", 1)[0] if "/" in unseen[0].path else unseen[0].path.rsplit("\\", 1)[0]
+        variable = "PATH" if env.host.system == "Windows" else "LD_LIBRARY_PATH"
+        remedy = f"add {folder} to {variable} (or os.add_dll_directory on Windows)"
+    else:
+        remedy = _install_hint(env, needs, kind)
+    yield _finding(
+        f"tensorflow-{kind}-not-found",
+        Severity.ERROR,
+        "tensorflow",
+        f"{needs.owner} loads {name}, and the loader finds no copy of it: no {label} for TensorFlow",
+        evidence,
+        remedy,
+    )
+
+
+def _tensorflow_shadowing(env: Environment, needs: _TensorFlowNeeds, resolution: Resolution) -> Iterator[Finding]:
+    winner = _winner(resolution)
+    if winner is None or Via.LD_LIBRARY_PATH not in winner.via:
+        return
+    wheel = next((c for c in resolution.candidates if Via.RUNPATH in c.via and c.real_path != winner.real_path), None)
+    if wheel is None:
+        return
+    copies = list(env.cudnns) + list(env.cuda_runtimes)
+    won, lost = _copy_of(copies, winner), _copy_of(copies, wheel)
+    won_v = won.version if won else "?"
+    lost_v = lost.version if lost else "?"
+    yield _finding(
+        "tensorflow-library-shadowed",
+        Severity.WARNING,
+        "loader",
+        f"{resolution.name} {won_v} from LD_LIBRARY_PATH wins over the {lost_v} wheel beside TensorFlow",
+        (
+            f"loaded: {winner.path} (via {_via(winner.via)})",
+            f"shadowed: {wheel.path} (via {_via(wheel.via)})",
+            "the loader searches LD_LIBRARY_PATH before TensorFlow's RUNPATH (ld.so(8)); pytorch/pytorch#80637",
+        ),
+        f"remove {winner.path.rsplit('/', 1)[0]} from LD_LIBRARY_PATH for this environment",
+    )
+
+
+def _tensorflow_cudnn_version(env: Environment, needs: _TensorFlowNeeds) -> Iterator[Finding]:
+    if not needs.cudnn or not needs.cudnn_compiled:
+        return
+    cudnn = _copy_of(env.cudnns, _winner(_resolution(env, needs.cudnn)))
+    if not isinstance(cudnn, Cudnn) or not cudnn.version:
+        return
+    if not tf_facts.accepts_cudnn(needs.cudnn_compiled, cudnn.version):
+        yield _finding(
+            "tensorflow-cudnn-too-old",
+            Severity.ERROR,
+            "tensorflow",
+            f"{needs.owner} needs cuDNN {needs.cudnn_compiled} or a newer {_major(needs.cudnn_compiled)}.x; "
+            f"the loader gives it {cudnn.version}",
+            (
+                _cudnn_evidence(cudnn),
+                f"TensorFlow will log 'Loaded runtime CuDNN library: {cudnn.version} but source was compiled with: "
+                f"{needs.cudnn_compiled}'",
+                _cite("tf-cudnn-rule"),
+            ),
+            _install_hint(env, needs, "cudnn"),
+        )
+
+
+def _same_cuda(a: str, b: str) -> bool:
+    """cuDNN builds for CUDA 11+ serve the whole major; before 11 each build served one major.minor."""
+    if (_major(a) or 0) >= 11 or (_major(b) or 0) >= 11:
+        return _major(a) == _major(b)
+    return _major_minor(a) == _major_minor(b)
+
+
+def _capability_parts(text: str) -> tuple[str, int, int] | None:
+    match = re.fullmatch(r"(sm|compute)_(\d+)(\d)[a-z]?", text)
+    if not match:
+        return None
+    return match.group(1), int(match.group(2)), int(match.group(3))
+
+
+def _tensorflow_kernels(env: Environment) -> Iterator[Finding]:
+    tf = env.tensorflow
+    targets = [parts for parts in (_capability_parts(c) for c in tf.compute_capabilities) if parts]
+    if not targets:
+        return
+    for gpu in _gpus(env):
+        cc = _version(gpu.compute_capability)
+        if cc is None:
+            continue
+        major, minor = cc.release[0], cc.release[1] if len(cc.release) > 1 else 0
+        # SASS runs on the same major at an equal or higher minor; PTX is JIT-compiled for any newer GPU
+        # (CUDA C++ Programming Guide, "Binary Compatibility" and "PTX Compatibility").
+        sass = any(kind == "sm" and m == major and n <= minor for kind, m, n in targets)
+        ptx = any(kind == "compute" and (m, n) <= (major, minor) for kind, m, n in targets)
+        listed = ", ".join(tf.compute_capabilities)
+        if not sass and not ptx:
+            yield _finding(
+                "tensorflow-no-kernels-for-gpu",
+                Severity.ERROR,
+                "tensorflow",
+                f"TensorFlow {tf.version} has no kernels for {_gpu_text(gpu)}",
+                (f"{tf.build_info_path}: cuda_compute_capabilities = {listed}",),
+                "use a TensorFlow release built for this GPU's architecture, or build TensorFlow from source for it",
+            )
+        elif not sass:
+            yield _finding(
+                "tensorflow-ptx-only",
+                Severity.INFO,
+                "tensorflow",
+                f"TensorFlow {tf.version} runs on {_gpu_text(gpu)} only through PTX JIT (slow first start)",
+                (f"{tf.build_info_path}: cuda_compute_capabilities = {listed}",),
+                "expect minutes of JIT compilation on first use; set CUDA_CACHE_MAXSIZE so the cache keeps it",
             )
 
 
-def _cudnn_evidence(cudnn: Cudnn) -> str:
-    return f"cuDNN {cudnn.version or '?'} at {cudnn.path} (via {', '.join(v.value for v in cudnn.via)})"
+def _tensorflow_wheels(env: Environment) -> Iterator[Finding]:
+    tf = env.tensorflow
+    pins = tf_facts.and_cuda_pins(tf.version or "")
+    if pins is None or not tf.library_dirs:
+        return
+    for cudnn in env.cudnns:
+        if not any(cudnn.path.startswith(folder) for folder in tf.library_dirs) or not cudnn.version:
+            continue
+        if not tf_facts.in_pins(pins.cudnn, cudnn.version):
+            yield _finding(
+                "tensorflow-wheel-pins",
+                Severity.WARNING,
+                "tensorflow",
+                f"the cuDNN wheel beside TensorFlow {tf.version} is {cudnn.version}; tensorflow[and-cuda] requires "
+                f"{pins.cudnn_package}{pins.cudnn}",
+                (_cudnn_evidence(cudnn), _cite(pins.source)),
+                f"pip install '{pins.cudnn_package}{pins.cudnn}'",
+            )
 
 
-def _cudnn_incomplete(env: Environment) -> Iterator[Finding]:
+# cuDNN --------------------------------------------------------------------------------------------
+
+
+def _cudnn_rules(env: Environment) -> Iterator[Finding]:
     for cudnn in env.cudnns:
         if cudnn.siblings_missing:
-            yield Finding(
+            yield _finding(
                 "cudnn-incomplete",
                 Severity.ERROR,
                 "cudnn",
                 f"cuDNN at {cudnn.path} is missing its sub-libraries; any call into it aborts the process",
-                (_cudnn_evidence(cudnn), "missing beside it: " + ", ".join(cudnn.siblings_missing))
-                + ((cudnn.reason,) if cudnn.reason else ()),
-                "reinstall cuDNN completely (every libcudnn_* file of one release in one folder)",
+                (_cudnn_evidence(cudnn), "missing beside it: " + ", ".join(cudnn.siblings_missing), cudnn.reason or ""),
+                "reinstall cuDNN completely: every libcudnn_* file of one release in one folder",
             )
         elif cudnn.state is State.ERROR:
-            yield Finding(
+            yield _finding(
                 "cudnn-probe-failed",
-                Severity.ERROR,
+                Severity.ERROR if _loader_visible(cudnn.via) else Severity.WARNING,
                 "cudnn",
                 f"probing cuDNN at {cudnn.path} failed",
                 (_cudnn_evidence(cudnn), cudnn.reason or ""),
                 "reinstall cuDNN; the file may be damaged or built for another architecture",
             )
+    runtime = stack_runtime(env)
+    gpus = _gpus(env)
+    for cudnn in _stack_cudnns(env):
+        if (
+            runtime
+            and runtime.version
+            and cudnn.cudart_version
+            and not _same_cuda(cudnn.cudart_version, runtime.version)
+        ):
+            yield _finding(
+                "cudnn-cuda-mismatch",
+                Severity.ERROR,
+                "cudnn",
+                f"cuDNN {cudnn.version} was built for CUDA {cudnn.cudart_version}, but the stack uses CUDA "
+                f"{runtime.version}",
+                (_cudnn_evidence(cudnn), _runtime_evidence(runtime), "cudnnGetCudartVersion reports the build's CUDA"),
+                f"install the cuDNN {cudnn.version} build for CUDA {_major_minor(runtime.version)}",
+            )
+        elif (
+            runtime is None
+            and cudnn.cudart_version
+            and not any(
+                r.version and _loader_visible(r.via) and _same_cuda(cudnn.cudart_version, r.version)
+                for r in env.cuda_runtimes
+            )
+        ):
+            yield _finding(
+                "cudnn-cuda-mismatch",
+                Severity.WARNING,
+                "cudnn",
+                f"cuDNN {cudnn.version} was built for CUDA {cudnn.cudart_version}, and no CUDA runtime of that "
+                "release is on the loader path",
+                [_cudnn_evidence(cudnn)] + [_runtime_evidence(r) for r in env.cuda_runtimes if _loader_visible(r.via)],
+                f"install the CUDA {_major_minor(cudnn.cudart_version)} runtime, or the cuDNN build for your CUDA",
+            )
+        if gpus and cudnn.create_status not in (None, 0):
+            last = f"; cuDNN says: {cudnn.last_error}" if cudnn.last_error else ""
+            yield _finding(
+                "cudnn-create-failed",
+                Severity.ERROR,
+                "cudnn",
+                f"cudnnCreate fails with {cudnn.create_status} ({cudnn.create_error}) although the driver sees GPUs",
+                (_cudnn_evidence(cudnn), f"cudnnCreate: {cudnn.create_status} {cudnn.create_error}{last}"),
+                "run with CUDNN_LOGERR_DBG=1 (cuDNN 8) or CUDNN_LOGLEVEL_DBG=2 (cuDNN 9) and CUDNN_LOGDEST_DBG=stderr "
+                "for the reason; check the driver and CUDA findings above",
+            )
+        for gpu in gpus:
+            yield from _cudnn_gpu(cudnn, gpu)
 
 
-RULES: tuple[Rule, ...] = (_no_driver, _no_gpu, _no_runtime, _runtime_failures, _cudnn_incomplete)
+def _cudnn_gpu(cudnn: Cudnn, gpu: Gpu) -> Iterator[Finding]:
+    if not cudnn.version:
+        return
+    floor = cudnn_facts.oldest_capability(cudnn.version, _major(cudnn.cudart_version))
+    cc = _version(gpu.compute_capability)
+    if floor and cc is not None and cc < Version(floor.oldest):
+        yield _finding(
+            "cudnn-gpu-unsupported",
+            Severity.ERROR,
+            "cudnn",
+            f"cuDNN {cudnn.version} does not support {_gpu_text(gpu)}: its oldest is {floor.oldest}",
+            (_cudnn_evidence(cudnn), _cite(floor.source)),
+            "use a cuDNN release that still supports this GPU (see the support matrix), or a newer GPU",
+        )
+    for bad in cudnn_facts.known_bad(cudnn.version, gpu.compute_capability, _major_minor(cudnn.cudart_version)):
+        yield _finding(
+            "cudnn-known-bad",
+            Severity.WARNING,
+            "cudnn",
+            f"{bad.summary} [{bad.code}]",
+            (_cudnn_evidence(cudnn), _gpu_text(gpu), _cite(bad.source)),
+            bad.remedy,
+        )
+
+
+# Loader -------------------------------------------------------------------------------------------
+
+
+def _loader_rules(env: Environment) -> Iterator[Finding]:
+    versions: dict[str, str] = {}
+    for copy in list(env.cuda_runtimes) + list(env.cudnns):
+        if copy.version:
+            versions[copy.path] = copy.version
+            if copy.real_path:
+                versions[copy.real_path] = copy.version
+    for resolution in env.resolutions:
+        winner = _winner(resolution)
+        if resolution.loaded and resolution.predicted and resolution.loaded != resolution.predicted:
+            yield _finding(
+                "loader-disagrees",
+                Severity.WARNING,
+                "loader",
+                f"for {resolution.name} the loader loaded {resolution.loaded}, not {resolution.predicted}",
+                ("the search rules (LD_LIBRARY_PATH, ldconfig cache, default folders) predicted the other copy",),
+                "check /etc/ld.so.conf and run ldconfig; a stale cache or an RPATH can cause this",
+            )
+        if winner is None or resolution.context != "process":
+            continue
+        ranked = [c for c in resolution.candidates if c.loader_rank is not None and c.real_path != winner.real_path]
+        winner_version = versions.get(winner.path) or versions.get(winner.real_path)
+        others = [
+            (c, versions.get(c.path) or versions.get(c.real_path))
+            for c in ranked
+            if (versions.get(c.path) or versions.get(c.real_path)) not in (None, winner_version)
+        ]
+        if others:
+            yield _finding(
+                "library-shadowed",
+                Severity.WARNING,
+                "loader",
+                f"{len(others) + 1} versions of {resolution.name} are on the loader path; "
+                f"{winner_version} at {winner.path} wins",
+                [f"wins: {winner.path} (via {_via(winner.via)}), searched first"]
+                + [f"shadowed: {c.path} {v} (via {_via(c.via)})" for c, v in others],
+                "remove the copies you do not want from the loader path, so one version remains",
+            )
+    for note in env.notes:
+        if note.startswith("LD_LIBRARY_PATH entry"):
+            yield _finding(
+                "ld-library-path-relative",
+                Severity.WARNING,
+                "environment",
+                "LD_LIBRARY_PATH has relative or empty entries: the loader searches them from the current folder",
+                (note, f"LD_LIBRARY_PATH={env.variables.get('LD_LIBRARY_PATH', '')}"),
+                "remove empty entries (a leading, trailing or doubled ':') and make every entry absolute",
+            )
+            break
+
+
+# Environment variables ----------------------------------------------------------------------------
+
+
+def _path_rules(env: Environment) -> Iterator[Finding]:
+    vias = {
+        "CUDA_HOME": Via.CUDA_HOME,
+        "CUDA_PATH": Via.CUDA_PATH,
+        "CUDNN_PATH": Via.CUDNN_PATH,
+        "CONDA_PREFIX": Via.CONDA_PREFIX,
+    }
+    for check in env.paths:
+        if not check.is_dir:
+            yield _finding(
+                "path-variable-missing",
+                Severity.WARNING,
+                "environment",
+                f"{check.variable} points at {check.value}, which is not a folder",
+                (f"{check.variable}={check.value}",),
+                f"fix or unset {check.variable}; build scripts and some frameworks read it",
+            )
+            continue
+        via = vias.get(check.variable)
+        unseen = [
+            copy.path
+            for copy in list(env.cuda_runtimes) + list(env.cudnns)
+            if via in copy.via and not _loader_visible(copy.via)
+        ]
+        if unseen:
+            variable = "PATH" if env.host.system == "Windows" else "LD_LIBRARY_PATH"
+            yield _finding(
+                "path-variable-unused",
+                Severity.INFO,
+                "environment",
+                f"{check.variable} holds libraries the loader never looks at: "
+                f"the loader does not read {check.variable}",
+                tuple(f"found only through {check.variable}: {path}" for path in unseen),
+                f"add the folder to {variable} if these are the copies you mean to use",
+            )
+
+
+def _visible_devices(value: str) -> list[str]:
+    return [entry.strip() for entry in value.split(",")] if value.strip() else []
+
+
+def _device_rules(env: Environment) -> Iterator[Finding]:
+    gpus = env.driver.gpus
+    value = env.variables.get("CUDA_VISIBLE_DEVICES")
+    if value is not None and gpus:
+        visible: list[str] = []
+        invalid = None
+        for entry in _visible_devices(value):
+            # CUDA stops at the first invalid entry: devices after it are hidden too ("cuda-env-vars").
+            if (entry.isdigit() and int(entry) < len(gpus)) or (
+                entry.startswith("GPU-") and any(gpu.uuid and gpu.uuid.startswith(entry) for gpu in gpus)
+            ):
+                visible.append(entry)
+            elif entry.startswith("MIG-"):
+                visible.append(entry)  # MIG instances are not enumerated by the probe; trust them
+            else:
+                invalid = entry
+                break
+        evidence = (f"CUDA_VISIBLE_DEVICES={value!r}", f"NVML sees {len(gpus)} GPU(s)", _cite("cuda-env-vars"))
+        if not visible:
+            yield _finding(
+                "cuda-visible-devices-hides-all",
+                Severity.ERROR,
+                "environment",
+                "CUDA_VISIBLE_DEVICES leaves no GPU visible to CUDA",
+                evidence,
+                f"set CUDA_VISIBLE_DEVICES to indices below {len(gpus)} or to GPU UUIDs, or unset it",
+            )
+        elif invalid is not None:
+            yield _finding(
+                "cuda-visible-devices-invalid",
+                Severity.WARNING,
+                "environment",
+                f"CUDA_VISIBLE_DEVICES names {invalid!r}, which is no device here: it and every entry after it are "
+                "ignored",
+                evidence,
+                "remove the entry; CUDA stops reading the list at the first invalid one",
+            )
+    order = env.variables.get("CUDA_DEVICE_ORDER", "FASTEST_FIRST")
+    kinds = {(gpu.name, gpu.compute_capability, gpu.memory_total) for gpu in gpus}
+    if len(gpus) > 1 and len(kinds) > 1 and order != "PCI_BUS_ID":
+        yield _finding(
+            "cuda-device-order",
+            Severity.INFO,
+            "environment",
+            "these GPUs differ, and CUDA numbers them fastest first while nvidia-smi and NVML use PCI bus order",
+            [*(_gpu_text(gpu) for gpu in gpus), _cite("cuda-env-vars")],
+            "set CUDA_DEVICE_ORDER=PCI_BUS_ID so CUDA device N is nvidia-smi's GPU N",
+        )
+
+
+def _windows_rules(env: Environment) -> Iterator[Finding]:
+    if env.host.system != "Windows":
+        return
+    python = _version(env.host.python)
+    if python is None or python < Version("3.8"):
+        return
+    for copy in list(env.cuda_runtimes) + list(env.cudnns):
+        loader = [v for v in copy.via if v in _LOADER_VIAS]
+        if loader and set(loader) == {Via.PATH}:
+            folder = copy.path.rsplit("\\", 1)[0]
+            yield _finding(
+                "windows-dll-path-only",
+                Severity.INFO,
+                "loader",
+                f"{copy.path} is reachable only through PATH, which Python {env.host.python} extension modules and "
+                "ctypes no longer search",
+                (f"found via {_via(copy.via)}", _cite("python-38-dll")),
+                f"call os.add_dll_directory({folder!r}) before loading it from Python code",
+            )
+
+
+RULES: tuple[Rule, ...] = (
+    _driver_rules,
+    _gpu_rules,
+    _runtime_rules,
+    _gpu_arch_rules,
+    _tensorflow_rules,
+    _cudnn_rules,
+    _loader_rules,
+    _path_rules,
+    _device_rules,
+    _windows_rules,
+)
 
 
 def diagnose(env: Environment, rules: tuple[Rule, ...] = RULES) -> list[Finding]:
-    """All findings, errors first, in a stable order."""
-    findings = [finding for rule in rules for finding in rule(env)]
+    """All findings, errors first, each once, in a stable order."""
+    seen: set[tuple[str, str]] = set()
+    findings = []
+    for rule in rules:
+        for finding in rule(env):
+            key = (finding.code, finding.summary)
+            if key not in seen:
+                seen.add(key)
+                findings.append(finding)
     return sorted(findings, key=lambda f: _ORDER[f.severity])
 
 
 def verdict(findings: list[Finding]) -> Verdict:
     errors = [f for f in findings if f.severity is Severity.ERROR]
     if errors:
-        first = errors[0].summary
         more = f" (and {len(errors) - 1} more error{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
-        return Verdict(False, f"cannot run GPU work: {first}{more}")
+        return Verdict(False, f"cannot run GPU work: {errors[0].summary}{more}")
+    warnings = sum(f.severity is Severity.WARNING for f in findings)
+    if warnings:
+        return Verdict(True, f"the GPU stack holds together ({warnings} warning{'s' if warnings > 1 else ''})")
     return Verdict(True, "the GPU stack holds together")

@@ -18,6 +18,7 @@ SNAPSHOTS = Path(__file__).parent.parent / "examples" / "snapshots"
         ("healthy-tf2.18-a100", 0),
         ("ci-runner-lost-its-gpu", 1),
         ("incomplete-cudnn8", 1),
+        ("tf2.3-meets-cudnn8", 1),
     ],
 )
 def test_example_snapshot_replays_with_its_verdict(
