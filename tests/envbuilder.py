@@ -1,0 +1,281 @@
+"""Build :class:`Environment` values for the diagnosis table tests, starting from a healthy host.
+
+The default is a Linux host with driver 550.54.15 (CUDA 12.4), one A100, TensorFlow 2.18 with the
+nvidia-cudnn-cu12 9.3.0 and nvidia-cuda-runtime-cu12 12.5 wheels beside it: a stack that must get no error.
+Resolutions are derived from the copies the way the probe derives them: by name, lowest loader rank wins.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_cudnn.environment import (
+    SCHEMA,
+    SCHEMA_VERSION,
+    Candidate,
+    CudaDriver,
+    CudaRuntime,
+    Cudnn,
+    Driver,
+    Environment,
+    Gpu,
+    Host,
+    PathCheck,
+    Resolution,
+    State,
+    TensorFlow,
+    Via,
+)
+from pytest_cudnn.versions import cuda_version_from_int
+
+SITE = "/venv/lib/python3.11/site-packages"
+WHEEL_CUDNN = f"{SITE}/nvidia/cudnn/lib"
+WHEEL_RUNTIME = f"{SITE}/nvidia/cuda_runtime/lib"
+GiB = 1024**3
+
+
+def gpu(
+    index: int = 0,
+    name: str = "NVIDIA A100-SXM4-80GB",
+    cc: str = "8.0",
+    total: int = 80 * GiB,
+    free: int = 79 * GiB,
+    error: str | None = None,
+    uuid: str | None = None,
+) -> Gpu:
+    return Gpu(
+        index,
+        name,
+        uuid or f"GPU-{index:08d}-aaaa-bbbb-cccc-000000000000",
+        f"00000000:{index:02X}:00.0",
+        cc,
+        total,
+        free,
+        error,
+    )
+
+
+@dataclass
+class _Copy:
+    kind: str  # "cudart" or "cudnn"
+    path: str
+    value: CudaRuntime | Cudnn
+    rank: int | None  # in a plain dlopen
+    tf_rank: int | None  # as TensorFlow loads it (its RUNPATH after LD_LIBRARY_PATH)
+
+
+@dataclass
+class EnvBuilder:
+    system: str = "Linux"
+    python: str = "3.11.7"
+    driver: Driver = field(
+        default_factory=lambda: Driver(
+            State.FOUND,
+            "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
+            None,
+            None,
+            "550.54.15",
+            12040,
+            "12.4",
+            "12.550.54.15",
+            (gpu(),),
+        )
+    )
+    cuda_driver: CudaDriver = field(
+        default_factory=lambda: CudaDriver(
+            State.FOUND, "/usr/lib/x86_64-linux-gnu/libcuda.so.1", None, 12040, "12.4", 0, 1
+        )
+    )
+    tensorflow: TensorFlow | None = None
+    variables: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    paths: list[PathCheck] = field(default_factory=list)
+    copies: list[_Copy] = field(default_factory=list)
+    loaded: dict[str, str | None] = field(default_factory=dict)  # name -> what a real dlopen loaded
+
+    @classmethod
+    def healthy(cls) -> EnvBuilder:
+        builder = cls()
+        builder.with_tensorflow("2.18.0", "12.5.1", "9", library_dirs=(WHEEL_RUNTIME, WHEEL_CUDNN))
+        builder.runtime(f"{WHEEL_RUNTIME}/libcudart.so.12", 12050, (Via.PIP_WHEEL,), rank=None, tf_rank=0)
+        builder.cudnn(f"{WHEEL_CUDNN}/libcudnn.so.9", "9.3.0", 12050, (Via.PIP_WHEEL,), rank=None, tf_rank=0)
+        return builder
+
+    def with_driver(self, **changes: Any) -> EnvBuilder:
+        if changes.get("cuda_version_raw"):
+            changes.setdefault("cuda_version", cuda_version_from_int(changes["cuda_version_raw"]))
+        self.driver = dataclasses.replace(self.driver, **changes)
+        return self
+
+    def with_gpus(self, *gpus: Gpu) -> EnvBuilder:
+        self.driver = dataclasses.replace(self.driver, gpus=gpus)
+        return self
+
+    def with_tensorflow(
+        self,
+        version: str,
+        cuda: str | None,
+        cudnn: str | None,
+        *,
+        is_cuda_build: bool | None = True,
+        capabilities: tuple[str, ...] = ("sm_60", "sm_70", "sm_80", "sm_89", "compute_90"),
+        library_dirs: tuple[str, ...] = (),
+        cudart_name: str | None = "",
+        cudnn_name: str | None = "",
+        reason: str | None = None,
+    ) -> EnvBuilder:
+        from pytest_cudnn.compat.tensorflow import library_names
+
+        derived = library_names(self.system, cuda, cudnn)
+        self.tensorflow = TensorFlow(
+            State.FOUND,
+            reason,
+            "tensorflow",
+            version,
+            f"{SITE}/tensorflow",
+            f"{SITE}/tensorflow/python/platform/build_info.py",
+            "build_info OrderedDict",
+            is_cuda_build,
+            cuda,
+            cuda,
+            cudnn,
+            cudnn,
+            capabilities,
+            derived[0] if cudart_name == "" else cudart_name,
+            derived[1] if cudnn_name == "" else cudnn_name,
+            library_dirs,
+        )
+        return self
+
+    def runtime(
+        self,
+        path: str,
+        version_raw: int,
+        via: tuple[Via, ...] = (Via.LD_LIBRARY_PATH,),
+        *,
+        rank: int | None = 0,
+        tf_rank: int | None = None,
+        driver_raw: int | None = 12040,
+        status: int | None = 0,
+        state: State = State.FOUND,
+        reason: str | None = None,
+    ) -> EnvBuilder:
+        name = path.rsplit("/", 1)[-1].rsplit("\\", 1)[-1]
+        value = CudaRuntime(
+            state,
+            path,
+            (name,),
+            via,
+            reason,
+            version_raw,
+            cuda_version_from_int(version_raw),
+            driver_raw,
+            status,
+            None if status == 0 else "CUDA driver version is insufficient for CUDA runtime version",
+            1 if status == 0 else None,
+            path,
+        )
+        self.copies.append(_Copy("cudart", path, value, rank, rank if tf_rank is None else tf_rank))
+        return self
+
+    def cudnn(
+        self,
+        path: str,
+        version: str,
+        cudart_raw: int | None,
+        via: tuple[Via, ...] = (Via.LD_LIBRARY_PATH,),
+        *,
+        rank: int | None = 0,
+        tf_rank: int | None = None,
+        siblings_missing: tuple[str, ...] = (),
+        create_status: int | None = 0,
+        last_error: str | None = None,
+        state: State = State.FOUND,
+        reason: str | None = None,
+    ) -> EnvBuilder:
+        name = path.rsplit("/", 1)[-1].rsplit("\\", 1)[-1]
+        value = Cudnn(
+            state,
+            path,
+            (name,),
+            via,
+            reason,
+            None,
+            version,
+            "cudnnGetProperty",
+            cudart_raw,
+            cuda_version_from_int(cudart_raw) if cudart_raw else None,
+            siblings_missing,
+            create_status,
+            "CUDNN_STATUS_SUCCESS" if create_status == 0 else "CUDNN_STATUS_NOT_INITIALIZED",
+            last_error,
+            path,
+        )
+        self.copies.append(_Copy("cudnn", path, value, rank, rank if tf_rank is None else tf_rank))
+        return self
+
+    def change(self, index: int, **changes: Any) -> EnvBuilder:
+        """Replace fields of the ``index``-th planted copy (0: the first runtime or cuDNN added)."""
+        copy = self.copies[index]
+        value: Any = copy.value
+        copy.value = dataclasses.replace(value, **changes)
+        return self
+
+    def build(self) -> Environment:
+        names = {copy.value.names[0] for copy in self.copies}
+        tf = self.tensorflow or TensorFlow(
+            State.ABSENT,
+            "no 'tensorflow' package on the Python path",
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            (),
+            None,
+            None,
+            (),
+        )
+        tf_names = {name for name in (tf.cudart_name, tf.cudnn_name) if name}
+        resolutions = [self._resolution(name, "process") for name in sorted(names | tf_names)]
+        if tf.library_dirs:
+            resolutions += [self._resolution(name, "tensorflow") for name in sorted(tf_names)]
+        return Environment(
+            schema=SCHEMA,
+            schema_version=SCHEMA_VERSION,
+            host=Host(self.system, "x86_64", self.python, f"{self.system}-test"),
+            probed_at="2026-11-21T00:00:00+00:00",
+            probe_seconds=0.03,
+            variables=dict(self.variables),
+            driver=self.driver,
+            cuda_driver=self.cuda_driver,
+            cuda_runtimes=tuple(c.value for c in self.copies if isinstance(c.value, CudaRuntime)),
+            cudnns=tuple(c.value for c in self.copies if isinstance(c.value, Cudnn)),
+            tensorflow=tf,
+            resolutions=tuple(resolutions),
+            notes=tuple(self.notes),
+            paths=tuple(self.paths),
+        )
+
+    def _resolution(self, name: str, context: str) -> Resolution:
+        own = [c for c in self.copies if c.value.names[0] == name]
+        candidates = []
+        for copy in own:
+            rank = copy.tf_rank if context == "tensorflow" else copy.rank
+            via = copy.value.via
+            if context == "tensorflow" and rank is not None and Via.PIP_WHEEL in via:
+                via = (Via.RUNPATH, *via)
+            candidates.append(Candidate(name, copy.path, copy.path, via, rank))
+        ranked = sorted((c for c in candidates if c.loader_rank is not None), key=lambda c: c.loader_rank or 0)
+        predicted = ranked[0].path if ranked else None
+        loaded = self.loaded.get(name, predicted) if context == "process" and self.system == "Linux" else None
+        return Resolution(
+            name, context, tuple(ranked + [c for c in candidates if c.loader_rank is None]), predicted, loaded, None
+        )

@@ -1,0 +1,504 @@
+"""Every finding code, table-tested: one environment where it fires and one close to it where it must not."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import pytest
+
+from pytest_cudnn.compat.sources import SOURCES
+from pytest_cudnn.diagnosis import CODES, Finding, Severity, diagnose, verdict
+from pytest_cudnn.environment import CudaDriver, Environment, PathCheck, State, Via
+
+from .envbuilder import SITE, WHEEL_CUDNN, EnvBuilder, gpu
+
+Case = Callable[[], Environment]
+
+
+def healthy() -> Environment:
+    return EnvBuilder.healthy().build()
+
+
+def no_driver() -> Environment:
+    b = EnvBuilder.healthy().with_driver(
+        state=State.ABSENT,
+        path=None,
+        reason="NVML Shared Library Not Found",
+        nvml_error=12,
+        version=None,
+        cuda_version_raw=None,
+        cuda_version=None,
+        nvml_version=None,
+        gpus=(),
+    )
+    b.cuda_driver = CudaDriver(
+        State.ABSENT, None, "libcuda.so.1: cannot open shared object file", None, None, None, None
+    )
+    return b.build()
+
+
+def nvml_error(code: int) -> Case:
+    return lambda: EnvBuilder.healthy().with_driver(state=State.ERROR, reason="x", nvml_error=code, gpus=()).build()
+
+
+def driver_version(version: str, cuda_raw: int) -> Case:
+    return lambda: EnvBuilder.healthy().with_driver(version=version, cuda_version_raw=cuda_raw).build()
+
+
+def gpus(*devices: object) -> Case:
+    return lambda: EnvBuilder.healthy().with_gpus(*devices).build()  # type: ignore[arg-type]
+
+
+def no_runtime() -> Environment:
+    b = EnvBuilder.healthy()
+    b.copies = [c for c in b.copies if c.kind != "cudart"]
+    b.tensorflow = None
+    return b.build()
+
+
+def runtime_probe_failed() -> Environment:
+    b = EnvBuilder.healthy()
+    b.runtime("/opt/bad/libcudart.so.11.0", 11080, state=State.ERROR, reason="killed by SIGSEGV")
+    return b.build()
+
+
+def tf_old_driver() -> Environment:
+    # TF 2.3 wants CUDA 10.1: before CUDA 11 the toolkit's own driver (418.39) is the floor.
+    b = EnvBuilder().with_driver(version="410.48", cuda_version_raw=10000).with_gpus(gpu(name="Tesla T4", cc="7.5"))
+    b.with_tensorflow("2.3.1", "10.1", "7", capabilities=("sm_70", "sm_75"))
+    b.runtime("/usr/local/cuda-10.1/lib64/libcudart.so.10.1", 10010, driver_raw=10000, status=35)
+    b.cudnn("/usr/local/cuda-10.1/lib64/libcudnn.so.7", "7.6.5", 10010)
+    return b.build()
+
+
+def tf_old_driver_fixed() -> Environment:
+    env = tf_old_driver()
+    return dataclasses.replace(env, driver=dataclasses.replace(env.driver, version="418.87.01"))
+
+
+def no_nvml_old_runtime_driver() -> Environment:
+    # No NVML answer, but the runtime's cudaDriverGetVersion says the driver supports CUDA 11.8 only.
+    b = EnvBuilder().with_driver(state=State.ERROR, version=None, reason="x", nvml_error=999)
+    b.runtime("/opt/cuda-12/libcudart.so.12", 12040, driver_raw=11080, status=35)
+    return b.build()
+
+
+def only_runtime_too_new() -> Environment:
+    b = EnvBuilder().with_driver(version="535.104.05", cuda_version_raw=12020)
+    b.runtime("/usr/local/cuda-13.0/lib/libcudart.so.13", 13000, (Via.LDCONFIG,))
+    return b.build()
+
+
+def one_of_two_runtimes_too_new() -> Environment:
+    b = EnvBuilder().with_driver(version="535.104.05", cuda_version_raw=12020)
+    b.runtime("/usr/local/cuda-13.0/lib/libcudart.so.13", 13000, (Via.LDCONFIG,))
+    b.runtime("/opt/cuda-12.2/lib64/libcudart.so.12", 12020)
+    return b.build()
+
+
+def kepler_on_cuda12() -> Environment:
+    return EnvBuilder.healthy().with_gpus(gpu(name="Tesla K80", cc="3.7", total=12 * 2**30, free=11 * 2**30)).build()
+
+
+def tf23_meets_cudnn8() -> Environment:
+    b = EnvBuilder().with_driver(version="450.80.02", cuda_version_raw=11000)
+    b.with_tensorflow("2.3.1", "10.1", "7", capabilities=("sm_70", "compute_70"))
+    b.runtime("/usr/local/cuda-10.1/lib64/libcudart.so.10.1", 10010, driver_raw=11000)
+    b.cudnn("/usr/local/cuda-10.1/lib64/libcudnn.so.8", "8.0.5", 10010)
+    return b.build()
+
+
+def tf23_with_cudnn7() -> Environment:
+    b = EnvBuilder().with_driver(version="450.80.02", cuda_version_raw=11000)
+    b.with_tensorflow("2.3.1", "10.1", "7", capabilities=("sm_70", "compute_70"))
+    b.runtime("/usr/local/cuda-10.1/lib64/libcudart.so.10.1", 10010, driver_raw=11000)
+    b.cudnn("/usr/local/cuda-10.1/lib64/libcudnn.so.7", "7.6.5", 10010)
+    return b.build()
+
+
+def tf23_cudnn_74() -> Environment:
+    b = EnvBuilder().with_driver(version="450.80.02", cuda_version_raw=11000)
+    b.with_tensorflow("2.3.1", "10.1", "7", capabilities=("sm_70", "compute_70"))
+    b.runtime("/usr/local/cuda-10.1/lib64/libcudart.so.10.1", 10010, driver_raw=11000)
+    b.cudnn("/usr/local/cuda-10.1/lib64/libcudnn.so.7", "7.4.2", 10010)
+    return b.build()
+
+
+def tf23_no_runtime() -> Environment:
+    b = EnvBuilder().with_driver(version="450.80.02", cuda_version_raw=11000)
+    b.with_tensorflow("2.3.1", "10.1", "7", capabilities=("sm_70", "compute_70"))
+    b.runtime("/usr/local/cuda-11.0/lib64/libcudart.so.11.0", 11000)
+    b.cudnn("/usr/local/cuda-10.1/lib64/libcudnn.so.7", "7.6.5", 10010)
+    return b.build()
+
+
+def wheel_shadowed() -> Environment:
+    b = EnvBuilder.healthy()
+    b.cudnn("/usr/local/cuda-12.1/lib64/libcudnn.so.9", "9.0.0", 12030, rank=0, tf_rank=0)
+    b.copies[1].tf_rank = 1  # the wheel: after LD_LIBRARY_PATH
+    return b.build()
+
+
+def tf115_unrecorded() -> Environment:
+    b = EnvBuilder().with_driver(version="410.48", cuda_version_raw=10000).with_gpus(gpu(name="Tesla V100", cc="7.0"))
+    b.with_tensorflow("1.15.0", "10", "7", capabilities=(), reason="its build_info records only CUDA '10'")
+    b.runtime("/usr/local/cuda-10.0/lib64/libcudart.so.10.0", 10000, driver_raw=10000)
+    b.cudnn("/usr/local/cuda-10.0/lib64/libcudnn.so.7", "7.4.2", 10000)
+    return b.build()
+
+
+def tf115_cudnn_for_cuda9() -> Environment:
+    env = tf115_unrecorded()
+    cudnn = dataclasses.replace(env.cudnns[0], cudart_version_raw=9000, cudart_version="9.0")
+    return dataclasses.replace(env, cudnns=(cudnn,))
+
+
+def tf_cpu_only(system: str = "Linux", version: str = "2.15.0") -> Case:
+    def build() -> Environment:
+        b = EnvBuilder(system=system)
+        b.with_tensorflow(version, None, None, is_cuda_build=False, capabilities=())
+        b.runtime("/opt/cuda/libcudart.so.12", 12040)
+        return b.build()
+
+    return build
+
+
+def tf_capabilities(*caps: str) -> Case:
+    def build() -> Environment:
+        b = EnvBuilder.healthy()
+        assert b.tensorflow is not None
+        b.tensorflow = dataclasses.replace(b.tensorflow, compute_capabilities=caps)
+        return b.build()
+
+    return build
+
+
+def wheel_version(version: str) -> Case:
+    def build() -> Environment:
+        b = EnvBuilder.healthy()
+        b.change(1, version=version)
+        return b.build()
+
+    return build
+
+
+def incomplete_cudnn() -> Environment:
+    b = EnvBuilder.healthy()
+    b.cudnn(
+        "/opt/cudnn/lib/libcudnn.so.8",
+        "8.9.7",
+        11080,
+        siblings_missing=("libcudnn_ops_infer.so.8",),
+        state=State.ERROR,
+        reason="killed by SIGABRT",
+    )
+    return b.build()
+
+
+def cudnn_probe_failed() -> Environment:
+    b = EnvBuilder.healthy()
+    b.cudnn("/opt/cudnn/lib/libcudnn.so.8", "8.9.7", 11080, state=State.ERROR, reason="did not answer within 10 s")
+    return b.build()
+
+
+def cudnn_create(status: int) -> Case:
+    def build() -> Environment:
+        b = EnvBuilder.healthy()
+        b.change(
+            1,
+            create_status=status,
+            last_error="cudaGetDeviceCount(&count) != cudaSuccess",
+        )
+        return b.build()
+
+    return build
+
+
+def cudnn_on_gpu(version: str, cc: str, cudart_raw: int = 12050) -> Case:
+    def build() -> Environment:
+        b = EnvBuilder.healthy().with_gpus(gpu(name="Some GPU", cc=cc))
+        b.change(
+            1,
+            version=version,
+            cudart_version_raw=cudart_raw,
+            cudart_version=f"{cudart_raw // 1000}.{(cudart_raw % 1000) // 10}",
+        )
+        assert b.tensorflow is not None
+        b.tensorflow = dataclasses.replace(b.tensorflow, compute_capabilities=("sm_50", "sm_60", "sm_70", "compute_90"))
+        return b.build()
+
+    return build
+
+
+def two_cudnn_versions(second: str) -> Case:
+    def build() -> Environment:
+        b = EnvBuilder()
+        b.runtime("/opt/cuda/lib64/libcudart.so.12", 12040)
+        b.cudnn("/opt/a/libcudnn.so.8", "8.9.7", 12020, rank=0)
+        b.cudnn("/usr/lib/x86_64-linux-gnu/libcudnn.so.8", second, 12020, (Via.LDCONFIG,), rank=1)
+        return b.build()
+
+    return build
+
+
+def loader(loaded: str) -> Case:
+    def build() -> Environment:
+        b = EnvBuilder()
+        b.runtime("/opt/cuda/lib64/libcudart.so.12", 12040)
+        b.loaded["libcudart.so.12"] = loaded
+        return b.build()
+
+    return build
+
+
+def notes(*texts: str) -> Case:
+    def build() -> Environment:
+        b = EnvBuilder.healthy()
+        b.notes = list(texts)
+        return b.build()
+
+    return build
+
+
+def path_variable(is_dir: bool, unused: bool) -> Case:
+    def build() -> Environment:
+        b = EnvBuilder.healthy()
+        b.paths = [PathCheck("CUDNN_PATH", "/opt/cudnn", is_dir)]
+        if unused:
+            b.cudnn("/opt/cudnn/lib/libcudnn.so.8", "8.9.7", 11080, (Via.CUDNN_PATH,), rank=None)
+        return b.build()
+
+    return build
+
+
+def visible(value: str, *devices: object) -> Case:
+    def build() -> Environment:
+        b = EnvBuilder.healthy()
+        if devices:
+            b.with_gpus(*devices)  # type: ignore[arg-type]
+        b.variables["CUDA_VISIBLE_DEVICES"] = value
+        return b.build()
+
+    return build
+
+
+def order(value: str | None, *devices: object) -> Case:
+    def build() -> Environment:
+        b = EnvBuilder.healthy().with_gpus(*devices)  # type: ignore[arg-type]
+        if value:
+            b.variables["CUDA_DEVICE_ORDER"] = value
+        return b.build()
+
+    return build
+
+
+def windows(python: str, vias: tuple[Via, ...]) -> Case:
+    def build() -> Environment:
+        b = EnvBuilder(system="Windows", python=python)
+        b.runtime(r"C:\cuda\bin\cudart64_110.dll", 11020, vias)
+        return b.build()
+
+    return build
+
+
+A100, H100 = gpu(0), gpu(1, name="NVIDIA H100 80GB HBM3", cc="9.0")
+
+# (code, fires, environment)
+CASES: list[tuple[str, bool, Case]] = [
+    ("no-driver", True, no_driver),
+    ("no-driver", False, nvml_error(18)),
+    ("driver-module-mismatch", True, nvml_error(18)),
+    ("driver-module-mismatch", False, nvml_error(9)),
+    ("driver-not-loaded", True, nvml_error(9)),
+    ("driver-not-loaded", False, healthy),
+    ("driver-error", True, nvml_error(999)),
+    ("driver-error", False, no_driver),
+    ("no-gpu", True, gpus()),
+    ("no-gpu", False, healthy),
+    ("gpu-probe-partial", True, gpus(gpu(error="nvmlDeviceGetUUID: GPU is lost"))),
+    ("gpu-probe-partial", False, healthy),
+    ("gpu-memory-low", True, gpus(gpu(free=2 * 2**30))),
+    ("gpu-memory-low", False, gpus(gpu(free=40 * 2**30))),
+    ("no-cuda-runtime", True, no_runtime),
+    ("no-cuda-runtime", False, healthy),
+    ("cuda-runtime-probe-failed", True, runtime_probe_failed),
+    ("cuda-runtime-probe-failed", False, healthy),
+    # CUDA 12.5 on a 12.4-era driver: minor-version compatibility, not "too old".
+    ("driver-too-old-for-cuda", False, healthy),
+    ("driver-too-old-for-cuda", True, driver_version("520.61.05", 11080)),
+    ("driver-too-old-for-cuda", True, tf_old_driver),
+    ("driver-too-old-for-cuda", False, tf_old_driver_fixed),
+    ("driver-too-old-for-cuda", True, no_nvml_old_runtime_driver),
+    ("driver-too-old-for-cuda", True, only_runtime_too_new),
+    ("driver-too-old-for-cuda", False, driver_version("580.65.06", 13000)),
+    ("gpu-unsupported-by-cuda", True, kepler_on_cuda12),
+    ("gpu-unsupported-by-cuda", False, healthy),
+    ("tensorflow-cudart-not-found", True, tf23_no_runtime),
+    ("tensorflow-cudart-not-found", False, tf23_with_cudnn7),
+    ("tensorflow-cudnn-not-found", True, tf23_meets_cudnn8),
+    ("tensorflow-cudnn-not-found", False, tf23_with_cudnn7),
+    ("tensorflow-cudnn-too-old", True, tf23_cudnn_74),
+    ("tensorflow-cudnn-too-old", False, tf23_with_cudnn7),
+    ("tensorflow-library-shadowed", True, wheel_shadowed),
+    ("tensorflow-library-shadowed", False, healthy),
+    ("tensorflow-build-unrecorded", True, tf115_unrecorded),
+    ("tensorflow-build-unrecorded", False, tf23_with_cudnn7),
+    ("tensorflow-cpu-only", True, tf_cpu_only()),
+    ("tensorflow-cpu-only", False, healthy),
+    ("tensorflow-no-kernels-for-gpu", True, tf_capabilities("sm_90", "compute_90")),
+    ("tensorflow-no-kernels-for-gpu", False, tf_capabilities("sm_86", "compute_80")),
+    ("tensorflow-ptx-only", True, tf_capabilities("sm_70", "compute_70")),
+    ("tensorflow-ptx-only", False, tf_capabilities("sm_80")),
+    ("tensorflow-wheel-pins", True, wheel_version("9.1.0")),
+    ("tensorflow-wheel-pins", False, healthy),
+    ("cudnn-incomplete", True, incomplete_cudnn),
+    ("cudnn-incomplete", False, cudnn_probe_failed),
+    ("cudnn-probe-failed", True, cudnn_probe_failed),
+    ("cudnn-probe-failed", False, incomplete_cudnn),
+    ("cudnn-cuda-mismatch", True, tf115_cudnn_for_cuda9),
+    ("cudnn-cuda-mismatch", False, tf115_unrecorded),
+    ("cudnn-create-failed", True, cudnn_create(1001)),
+    ("cudnn-create-failed", False, healthy),
+    ("cudnn-gpu-unsupported", True, cudnn_on_gpu("9.11.0", "7.0")),
+    ("cudnn-gpu-unsupported", False, cudnn_on_gpu("9.10.2", "7.0")),
+    ("cudnn-known-bad", True, cudnn_on_gpu("9.11.0", "7.5")),
+    ("cudnn-known-bad", True, cudnn_on_gpu("8.9.1", "6.1", 12020)),
+    ("cudnn-known-bad", False, cudnn_on_gpu("8.9.2", "6.1", 12020)),
+    ("cudnn-known-bad", False, cudnn_on_gpu("9.11.0", "8.0")),
+    ("library-shadowed", True, two_cudnn_versions("8.2.1")),
+    ("library-shadowed", False, two_cudnn_versions("8.9.7")),
+    ("loader-disagrees", True, loader("/elsewhere/libcudart.so.12")),
+    ("loader-disagrees", False, loader("/opt/cuda/lib64/libcudart.so.12")),
+    ("ld-library-path-relative", True, notes("LD_LIBRARY_PATH entry '' is relative or empty: ...")),
+    ("ld-library-path-relative", False, notes("something else")),
+    ("path-variable-missing", True, path_variable(False, False)),
+    ("path-variable-missing", False, path_variable(True, False)),
+    ("path-variable-unused", True, path_variable(True, True)),
+    ("path-variable-unused", False, path_variable(True, False)),
+    ("cuda-visible-devices-hides-all", True, visible("")),
+    ("cuda-visible-devices-hides-all", True, visible("-1")),
+    ("cuda-visible-devices-hides-all", True, visible("3")),
+    ("cuda-visible-devices-hides-all", False, visible("0")),
+    ("cuda-visible-devices-hides-all", False, visible("GPU-00000000")),
+    ("cuda-visible-devices-invalid", True, visible("0,7,1", A100, H100)),
+    ("cuda-visible-devices-invalid", False, visible("1,0", A100, H100)),
+    ("cuda-device-order", True, order(None, A100, H100)),
+    ("cuda-device-order", False, order("PCI_BUS_ID", A100, H100)),
+    ("cuda-device-order", False, order(None, A100, gpu(1))),
+    ("windows-tensorflow-no-gpu", True, tf_cpu_only("Windows", "2.15.0")),
+    ("windows-tensorflow-no-gpu", False, tf_cpu_only("Windows", "2.10.0")),
+    ("windows-dll-path-only", True, windows("3.8.10", (Via.PATH,))),
+    ("windows-dll-path-only", False, windows("3.7.9", (Via.PATH,))),
+    ("windows-dll-path-only", False, windows("3.8.10", (Via.DLL_DIRECTORY, Via.PATH))),
+]
+
+
+def _codes(env: Environment) -> list[str]:
+    return [f.code for f in diagnose(env)]
+
+
+@pytest.mark.parametrize(
+    ("code", "fires", "case"), CASES, ids=[f"{c}-{'fires' if f else 'quiet'}-{b.__name__}" for c, f, b in CASES]
+)
+def test_finding(code: str, fires: bool, case: Case) -> None:
+    codes = _codes(case())
+    assert (code in codes) is fires, codes
+
+
+def test_every_code_has_a_firing_and_a_quiet_case() -> None:
+    firing = {code for code, fires, _ in CASES if fires}
+    quiet = {code for code, fires, _ in CASES if not fires}
+    assert firing == set(CODES), set(CODES) ^ firing
+    assert quiet == set(CODES), set(CODES) ^ quiet
+
+
+def test_a_healthy_stack_has_no_finding_and_passes() -> None:
+    findings = diagnose(healthy())
+    assert findings == []
+    assert verdict(findings).ok
+
+
+def _only(env: Environment, code: str) -> Finding:
+    [finding] = [f for f in diagnose(env) if f.code == code]
+    return finding
+
+
+def test_no_driver_explains_status_35_with_driver_zero() -> None:
+    b = EnvBuilder.healthy()
+    b.change(0, driver_version_raw=0, device_count_status=35)
+    env = dataclasses.replace(b.build(), driver=no_driver().driver, cuda_driver=no_driver().cuda_driver)
+    finding = _only(env, "no-driver")
+    assert any(
+        "reports driver version 0 and status 35: no driver at all, not an old one" in e for e in finding.evidence
+    )
+
+
+def test_too_old_driver_under_minor_compatibility_names_the_floor_and_its_source() -> None:
+    finding = _only(driver_version("520.61.05", 11080)(), "driver-too-old-for-cuda")
+    assert finding.severity is Severity.ERROR
+    assert "driver 520.61.05 is below 525.60.13, the minor-version compatibility floor of CUDA 12" in finding.evidence
+    assert finding.remedy == "install a driver >= 525.60.13"
+    assert any(e.startswith("source: NVIDIA CUDA Compatibility") for e in finding.evidence)
+
+
+def test_a_runtime_too_new_is_a_warning_when_another_on_the_path_works() -> None:
+    finding = _only(one_of_two_runtimes_too_new(), "driver-too-old-for-cuda")
+    assert finding.severity is Severity.WARNING
+    assert _only(only_runtime_too_new(), "driver-too-old-for-cuda").severity is Severity.ERROR
+
+
+def test_tf23_meeting_cudnn8_names_versions_paths_owner_and_fix() -> None:
+    finding = _only(tf23_meets_cudnn8(), "tensorflow-cudnn-not-found")
+    assert finding.summary.startswith("TensorFlow 2.3.1 (built for CUDA 10.1, cuDNN 7.6) loads libcudnn.so.7")
+    assert (
+        "cuDNN 8.0.5 at /usr/local/cuda-10.1/lib64/libcudnn.so.8 (via LD_LIBRARY_PATH, built for CUDA 10.1): "
+        "not libcudnn.so.7" in finding.evidence
+    )
+    assert finding.remedy == "install cuDNN 7.6 for CUDA 10.1 and put its library folder on the loader path"
+
+
+def test_a_copy_where_the_loader_does_not_look_is_named_with_the_folder_to_add() -> None:
+    b = EnvBuilder().with_driver(version="450.80.02", cuda_version_raw=11000)
+    b.with_tensorflow("2.3.1", "10.1", "7", capabilities=("sm_70",))
+    b.runtime("/usr/local/cuda-10.1/lib64/libcudart.so.10.1", 10010, driver_raw=11000)
+    b.cudnn("/opt/cudnn-7.6/lib64/libcudnn.so.7", "7.6.5", 10010, (Via.CUDNN_PATH,), rank=None)
+    finding = _only(b.build(), "tensorflow-cudnn-not-found")
+    assert finding.remedy == "add /opt/cudnn-7.6/lib64 to LD_LIBRARY_PATH (or os.add_dll_directory on Windows)"
+
+
+def test_tf_cudnn_too_old_quotes_the_message_tensorflow_will_log() -> None:
+    finding = _only(tf23_cudnn_74(), "tensorflow-cudnn-too-old")
+    assert "TensorFlow will log 'Loaded runtime CuDNN library: 7.4.2 but source was compiled with: 7.6'" in (
+        finding.evidence
+    )
+
+
+def test_tf_2_14_and_later_remedy_is_the_and_cuda_extra() -> None:
+    b = EnvBuilder().with_driver(version="535.104.05", cuda_version_raw=12020)
+    b.with_tensorflow("2.15.0", "12.2", "8", library_dirs=(WHEEL_CUDNN,))
+    b.runtime(f"{SITE}/nvidia/cuda_runtime/lib/libcudart.so.12", 12020, (Via.PIP_WHEEL,), rank=None, tf_rank=0)
+    finding = _only(b.build(), "tensorflow-cudnn-not-found")
+    assert finding.remedy == "pip install 'tensorflow[and-cuda]==2.15.0' (it installs the matching nvidia wheels)"
+
+
+def test_shadowing_explains_why_the_ld_library_path_copy_wins() -> None:
+    finding = _only(wheel_shadowed(), "tensorflow-library-shadowed")
+    assert finding.summary == "libcudnn.so.9 9.0.0 from LD_LIBRARY_PATH wins over the 9.3.0 wheel beside TensorFlow"
+    assert any("LD_LIBRARY_PATH before TensorFlow's RUNPATH" in e for e in finding.evidence)
+    assert finding.remedy == "remove /usr/local/cuda-12.1/lib64 from LD_LIBRARY_PATH for this environment"
+
+
+def test_findings_are_ordered_by_severity_and_the_verdict_counts_errors() -> None:
+    findings = diagnose(incomplete_cudnn())
+    assert [f.severity for f in findings] == sorted((f.severity for f in findings), key=list(Severity).index)
+    result = verdict(findings)
+    assert not result.ok
+    assert result.summary.startswith("cannot run GPU work: cuDNN at /opt/cudnn/lib/libcudnn.so.8 is missing")
+
+
+def test_every_cited_source_exists() -> None:
+    for finding in diagnose(kepler_on_cuda12()) + diagnose(tf115_unrecorded()):
+        for line in finding.evidence:
+            if line.startswith("source: "):
+                assert line[len("source: ") :] in SOURCES.values()
