@@ -1,0 +1,205 @@
+"""The sourced knowledge: every row cites a source, and the lookups answer what the published tables say."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_cudnn.compat import cuda, cudnn, tensorflow
+from pytest_cudnn.compat.sources import SOURCES
+
+ROWS: list[object] = [
+    *tensorflow.TESTED_BUILDS,
+    *tensorflow.AND_CUDA,
+    *cuda.TOOLKIT_DRIVERS,
+    *cuda.MINOR_COMPATIBILITY,
+    *cuda.ARCHITECTURES,
+    *cudnn.GPU_FLOORS,
+    *cudnn.KNOWN_BAD,
+]
+
+
+def test_every_data_row_names_a_known_source() -> None:
+    missing = [row for row in ROWS if getattr(row, "source") not in SOURCES]  # noqa: B009
+    assert missing == []
+    assert tensorflow.WINDOWS_LAST_GPU_RELEASE[1] in SOURCES
+
+
+def test_the_tested_build_tables_are_complete() -> None:
+    linux = [row for row in tensorflow.TESTED_BUILDS if row.system == "Linux"]
+    windows = [row for row in tensorflow.TESTED_BUILDS if row.system == "Windows"]
+    assert (len(linux), len(windows)) == (38, 27)
+    assert (linux[0].tensorflow, linux[-1].tensorflow) == ("2.21.0", "1.0.0")
+    assert (windows[0].tensorflow, windows[-1].tensorflow) == ("2.10.0", "1.0.0")
+
+
+@pytest.mark.parametrize(
+    ("version", "system", "cuda", "cudnn_version"),
+    [
+        ("2.3.1", "Linux", "10.1", "7.6"),
+        ("2.18.0", "Linux", "12.5", "9.3"),
+        ("2.16.2", "Linux", "12.3", "8.9"),  # 2.16.1 is the row
+        ("1.15.5", "Linux", "10.0", "7.4"),
+        ("1.13.2", "Linux", "10.0", "7.4"),
+        ("2.10.1", "Windows", "11.2", "8.1"),
+        ("1.12.0", "Windows", "9.0", "7.2"),  # Windows wrote 9.0 / 7.2 where Linux wrote 9 / 7
+        ("1.12.0", "Linux", "9", "7"),
+    ],
+)
+def test_tested_build_lookup_by_release_series(version: str, system: str, cuda: str, cudnn_version: str) -> None:
+    row = tensorflow.tested_build(version, system)
+    assert row is not None
+    assert (row.cuda, row.cudnn) == (cuda, cudnn_version)
+
+
+@pytest.mark.parametrize(("version", "system"), [("2.11.0", "Windows"), ("3.0.0", "Linux"), ("nightly", "Linux")])
+def test_tested_build_lookup_without_a_row(version: str, system: str) -> None:
+    assert tensorflow.tested_build(version, system) is None
+
+
+@pytest.mark.parametrize(
+    ("version", "cudnn_spec"),
+    [("2.14.1", "==8.7.0.84"), ("2.15.0", "==8.9.4.25"), ("2.19.0", "==9.3.0.75"), ("2.21.0", ">=9.3.0.75,<10.0")],
+)
+def test_and_cuda_pins(version: str, cudnn_spec: str) -> None:
+    pins = tensorflow.and_cuda_pins(version)
+    assert pins is not None
+    assert pins.cudnn == cudnn_spec
+    assert tensorflow.and_cuda_pins("2.13.0") is None
+
+
+@pytest.mark.parametrize(
+    ("spec", "version", "meets"),
+    [
+        ("==9.3.0.75", "9.3.0", True),
+        ("==9.3.0.75", "9.3.0.75", True),
+        ("==9.3.0.75", "9.1.0", False),
+        (">=9.3.0.75,<10.0", "9.10.2", True),
+        (">=9.3.0.75,<10.0", "9.3.0", False),  # 9.3.0 < 9.3.0.75 by PEP 440: the library's patch is unknown
+        (">=9.3.0.75,<10.0", "10.0.0", False),
+        ("==8.9.4.25", "garbage", False),
+    ],
+)
+def test_wheel_pins(spec: str, version: str, meets: bool) -> None:
+    assert tensorflow.in_pins(spec, version) is meets
+
+
+@pytest.mark.parametrize(
+    ("compiled", "loaded", "accepted"),
+    [
+        ("7.6", "7.6.5", True),
+        ("7.6", "7.6.0", True),
+        ("7.6", "7.4.2", False),
+        ("8.1", "8.9.7", True),
+        ("8.9", "8.6.0", False),
+        ("7", "8.0.5", False),
+        ("9", "9.0.0", True),
+        ("9.3", "10.0.0", False),
+    ],
+)
+def test_tensorflow_cudnn_acceptance(compiled: str, loaded: str, accepted: bool) -> None:
+    assert tensorflow.accepts_cudnn(compiled, loaded) is accepted
+
+
+@pytest.mark.parametrize(
+    ("cuda_version", "system", "floor"),
+    [
+        ("12.5", "Linux", "525.60.13"),  # minor-version compatibility: any 12.x on >= 525.60.13
+        ("12.0", "Windows", "527.41"),
+        ("11.8", "Linux", "450.80.02"),
+        ("11.2", "Windows", "452.39"),
+        ("13.0", "Linux", "580.65.06"),
+        ("10.1", "Linux", "418.39"),  # before 11: the toolkit's own driver
+        ("10.1", "Windows", "418.96"),
+        ("10.0", "Linux", "410.48"),
+        ("9.0", "Linux", "384.81"),
+    ],
+)
+def test_minimum_driver(cuda_version: str, system: str, floor: str) -> None:
+    found = cuda.minimum_driver(cuda_version, system)
+    assert found is not None
+    assert found[0] == floor
+
+
+@pytest.mark.parametrize("cuda_version", ["7.5", "x", "", "14.0"])
+def test_minimum_driver_of_an_untabled_release_is_unknown(cuda_version: str) -> None:
+    assert cuda.minimum_driver(cuda_version, "Linux") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"), [("535.104.05", (535, 104, 5)), ("418.39", (418, 39)), ("r535", None), ("", None)]
+)
+def test_driver_versions_compare_as_numbers(text: str, expected: tuple[int, ...] | None) -> None:
+    assert cuda.driver_tuple(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("cuda_version", "oldest", "newest"),
+    [
+        ("10.1", "3.0", "7.5"),
+        ("11.0", "3.5", "8.0"),
+        ("11.2", "3.5", "8.6"),
+        ("11.8", "3.5", "9.0"),
+        ("12.2", "5.0", "9.0"),
+        ("12.8", "5.0", "12.0"),
+        ("13.0", "7.5", "12.1"),
+    ],
+)
+def test_supported_capabilities(cuda_version: str, oldest: str, newest: str) -> None:
+    row = cuda.supported_capabilities(cuda_version)
+    assert row is not None
+    assert (row.oldest, row.newest) == (oldest, newest)
+
+
+@pytest.mark.parametrize(
+    ("capability", "name"),
+    [
+        ("3.7", "Kepler"),
+        ("5.2", "Maxwell"),
+        ("6.1", "Pascal"),
+        ("7.0", "Volta"),
+        ("7.5", "Turing"),
+        ("8.6", "Ampere"),
+        ("8.9", "Ada Lovelace"),
+        ("9.0", "Hopper"),
+        ("10.0", "Blackwell"),
+        ("12.0", "Blackwell"),
+        ("1.0", None),
+    ],
+)
+def test_architecture_names(capability: str, name: str | None) -> None:
+    assert cuda.architecture_name(capability) == name
+
+
+@pytest.mark.parametrize(
+    ("version", "cuda_major", "oldest"),
+    [
+        ("7.6.5", 10, "3.0"),
+        ("8.2.1", 10, "3.0"),
+        ("8.2.1", 11, "3.5"),
+        ("8.9.7", 12, "5.0"),
+        ("9.3.0", 12, "5.0"),
+        ("9.10.2", 12, "5.0"),
+        ("9.11.0", 12, "7.5"),
+    ],
+)
+def test_cudnn_oldest_capability(version: str, cuda_major: int, oldest: str) -> None:
+    row = cudnn.oldest_capability(version, cuda_major)
+    assert row is not None
+    assert row.oldest == oldest
+
+
+@pytest.mark.parametrize(
+    ("version", "capability", "cudart", "codes"),
+    [
+        ("9.11.0", "7.5", "12.8", ["cudnn-pre-ampere-convolutions"]),
+        ("9.11.0", "8.0", "12.8", []),
+        ("8.9.1", "6.1", "12.1", ["cudnn-pascal-fused-conv"]),
+        ("8.9.2", "5.2", "12.1", ["cudnn-maxwell-fused-conv"]),
+        ("8.9.3", "5.2", "12.1", []),
+        ("7.6.5", "7.0", "10.2", ["cudnn-765-cuda102-nondeterminism"]),
+        ("7.6.5", "7.0", "10.1", []),
+        ("not-a-version", "7.0", "10.1", []),
+    ],
+)
+def test_known_bad(version: str, capability: str, cudart: str, codes: list[str]) -> None:
+    assert [row.code for row in cudnn.known_bad(version, capability, cudart)] == codes
