@@ -208,6 +208,14 @@ class TensorFlow:
     cudnn_name: str | None
     library_dirs: tuple[str, ...]  # folders its own loader searches first (nvidia/*/lib wheels beside it)
 
+    @classmethod
+    def not_read(cls, reason: str, state: State = State.ABSENT, **known: Any) -> TensorFlow:
+        """TensorFlow whose build facts were not read: absent, or an error with what was learnt before it."""
+        values: dict[str, Any] = {name: None for name in cls.__dataclass_fields__ if name not in ("state", "reason")}
+        values.update(compute_capabilities=(), library_dirs=())
+        values.update(known)
+        return cls(state=state, reason=reason, **values)
+
 
 @dataclass(frozen=True)
 class PathCheck:

@@ -100,28 +100,6 @@ def _string_keys(value: Any, filename: str) -> dict[str, Any]:
     return value
 
 
-def _absent(reason: str, **found: Any) -> TensorFlow:
-    values: dict[str, Any] = {
-        "distribution": None,
-        "version": None,
-        "location": None,
-        "build_info_path": None,
-        "build_info_format": None,
-        "is_cuda_build": None,
-        "cuda_version_raw": None,
-        "cuda_version": None,
-        "cudnn_version_raw": None,
-        "cudnn_version": None,
-        "compute_capabilities": (),
-        "cudart_name": None,
-        "cudnn_name": None,
-        "library_dirs": (),
-    }
-    values.update(found)
-    state = values.pop("state", State.ABSENT)
-    return TensorFlow(state=state, reason=reason, **values)
-
-
 def probe_tensorflow(layout: Layout, search_path: Sequence[str]) -> TensorFlow:
     """Locate the ``tensorflow`` package on ``search_path`` (normally sys.path) and read its build facts."""
     try:
@@ -129,7 +107,7 @@ def probe_tensorflow(layout: Layout, search_path: Sequence[str]) -> TensorFlow:
     except (ImportError, OSError, ValueError):
         spec = None
     if spec is None or not spec.submodule_search_locations:
-        return _absent("no 'tensorflow' package on the Python path")
+        return TensorFlow.not_read("no 'tensorflow' package on the Python path")
     location = os.path.abspath(next(iter(spec.submodule_search_locations)))
     site = os.path.dirname(location)
     distribution, version = _distribution(site)
@@ -145,13 +123,13 @@ def probe_tensorflow(layout: Layout, search_path: Sequence[str]) -> TensorFlow:
         with open(build_info_path, encoding="utf-8") as handle:
             source = handle.read()
     except OSError as error:
-        return _absent(f"{build_info_path}: cannot be read ({error.strerror})", state=State.ERROR, **known)
+        return TensorFlow.not_read(f"{build_info_path}: cannot be read ({error.strerror})", State.ERROR, **known)
     except UnicodeDecodeError:
-        return _absent(f"{build_info_path}: not UTF-8 text", state=State.ERROR, **known)
+        return TensorFlow.not_read(f"{build_info_path}: not UTF-8 text", State.ERROR, **known)
     try:
         info = parse_build_info(source, build_info_path)
     except InvalidBuildInfo as error:
-        return _absent(str(error), state=State.ERROR, build_info_path=build_info_path, **known)
+        return TensorFlow.not_read(str(error), State.ERROR, build_info_path=build_info_path, **known)
     return _from_build_info(layout, info, build_info_path, known)
 
 
