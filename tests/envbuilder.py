@@ -225,24 +225,7 @@ class EnvBuilder:
 
     def build(self) -> Environment:
         names = {copy.value.names[0] for copy in self.copies}
-        tf = self.tensorflow or TensorFlow(
-            State.ABSENT,
-            "no 'tensorflow' package on the Python path",
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            (),
-            None,
-            None,
-            (),
-        )
+        tf = self.tensorflow or TensorFlow.not_read("no 'tensorflow' package on the Python path")
         tf_names = {name for name in (tf.cudart_name, tf.cudnn_name) if name}
         resolutions = [self._resolution(name, "process") for name in sorted(names | tf_names)]
         if tf.library_dirs:
