@@ -10,19 +10,32 @@ from __future__ import annotations
 import dataclasses
 import enum
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from .compat import cuda as cuda_facts
 from .compat import cudnn as cudnn_facts
 from .compat import tensorflow as tf_facts
 from .compat.sources import SOURCES
+from .devices import parse_visible_devices
 from .environment import Candidate, CudaRuntime, Cudnn, Environment, Gpu, Resolution, State, Via
 from .versions import cuda_version_from_int
 
-__all__ = ["CODES", "Finding", "Severity", "Verdict", "diagnose", "stack_runtime", "verdict"]
+__all__ = [
+    "CODES",
+    "Finding",
+    "Severity",
+    "Verdict",
+    "diagnose",
+    "selected_cudnn",
+    "selected_runtime",
+    "stack_runtime",
+    "verdict",
+    "visible_gpus",
+]
 
 
 class Severity(str, enum.Enum):
@@ -183,7 +196,10 @@ def _winner(resolution: Resolution | None) -> Candidate | None:
     return next((c for c in resolution.candidates if c.path == path), None) if path else None
 
 
-def _copy_of(copies: Iterable[CudaRuntime | Cudnn], candidate: Candidate | None) -> CudaRuntime | Cudnn | None:
+_Copy = CudaRuntime | Cudnn
+
+
+def _copy_of(copies: Iterable[_Copy], candidate: Candidate | None) -> _Copy | None:
     if candidate is None:
         return None
     return next(
@@ -224,6 +240,48 @@ def _stack_cudnns(env: Environment) -> list[Cudnn]:
         found = _copy_of(env.cudnns, _winner(_resolution(env, needs.cudnn)))
         return [found] if isinstance(found, Cudnn) else []
     return [c for c in env.cudnns if _loader_visible(c.via)]
+
+
+def visible_gpus(env: Environment) -> tuple[Gpu, ...]:
+    """The GPUs CUDA will see, in CUDA's numbering."""
+    return parse_visible_devices(env.variables.get("CUDA_VISIBLE_DEVICES"), env.driver.gpus).gpus
+
+
+def _loader_winners(env: Environment, copies: Sequence[_Copy]) -> list[_Copy]:
+    """Copies that win the plain-dlopen search for their own soname."""
+    winners: list[_Copy] = []
+    for resolution in env.resolutions:
+        if resolution.context != "process":
+            continue
+        found = _copy_of(copies, _winner(resolution))
+        if found is not None and found not in winners:
+            winners.append(found)
+    return winners
+
+
+def _pick(copies: Sequence[_Copy], spec: SpecifierSet | None) -> _Copy | None:
+    def key(copy: _Copy) -> Version:
+        return _version(copy.version) or Version("0")
+
+    matching = [c for c in copies if spec is None or (_version(c.version) is not None and key(c) in spec)]
+    return max(matching or copies, key=key, default=None)
+
+
+def selected_cudnn(env: Environment, spec: SpecifierSet | None = None) -> Cudnn | None:
+    """The cuDNN a test gets: TensorFlow's, else the newest loader-winning copy (matching ``spec`` if any does)."""
+    needs = _tensorflow_needs(env)
+    # When TensorFlow's own cuDNN is missing, the copies a plain dlopen finds are what there is to report.
+    copies = (_stack_cudnns(env) if needs and needs.cudnn else []) or _loader_winners(env, env.cudnns)
+    found = _pick(copies, spec)
+    return found if isinstance(found, Cudnn) else None
+
+
+def selected_runtime(env: Environment, spec: SpecifierSet | None = None) -> CudaRuntime | None:
+    """The CUDA runtime a test gets: TensorFlow's, else the newest loader-winning copy (matching ``spec``)."""
+    stack = stack_runtime(env)
+    copies: list[_Copy] = [stack] if stack else _loader_winners(env, env.cuda_runtimes)
+    found = _pick(copies, spec)
+    return found if isinstance(found, CudaRuntime) else None
 
 
 def _gpus(env: Environment) -> list[Gpu]:
@@ -848,29 +906,13 @@ def _path_rules(env: Environment) -> Iterator[Finding]:
             )
 
 
-def _visible_devices(value: str) -> list[str]:
-    return [entry.strip() for entry in value.split(",")] if value.strip() else []
-
-
 def _device_rules(env: Environment) -> Iterator[Finding]:
     gpus = env.driver.gpus
     value = env.variables.get("CUDA_VISIBLE_DEVICES")
     if value is not None and gpus:
-        visible: list[str] = []
-        invalid = None
-        for entry in _visible_devices(value):
-            # CUDA stops at the first invalid entry: devices after it are hidden too ("cuda-env-vars").
-            if (entry.isdigit() and int(entry) < len(gpus)) or (
-                entry.startswith("GPU-") and any(gpu.uuid and gpu.uuid.startswith(entry) for gpu in gpus)
-            ):
-                visible.append(entry)
-            elif entry.startswith("MIG-"):
-                visible.append(entry)  # MIG instances are not enumerated by the probe; trust them
-            else:
-                invalid = entry
-                break
+        visible = parse_visible_devices(value, gpus)
         evidence = (f"CUDA_VISIBLE_DEVICES={value!r}", f"NVML sees {len(gpus)} GPU(s)", _cite("cuda-env-vars"))
-        if not visible:
+        if not visible.gpus and not visible.mig:
             yield _finding(
                 "cuda-visible-devices-hides-all",
                 Severity.ERROR,
@@ -879,13 +921,13 @@ def _device_rules(env: Environment) -> Iterator[Finding]:
                 evidence,
                 f"set CUDA_VISIBLE_DEVICES to indices below {len(gpus)} or to GPU UUIDs, or unset it",
             )
-        elif invalid is not None:
+        elif visible.invalid is not None:
             yield _finding(
                 "cuda-visible-devices-invalid",
                 Severity.WARNING,
                 "environment",
-                f"CUDA_VISIBLE_DEVICES names {invalid!r}, which is no device here: it and every entry after it are "
-                "ignored",
+                f"CUDA_VISIBLE_DEVICES names {visible.invalid!r}, which is no device here: it and every entry after "
+                "it are ignored",
                 evidence,
                 "remove the entry; CUDA stops reading the list at the first invalid one",
             )

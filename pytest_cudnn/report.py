@@ -12,7 +12,7 @@ from .diagnosis import Finding, Verdict
 from .environment import ALLOWED_VARIABLES, Candidate, CudaRuntime, Cudnn, Environment, Resolution, State
 from .serde import to_json
 
-__all__ = ["doctor_json", "doctor_text", "format_bytes"]
+__all__ = ["doctor_json", "doctor_text", "format_bytes", "header_lines", "markdown_summary"]
 
 _LABEL = 16
 
@@ -213,3 +213,81 @@ def doctor_json(env: Environment, findings: Sequence[Finding], verdict: Verdict)
         "findings": [to_json(finding) for finding in findings],
         "verdict": to_json(verdict),
     }
+
+
+def _where(path: str, vias: Iterable[Any]) -> str:
+    return f"{path}, via {_via(vias)}"
+
+
+def header_lines(
+    env: Environment,
+    findings: Sequence[Finding],
+    verdict: Verdict,
+    *,
+    runtime: CudaRuntime | None,
+    cudnn: Cudnn | None,
+    verbose: bool = False,
+    source: str | None = None,
+) -> list[str]:
+    """pytest's session header: driver and GPUs, the libraries in use, the verdict; findings with -v."""
+    driver = env.driver
+    if driver.state is State.FOUND:
+        gpus = ", ".join(
+            f"[{g.index}] {g.name} ({g.compute_capability}, {format_bytes(g.memory_free)} free)" for g in driver.gpus
+        )
+        first = f"driver {driver.version} (CUDA {driver.cuda_version or '?'}), GPUs: {gpus or 'none'}"
+    else:
+        first = f"no usable NVIDIA driver ({driver.reason or driver.state.value})"
+    parts = [
+        f"CUDA runtime {runtime.version} ({_where(runtime.path, runtime.via)})"
+        if runtime
+        else "no CUDA runtime in use",
+        f"cuDNN {cudnn.version} ({_where(cudnn.path, cudnn.via)})" if cudnn else "no cuDNN in use",
+    ]
+    tf = env.tensorflow
+    if tf.state is not State.ABSENT:
+        parts.append(f"TensorFlow {tf.version or '?'}")
+    origin = f" [replayed from {source}]" if source else ""
+    lines = [f"pytest-cudnn: {first}{origin}", "pytest-cudnn: " + ", ".join(parts), f"pytest-cudnn: {verdict.summary}"]
+    if verbose:
+        for finding in findings:
+            lines.append(f"pytest-cudnn:   {finding.severity.value.upper()} [{finding.code}] {finding.summary}")
+    return lines
+
+
+def markdown_summary(
+    env: Environment,
+    findings: Sequence[Finding],
+    verdict: Verdict,
+    skips: Sequence[tuple[str, int, str]],
+) -> str:
+    """A GitHub step summary: the stack, the findings, the environment skips by cause."""
+    lines = [
+        "### pytest-cudnn",
+        "",
+        f"**{verdict.summary}**",
+        "",
+        "| component | found | where |",
+        "| --- | --- | --- |",
+    ]
+    driver = env.driver
+    lines.append(
+        f"| driver | {driver.version or driver.state.value} | {driver.path or driver.reason or ''} |".replace("\n", " ")
+    )
+    for gpu in driver.gpus:
+        lines.append(
+            f"| GPU {gpu.index} | {gpu.name} (compute capability {gpu.compute_capability}) | {gpu.pci_bus_id} |"
+        )
+    for runtime in env.cuda_runtimes:
+        lines.append(f"| CUDA runtime | {runtime.version or '?'} | `{runtime.path}` ({_via(runtime.via)}) |")
+    for cudnn in env.cudnns:
+        lines.append(f"| cuDNN | {cudnn.version or '?'} | `{cudnn.path}` ({_via(cudnn.via)}) |")
+    if env.tensorflow.state is not State.ABSENT:
+        lines.append(f"| TensorFlow | {env.tensorflow.version} | `{env.tensorflow.location}` |")
+    if findings:
+        lines += ["", "| severity | code | finding | fix |", "| --- | --- | --- | --- |"]
+        lines += [f"| {f.severity.value} | `{f.code}` | {f.summary} | {f.remedy} |" for f in findings]
+    if skips:
+        lines += ["", "| environment skips | cause | first reason |", "| --- | --- | --- |"]
+        lines += [f"| {count} | `{cause}` | {reason} |" for cause, count, reason in skips]
+    return "\n".join(lines) + "\n"

@@ -47,11 +47,14 @@ class Compiler:
         if not built.exists():
             c_file = self.cache / f"{key}.c"
             c_file.write_text(source)
-            subprocess.run(
+            compiled = subprocess.run(
                 ["gcc", "-shared", "-fPIC", "-O0", "-o", str(built), str(c_file), f"-Wl,-soname,{soname}", *libs],
-                check=True,
                 capture_output=True,
+                text=True,
+                check=False,
             )
+            if compiled.returncode != 0:
+                raise RuntimeError(f"gcc failed on the {soname} stand-in ({c_file}):\n{compiled.stderr}")
         destination.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(built, destination)
         return destination
@@ -116,6 +119,10 @@ def nvml_source(
         int nvmlSystemGetCudaDriverVersion(int *v) { *v = %(cuda)d; return 0; }
         int nvmlSystemGetCudaDriverVersion_v2(int *v) { *v = %(cuda)d; return 0; }
         int nvmlDeviceGetCount_v2(unsigned *n) { *n = count; return 0; }
+        int nvmlDeviceGetHandleByUUID(const char *uuid, void **h) {
+          for (unsigned i = 0; i < count; i++)
+            if (!bad(i) && !strcmp(uuid, gpus[i].uuid)) { *h = (void *)(unsigned long)(i + 1); return 0; }
+          return 13; }
         int nvmlDeviceGetHandleByIndex_v2(unsigned i, void **h) {
           if (bad(i)) return 15; *h = (void *)(unsigned long)(i + 1); return 0; }
         static int index_of(void *h) { return (int)((unsigned long)h) - 1; }
@@ -209,6 +216,7 @@ def cudart_source(version: int, behaviour: str = "normal") -> str:
               if (d == 0 || ({version} >= 11000 ? d / 1000 < {version} / 1000 : d < {version})) return 35;
               if (driver_devices(&count) != 0 || count == 0) return 100;
               *n = count; return 0; }}
+            int cudaSetDevice(int device) {{ int n = 0; return driver_devices(&n) == 0 && device < n ? 0 : 101; }}
             const char *cudaGetErrorString(int e) {{
               if (e == 35) return "CUDA driver version is insufficient for CUDA runtime version";
               if (e == 100) return "no CUDA-capable device is detected";
@@ -252,7 +260,7 @@ def cudnn_source(version: tuple[int, int, int], cudart_version: int) -> str:
             """
         )
         if first
-        else "#include <stdio.h>\n#include <string.h>\nstatic void siblings(void) {}\n"
+        else "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\nstatic void siblings(void) {}\n"
     )
     last_error = (
         textwrap.dedent(
@@ -278,12 +286,18 @@ def cudnn_source(version: tuple[int, int, int], cudart_version: int) -> str:
             const char *cudnnGetErrorString(int s) {{
               return s == 0 ? "CUDNN_STATUS_SUCCESS" : s == {not_initialized} ? "CUDNN_STATUS_NOT_INITIALIZED"
                 : "CUDNN_STATUS_INTERNAL_ERROR"; }}
+            /* Every handle created and destroyed is appended to $SIMHOST_CUDNN_LOG, so tests can check
+               that each one created is destroyed. */
+            static void note(const char *what, void *handle) {{
+              const char *path = getenv("SIMHOST_CUDNN_LOG"); FILE *f;
+              if (path && (f = fopen(path, "a"))) {{ fprintf(f, "%s %p\\n", what, handle); fclose(f); }} }}
+            static int handles;
             int cudnnCreate(void **handle) {{
               int n = 0; siblings();
               if (driver_version() == 0 || driver_devices(&n) != 0 || n == 0) {{
                 last = "cudaGetDeviceCount(&count) != cudaSuccess"; return {not_initialized}; }}
-              *handle = (void *)1; return 0; }}
-            int cudnnDestroy(void *handle) {{ return 0; }}
+              *handle = (void *)(long)(0x1000 + ++handles); note("create", *handle); return 0; }}
+            int cudnnDestroy(void *handle) {{ note("destroy", handle); return 0; }}
             """
         )
     )
@@ -436,6 +450,24 @@ class SimHost:
             text=True,
             env=self.environ(extra_env),
             cwd=self.root,
+            timeout=timeout,
+            check=False,
+        )
+
+    def pytest(
+        self, *args: str, files: Mapping[str, str], extra_env: Mapping[str, str] | None = None, timeout: float = 120
+    ) -> subprocess.CompletedProcess[str]:
+        """Run pytest in a child process on this host, on test files written into ``root/suite``."""
+        suite = self.root / "suite"
+        suite.mkdir(exist_ok=True)
+        for name, text in files.items():
+            (suite / name).write_text(textwrap.dedent(text))
+        return subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", *args, str(suite)],
+            capture_output=True,
+            text=True,
+            env=self.environ(extra_env),
+            cwd=suite,
             timeout=timeout,
             check=False,
         )
