@@ -14,6 +14,7 @@ from collections.abc import Generator, Iterator
 from typing import Any
 
 import pytest
+from packaging.specifiers import SpecifierSet
 
 from .diagnosis import Finding, Verdict, diagnose, selected_cudnn, selected_runtime, verdict, visible_gpus
 from .environment import Environment, InvalidSnapshot, load_snapshot
@@ -234,9 +235,12 @@ def _handle(request: pytest.FixtureRequest) -> Iterator[CudnnHandle]:
             ),
         )
         return
-    runtime = selected_runtime(env)
+    # The device is chosen through a runtime of the CUDA major this cuDNN was built for, never another one.
+    major = (cudnn.cudart_version or "").partition(".")[0]
+    runtime = selected_runtime(env, SpecifierSet(f"=={major}.*")) if major.isdigit() else None
+    runtime_path = runtime.path if runtime and (runtime.version or "").partition(".")[0] == major else None
     try:
-        handle = create_cudnn_handle(cudnn.path, cudnn.version, runtime.path if runtime else None, device.cuda_index)
+        handle = create_cudnn_handle(cudnn.path, cudnn.version, runtime_path, device.cuda_index)
     except (CudnnError, OSError) as error:
         run.refuse(request.node.nodeid, Outcome(False, f"cannot create a cuDNN handle: {error}", "cudnn-create-failed"))
         return
