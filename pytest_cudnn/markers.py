@@ -207,8 +207,8 @@ def _contains(spec: SpecifierSet | None, version: str | None) -> bool:
 
 
 def _explain(findings: Sequence[Finding], components: Sequence[str]) -> Finding | None:
-    errors = [f for f in findings if f.severity is Severity.ERROR]
-    return next((f for f in errors if f.component in components), errors[0] if errors else None)
+    """The first error-level finding about one of ``components``: the why and the fix of a failed requirement."""
+    return next((f for f in findings if f.severity is Severity.ERROR and f.component in components), None)
 
 
 def _fail(requirement: Requirement, found: str, finding: Finding | None, cause: str = "version") -> Outcome:
@@ -264,7 +264,7 @@ def judge(
             return _fail(requirement, "no CUDA runtime the loader can find", _explain(findings, ("cuda-runtime",)))
         where = f"CUDA runtime {runtime.version} at {runtime.path} (via {', '.join(v.value for v in runtime.via)})"
         if not _contains(requirement.spec, runtime.version):
-            return _fail(requirement, where, _explain(findings, ("cuda-runtime", "driver", "tensorflow")))
+            return _fail(requirement, where, _explain(findings, ("cuda-runtime",)))
         return ok
     return _judge_gpu(requirement, env, findings, device)
 

@@ -84,12 +84,17 @@ class _Run:
             return None
         return GpuDevice.from_probe(gpus[0], 0, replayed=self.replayed is not None)
 
-    def refuse(self, nodeid: str, outcome: Outcome) -> None:
+    def refuse(self, nodeid: str, outcome: Outcome, item: pytest.Item | None = None) -> None:
         """An environment-caused skip, or a failure under --require-gpu."""
         self.skips.setdefault(outcome.cause, []).append(outcome.message)
         self.tests.setdefault(nodeid, {})["reason"] = outcome.message
         if self.require_gpu:
             pytest.fail(f"{outcome.message} [--require-gpu]", pytrace=False)
+        if item is not None:
+            # A skip mark, evaluated by pytest's own skipping plugin right after this hook, reports the test's
+            # location rather than this file's.
+            item.add_marker(pytest.mark.skip(reason=outcome.message))
+            return
         pytest.skip(outcome.message)
 
 
@@ -190,7 +195,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     for requirement in requirements:
         outcome = judge(requirement, run.env, run.findings, gpu)
         if not outcome.ok:
-            run.refuse(item.nodeid, outcome)
+            run.refuse(item.nodeid, outcome, item)
+            return
 
 
 @pytest.hookimpl(wrapper=True)

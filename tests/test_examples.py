@@ -35,3 +35,14 @@ def test_every_example_snapshot_decodes() -> None:
     assert len(paths) >= 4
     for path in paths:
         assert load_snapshot(path).host.platform.endswith("(simulated example)")
+
+
+@pytest.mark.parametrize("snapshot", sorted(SNAPSHOTS.glob("*.json")), ids=lambda p: p.stem)
+def test_the_example_suite_runs_on_every_example_environment(pytester: pytest.Pytester, snapshot: Path) -> None:
+    suite = Path(__file__).parent.parent / "examples" / "suite"
+    pytester.copy_example(str(suite / "test_example.py"))
+    result = pytester.runpytest("-p", "no:hypothesispytest", "-rs", "--gpu-env", str(snapshot))
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("failed", 0) == outcomes.get("errors", 0) == 0, result.stdout.str()
+    assert outcomes["passed"] >= 1
+    result.stdout.fnmatch_lines([f"pytest-cudnn: * [[]replayed from {snapshot}[]]"])

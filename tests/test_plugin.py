@@ -122,8 +122,9 @@ def test_skip_reason_says_required_found_where_why_and_fix(pytester: pytest.Pyte
     result.assert_outcomes(skipped=1)
     result.stdout.fnmatch_lines(
         [
-            "SKIPPED [[]1[]] *: requires cuDNN <8,>=7.6; found cuDNN 8.0.5 at /usr/local/cuda-10.1/lib64/libcudnn.so.8 "
-            "(via LD_LIBRARY_PATH); TensorFlow 2.3.1 (built for CUDA 10.1, cuDNN 7.6) loads libcudnn.so.7, and the "
+            "SKIPPED [[]1[]] test_skip_reason_says_required_found_where_why_and_fix.py:3: requires cuDNN <8,>=7.6; "
+            "found cuDNN 8.0.5 at /usr/local/cuda-10.1/lib64/libcudnn.so.8 (via LD_LIBRARY_PATH); "
+            "TensorFlow 2.3.1 (built for CUDA 10.1, cuDNN 7.6) loads libcudnn.so.7, and the "
             "loader finds no copy of it: no cuDNN for TensorFlow: install cuDNN 7.6 for CUDA 10.1 and put its "
             "library folder on the loader path"
         ]
