@@ -192,7 +192,7 @@ def parse_marker(name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> R
 class Outcome:
     ok: bool
     message: str  # for a failed requirement: required, found (where, how), why and the fix
-    cause: str  # a short key to group skips by: a finding code or "version"
+    cause: str  # a short key to group skips by: a finding code, or e.g. "cudnn-version", "gpu-memory"
 
 
 def _contains(spec: SpecifierSet | None, version: str | None) -> bool:
@@ -211,8 +211,9 @@ def _explain(findings: Sequence[Finding], components: Sequence[str]) -> Finding 
     return next((f for f in findings if f.severity is Severity.ERROR and f.component in components), None)
 
 
-def _fail(requirement: Requirement, found: str, finding: Finding | None, cause: str = "version") -> Outcome:
+def _fail(requirement: Requirement, found: str, finding: Finding | None, cause: str | None = None) -> Outcome:
     message = f"{requirement.describe()}; found {found}"
+    cause = cause or requirement.marker.removeprefix("requires_") + "-version"
     if finding is not None:
         message += f"; {finding.summary}: {finding.remedy}"
         cause = finding.code
