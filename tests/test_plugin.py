@@ -325,7 +325,8 @@ def test_terminal_summary_groups_environment_skips_by_cause(pytester: pytest.Pyt
         [
             "*pytest-cudnn: environment skips by cause*",
             "   3 x no-driver: requires 1 GPU; found no NVIDIA driver*",
-            "   1 x tensorflow-version: requires TensorFlow <1 with a usable GPU build; found TensorFlow 2.18.0 (tensorflow) at *",
+            "   1 x tensorflow-version: requires TensorFlow <1 with a usable GPU build; "
+            "found TensorFlow 2.18.0 (tensorflow) at *",
         ]
     )
 
