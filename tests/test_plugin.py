@@ -11,9 +11,6 @@ from pytest_cudnn.environment import CudaDriver, Environment, State, Via
 
 from .envbuilder import EnvBuilder, gpu
 
-pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestAssertRewriteWarning")
-
-
 def snapshot(pytester: pytest.Pytester, env: Environment, name: str = "env.json") -> str:
     path = pytester.path / name
     path.write_text(env.dumps())
