@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from .environment import Gpu
 
-__all__ = ["VisibleDevices", "parse_visible_devices"]
+__all__ = ["VisibleDevices", "assign_devices", "cuda_visible_value", "parse_visible_devices"]
 
 
 @dataclass(frozen=True)
@@ -50,3 +50,29 @@ def _device(entry: str, gpus: Sequence[Gpu]) -> Gpu | None:
         matches = [gpu for gpu in gpus if gpu.uuid and gpu.uuid.startswith(entry)]
         return matches[0] if len(matches) == 1 else None
     return None
+
+
+def assign_devices(visible: Sequence[Gpu], workers: int, per_worker: int = 1) -> list[tuple[Gpu, ...]]:
+    """Each xdist worker's GPUs, round-robin over ``visible`` (which already honours an outer
+    CUDA_VISIBLE_DEVICES): worker i gets ``per_worker`` devices starting at ``i * per_worker``. With more workers
+    than GPUs, workers share; nothing outside ``visible`` is ever handed out.
+
+    >>> [tuple(g.index for g in gpus) for gpus in assign_devices([_g(0), _g(1), _g(2)], 4)]
+    [(0,), (1,), (2,), (0,)]
+    """
+    if not visible or workers < 1 or per_worker < 1:
+        return [() for _ in range(max(workers, 0))]
+    take = min(per_worker, len(visible))
+    return [tuple(visible[(worker * take + k) % len(visible)] for k in range(take)) for worker in range(workers)]
+
+
+def cuda_visible_value(gpus: Sequence[Gpu]) -> str:
+    """The CUDA_VISIBLE_DEVICES value naming exactly ``gpus``: their UUIDs, so neither CUDA's device order nor an
+    outer index list can shift them; NVML indices (with CUDA_DEVICE_ORDER=PCI_BUS_ID) when a UUID is unknown."""
+    if all(gpu.uuid for gpu in gpus):
+        return ",".join(gpu.uuid or "" for gpu in gpus)
+    return ",".join(str(gpu.index) for gpu in gpus)
+
+
+def _g(index: int) -> Gpu:  # doctest helper
+    return Gpu(index, None, f"GPU-{index}", None, None, None, None, None)

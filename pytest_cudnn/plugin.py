@@ -1,132 +1,29 @@
 """The pytest entry point (``-p no:cudnn`` disables it). Hooks and fixtures only; the work is elsewhere.
 
-Settings and their precedence (lowest first): the ``require_gpu`` / ``gpu_probe_timeout`` ini keys, the
-``PYTEST_CUDNN_REQUIRE_GPU`` environment variable, the command line (``--require-gpu``, ``--no-require-gpu``,
-``--gpu-probe-timeout``). Nothing is probed for ``--help``, ``--markers`` or ``--collect-only``; otherwise the
-environment is probed (or replayed with ``--gpu-env``) once per run, when the header is written.
+Settings and their precedence (lowest first): ini keys (``require_gpu``, ``gpu_probe_timeout``,
+``gpus_per_worker``, ``gpu_assign``), the ``PYTEST_CUDNN_REQUIRE_GPU`` environment variable, the command line.
+Nothing is probed for ``--help``, ``--markers`` or ``--collect-only``; otherwise the environment is probed (or
+replayed with ``--gpu-env``) once per run, by the xdist controller when there is one, and handed to the workers.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Generator, Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
 from packaging.specifiers import SpecifierSet
 
-from .diagnosis import Finding, Verdict, diagnose, selected_cudnn, selected_runtime, verdict, visible_gpus
-from .environment import Environment, InvalidSnapshot, load_snapshot
+from .diagnosis import selected_cudnn, selected_runtime, visible_gpus
 from .gpu import CudnnError, CudnnHandle, GpuDevice, create_cudnn_handle
 from .markers import MARKERS, InvalidMarker, Outcome, Requirement, judge, parse_marker
 from .report import header_lines, markdown_summary
 from .serde import to_json
+from .session import ENV_REQUIRE_GPU, RECORD, run_of
 
 __all__ = ["CudnnHandle", "GpuDevice"]
-
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
-ENV_REQUIRE_GPU = "PYTEST_CUDNN_REQUIRE_GPU"
-
-
-class _Run:
-    """Everything one pytest run knows about the GPU stack; lives in ``config.stash``."""
-
-    def __init__(self, config: pytest.Config) -> None:
-        self.config = config
-        self.require_gpu = _require_gpu(config)
-        self.timeout = _timeout(config)
-        self.snapshot = config.getoption("cudnn_env")
-        self.replayed: Environment | None = None
-        if self.snapshot:
-            try:
-                self.replayed = load_snapshot(self.snapshot)
-            except InvalidSnapshot as error:
-                raise pytest.UsageError(f"--gpu-env: {error}") from None
-        self._env: Environment | None = None
-        self._findings: list[Finding] = []
-        self.tests: dict[str, dict[str, Any]] = {}
-        self.skips: dict[str, list[str]] = {}
-
-    @property
-    def probed(self) -> bool:
-        return self._env is not None
-
-    @property
-    def env(self) -> Environment:
-        if self._env is None:
-            if self.replayed is not None:
-                self._env = self.replayed
-            else:
-                workerinput = getattr(self.config, "workerinput", None)
-                if isinstance(workerinput, dict) and "cudnn_environment" in workerinput:
-                    self._env = Environment.from_json(workerinput["cudnn_environment"], "the xdist controller")
-                else:
-                    from .probe import ProbeOptions, probe_environment
-
-                    self._env = probe_environment(ProbeOptions(job_timeout=self.timeout))
-            self._findings = diagnose(self._env)
-        return self._env
-
-    @property
-    def findings(self) -> list[Finding]:
-        _ = self.env
-        return self._findings
-
-    @property
-    def verdict(self) -> Verdict:
-        return verdict(self.findings)
-
-    def device(self) -> GpuDevice | None:
-        gpus = visible_gpus(self.env)
-        if not gpus:
-            return None
-        return GpuDevice.from_probe(gpus[0], 0, replayed=self.replayed is not None)
-
-    def refuse(self, nodeid: str, outcome: Outcome, item: pytest.Item | None = None) -> None:
-        """An environment-caused skip, or a failure under --require-gpu."""
-        self.skips.setdefault(outcome.cause, []).append(outcome.message)
-        self.tests.setdefault(nodeid, {})["reason"] = outcome.message
-        if self.require_gpu:
-            pytest.fail(f"{outcome.message} [--require-gpu]", pytrace=False)
-        if item is not None:
-            # A skip mark, evaluated by pytest's own skipping plugin right after this hook, reports the test's
-            # location rather than this file's.
-            item.add_marker(pytest.mark.skip(reason=outcome.message))
-            return
-        pytest.skip(outcome.message)
-
-
-RUN = pytest.StashKey[_Run]()
-
-
-def _require_gpu(config: pytest.Config) -> bool:
-    cli = config.getoption("cudnn_require_gpu")
-    if cli is not None:
-        return bool(cli)
-    raw = os.environ.get(ENV_REQUIRE_GPU)
-    if raw is not None:
-        value = raw.strip().lower()
-        if value in _TRUE:
-            return True
-        if value in _FALSE:
-            return False
-        raise pytest.UsageError(f"{ENV_REQUIRE_GPU}={raw!r}: expected 1/0, true/false, yes/no or on/off")
-    return bool(config.getini("require_gpu"))
-
-
-def _timeout(config: pytest.Config) -> float:
-    cli = config.getoption("cudnn_timeout")
-    raw, source = (cli, "--gpu-probe-timeout") if cli is not None else (config.getini("gpu_probe_timeout"), "ini")
-    try:
-        value = float(raw)
-    except (TypeError, ValueError):
-        value = -1.0
-    if not 0 < value <= 3600:
-        where = "--gpu-probe-timeout" if source != "ini" else "the gpu_probe_timeout ini key"
-        raise pytest.UsageError(f"{where}: {raw!r} is not a number of seconds between 0 and 3600")
-    return value
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -147,22 +44,41 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--gpu-probe-timeout", metavar="SECONDS", dest="cudnn_timeout", help="per-library probe timeout (default 10)"
     )
+    group.addoption(
+        "--gpus-per-worker", metavar="N", dest="cudnn_per_worker", help="GPUs given to each xdist worker (default 1)"
+    )
+    group.addoption(
+        "--no-gpu-assign",
+        action="store_false",
+        default=None,
+        dest="cudnn_assign",
+        help="leave CUDA_VISIBLE_DEVICES of xdist workers alone",
+    )
+    group.addoption(
+        "--gpu-workers",
+        action="store_true",
+        default=False,
+        dest="cudnn_workers",
+        help="with -n auto, start one xdist worker per visible GPU (or per --gpus-per-worker GPUs)",
+    )
     parser.addini("require_gpu", type="bool", default=False, help="as --require-gpu (a CI GPU runner's switch)")
     parser.addini("gpu_probe_timeout", default="10", help="per-library probe timeout in seconds")
+    parser.addini("gpus_per_worker", default="1", help="GPUs given to each xdist worker")
+    parser.addini("gpu_assign", type="bool", default=True, help="give each xdist worker its own GPU(s)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     for text in MARKERS.values():
         config.addinivalue_line("markers", text)
-    config.stash[RUN] = _Run(config)
+    run_of(config)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    run = config.stash[RUN]
     if config.option.collectonly:
         return []
+    run = run_of(config)
     env = run.env
-    return header_lines(
+    lines = header_lines(
         env,
         run.findings,
         run.verdict,
@@ -171,6 +87,56 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         verbose=config.option.verbose > 0,
         source=run.snapshot,
     )
+    workers = _xdist_workers(config)
+    if workers:
+        plan = run.plan(workers)
+        shown = ", ".join(
+            f"{worker} -> " + "+".join(f"GPU {gpu.index}" for gpu in plan[worker])
+            for worker in workers
+            if worker in plan
+        )
+        lines.append(f"pytest-cudnn: xdist workers: {shown or 'no GPU assignment'}")
+    return lines
+
+
+def _xdist_workers(config: pytest.Config) -> list[str]:
+    specs = getattr(config.option, "tx", None) or []
+    if getattr(config.option, "dist", "no") == "no" or not specs or hasattr(config, "workerinput"):
+        return []
+    return [f"gw{index}" for index in range(len(specs))]
+
+
+# pytest-xdist: one probe in the controller, one GPU per worker, worker count from GPUs.
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    if not config.getoption("cudnn_workers"):
+        return None
+    return run_of(config).auto_workers()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_setupnodes(config: pytest.Config, specs: Sequence[Any]) -> None:
+    """Set each worker's CUDA_VISIBLE_DEVICES in its process environment (execnet's ``env:``), before the worker
+    starts: before its conftests and test modules are imported and long before any framework initialises CUDA."""
+    run = run_of(config)
+    plan = run.plan([f"gw{index}" for index in range(len(specs))])
+    if not plan:
+        return
+    for index, spec in enumerate(specs):
+        spec.env.update(run.worker_variables(f"gw{index}"))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    run = run_of(node.config)
+    worker = node.workerinput["workerid"]
+    node.workerinput["cudnn_environment"] = run.env.to_json()
+    visible = run.worker_variables(worker).get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        node.workerinput["cudnn_visible"] = visible
+
+
+# Requirements ---------------------------------------------------------------------------------------
 
 
 def _requirements(item: pytest.Item) -> Iterator[Requirement]:
@@ -183,63 +149,60 @@ def _requirements(item: pytest.Item) -> Iterator[Requirement]:
                 pytest.fail(f"{item.nodeid}: @pytest.mark.{name}({shown}): {error}", pytrace=False)
 
 
+def _facts(item: pytest.Item, **facts: Any) -> None:
+    worker = getattr(item.config, "workerinput", {}).get("workerid") if hasattr(item.config, "workerinput") else None
+    if worker:
+        facts["worker"] = worker
+    item.user_properties.append((RECORD, facts))
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     requirements = list(_requirements(item))
     if not requirements:
         return
-    run = item.config.stash[RUN]
-    run.tests.setdefault(item.nodeid, {})["requirements"] = [r.describe() for r in requirements]
+    run = run_of(item.config)
     device = run.device()
+    _facts(item, requirements=[r.describe() for r in requirements], gpu=device.index if device else None)
     gpu = next((g for g in visible_gpus(run.env) if device and g.index == device.index), None)
     for requirement in requirements:
         outcome = judge(requirement, run.env, run.findings, gpu)
         if not outcome.ok:
-            run.refuse(item.nodeid, outcome, item)
+            run.refuse(item, outcome)
             return
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
-    report = yield
-    run = item.config.stash[RUN]
-    if item.nodeid in run.tests and (report.when == "call" or report.outcome != "passed"):
-        run.tests[item.nodeid]["outcome"] = report.outcome
-    return report
+# Fixtures ------------------------------------------------------------------------------------------
 
 
 @pytest.fixture
 def gpu(request: pytest.FixtureRequest) -> GpuDevice:
     """The GPU this test runs on, with its facts; skips (fails under --require-gpu) when there is none."""
-    run = request.config.stash[RUN]
+    run = run_of(request.config)
     device = run.device()
     if device is None:
-        run.refuse(request.node.nodeid, judge(Requirement("requires_gpu"), run.env, run.findings))
+        run.refuse(request.node, judge(Requirement("requires_gpu"), run.env, run.findings), in_fixture=True)
         raise AssertionError("unreachable")  # pragma: no cover - refuse() skips or fails
+    _facts(request.node, gpu=device.index)
     return device
 
 
 def _handle(request: pytest.FixtureRequest) -> Iterator[CudnnHandle]:
-    run = request.config.stash[RUN]
+    run = run_of(request.config)
     env = run.env
-    need = Requirement("requires_cudnn")
-    outcome = judge(need, env, run.findings)
+    outcome = judge(Requirement("requires_cudnn"), env, run.findings)
     cudnn = selected_cudnn(env)
     device = run.device()
+    node = request.node
     if not outcome.ok or cudnn is None or device is None:
-        run.refuse(request.node.nodeid, outcome)
+        run.refuse(node, outcome, in_fixture=True)
         return
     if cudnn.create_status not in (None, 0):
         last = f" ({cudnn.last_error})" if cudnn.last_error else ""
-        run.refuse(
-            request.node.nodeid,
-            Outcome(
-                False,
-                f"cudnnCreate returned {cudnn.create_status} {cudnn.create_error}{last} when probed "
-                f"through {cudnn.path}",
-                "cudnn-create-failed",
-            ),
+        message = (
+            f"cudnnCreate returned {cudnn.create_status} {cudnn.create_error}{last} when probed through {cudnn.path}"
         )
+        run.refuse(node, Outcome(False, message, "cudnn-create-failed"), in_fixture=True)
         return
     # The device is chosen through a runtime of the CUDA major this cuDNN was built for, never another one.
     major = (cudnn.cudart_version or "").partition(".")[0]
@@ -248,7 +211,9 @@ def _handle(request: pytest.FixtureRequest) -> Iterator[CudnnHandle]:
     try:
         handle = create_cudnn_handle(cudnn.path, cudnn.version, runtime_path, device.cuda_index)
     except (CudnnError, OSError) as error:
-        run.refuse(request.node.nodeid, Outcome(False, f"cannot create a cuDNN handle: {error}", "cudnn-create-failed"))
+        run.refuse(
+            node, Outcome(False, f"cannot create a cuDNN handle: {error}", "cudnn-create-failed"), in_fixture=True
+        )
         return
     try:
         yield handle
@@ -274,7 +239,7 @@ def _cudnn_junit_properties(request: pytest.FixtureRequest) -> None:
     if not request.config.getoption("xmlpath", None):
         return
     record = request.getfixturevalue("record_testsuite_property")
-    run = request.config.stash[RUN]
+    run = run_of(request.config)
     env = run.env
     runtime, cudnn = selected_runtime(env), selected_cudnn(env)
     properties = {
@@ -290,13 +255,29 @@ def _cudnn_junit_properties(request: pytest.FixtureRequest) -> None:
             record(name, value)
 
 
-def _skip_groups(run: _Run) -> list[tuple[str, int, str]]:
-    return sorted(((cause, len(messages), messages[0]) for cause, messages in run.skips.items()), key=lambda g: -g[1])
+# Summary and reports --------------------------------------------------------------------------------
+
+
+class _Recorder:
+    """Collects each test's GPU facts where the reports arrive (the xdist controller, or this process)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        run_of(self.config).record(report)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    config = session.config
+    if not hasattr(config, "workerinput"):
+        config.pluginmanager.register(_Recorder(config), "cudnn-recorder")
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    run = config.stash[RUN]
-    groups = _skip_groups(run)
+    run = run_of(config)
+    groups = run.skip_groups()
     if groups:
         word = "failures" if run.require_gpu else "skips"
         terminalreporter.section(f"pytest-cudnn: environment {word} by cause", sep="-")
@@ -308,9 +289,9 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
-    run = config.stash.get(RUN, None)
-    if run is None or config.option.collectonly or hasattr(config, "workerinput"):
+    if config.option.collectonly or hasattr(config, "workerinput"):
         return
+    run = run_of(config)
     if run.require_gpu and not run.verdict.ok:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
     report_path = config.getoption("cudnn_report")
@@ -320,6 +301,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             "findings": [to_json(f) for f in run.findings],
             "verdict": to_json(run.verdict),
             "require_gpu": run.require_gpu,
+            "xdist": {worker: [gpu.index for gpu in gpus] for worker, gpus in run.assignment.items()},
             "tests": [{"nodeid": nodeid, **facts} for nodeid, facts in run.tests.items()],
         }
         with open(report_path, "w", encoding="utf-8") as handle:
@@ -327,4 +309,4 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         with open(summary, "a", encoding="utf-8") as handle:
-            handle.write(markdown_summary(run.env, run.findings, run.verdict, _skip_groups(run)))
+            handle.write(markdown_summary(run.env, run.findings, run.verdict, run.skip_groups()))

@@ -93,6 +93,7 @@ def nvml_source(
         """\
         #include <string.h>
         #include <stdio.h>
+        #include <stdlib.h>
         typedef struct { const char *name, *uuid, *bus; int major, minor; unsigned long long total, free; } gpu_t;
         static gpu_t gpus[] = {
         %(rows)s
@@ -103,7 +104,11 @@ def nvml_source(
                          char busId[32]; } pci_t;
         typedef struct { unsigned long long total, free, used; } memory_t;
         static int bad(unsigned i) { return i >= count || (fail_from >= 0 && (int)i >= fail_from); }
-        int nvmlInitWithFlags(unsigned flags) { return %(init_error)d; }
+        /* Each initialisation is appended to $SIMHOST_NVML_LOG, so tests can count probes. */
+        int nvmlInitWithFlags(unsigned flags) {
+          const char *path = getenv("SIMHOST_NVML_LOG"); FILE *f;
+          if (path && (f = fopen(path, "a"))) { fprintf(f, "init\\n"); fclose(f); }
+          return %(init_error)d; }
         int nvmlInit_v2(void) { return %(init_error)d; }
         int nvmlShutdown(void) { return 0; }
         const char *nvmlErrorString(int code) {

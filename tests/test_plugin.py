@@ -11,6 +11,7 @@ from pytest_cudnn.environment import CudaDriver, Environment, State, Via
 
 from .envbuilder import EnvBuilder, gpu
 
+
 def snapshot(pytester: pytest.Pytester, env: Environment, name: str = "env.json") -> str:
     path = pytester.path / name
     path.write_text(env.dumps())
@@ -290,7 +291,7 @@ def test_a_bad_timeout_is_a_usage_error_naming_its_source(pytester: pytest.Pytes
     pytester.makepyfile("def test_a(): pass\n")
     result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*the gpu_probe_timeout ini key: 'soon' is not a number of seconds*"])
+    result.stderr.fnmatch_lines(["*the gpu_probe_timeout ini key: 'soon' is not a number between 0.001 and 3600"])
 
 
 def test_an_unreadable_snapshot_is_a_usage_error_naming_the_file(pytester: pytest.Pytester) -> None:
@@ -400,6 +401,7 @@ def test_gpu_report_records_environment_findings_and_each_test(pytester: pytest.
     assert tests["test_ok"] == {
         "nodeid": tests["test_ok"]["nodeid"],
         "requirements": ["requires cuDNN >=9"],
+        "gpu": 0,
         "outcome": "passed",
     }
     assert tests["test_many"]["outcome"] == "skipped"
