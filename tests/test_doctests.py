@@ -1,0 +1,22 @@
+"""The examples in the modules' docstrings are run, so they stay true."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = [
+    "pytest_cudnn.versions",
+    "pytest_cudnn.devices",
+    "pytest_cudnn.markers",
+    "pytest_cudnn.compat.tensorflow",
+]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name: str) -> None:
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0
+    assert result.failed == 0
