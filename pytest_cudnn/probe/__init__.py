@@ -39,6 +39,7 @@ from ..environment import (
     State,
     TensorFlow,
 )
+from ..native.isolation import run_in_child
 from ..versions import InvalidVersionValue, cuda_version_from_int, cudnn_version_from_int
 from .discovery import (
     FAMILIES,
@@ -49,7 +50,6 @@ from .discovery import (
     parse_ldconfig,
     relative_path_entries,
 )
-from .isolation import run_in_child
 from .tensorflow import probe_tensorflow
 
 __all__ = ["ProbeOptions", "cudnn_siblings_missing", "gather_layout", "probe_environment"]

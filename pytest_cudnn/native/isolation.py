@@ -16,22 +16,25 @@ import json
 import os
 import select
 import signal
-import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
+
+# The child imports this module at start-up: it keeps to what the child needs (the parent side imports
+# subprocess and tempfile when it runs), which halves the child's start.
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any
+
+    Job = dict[str, Any]
+    Result = dict[str, Any]
 
 __all__ = ["ProbeFailure", "run_in_child", "run_jobs"]
-
-Job = dict[str, Any]
-Result = dict[str, Any]
 
 _BOOT = (
     "import sys,json;"
     "sys.path[:]=json.loads(sys.stdin.readline());"
-    "from pytest_cudnn.probe.isolation import child_main;"
+    "from pytest_cudnn.native.isolation import child_main;"
     "child_main()"
 )
 _TAIL = 400
@@ -50,6 +53,9 @@ def run_in_child(
     python: str | None = None,
 ) -> list[Result]:
     """Run ``jobs`` in a child interpreter; one result per job, in order, never an exception for a job."""
+    import subprocess
+    import tempfile
+
     if not jobs:
         return []
     # The child runs without site (-S) for speed, so editable installs' import hooks are absent: hand it the
@@ -187,7 +193,7 @@ def run_jobs(jobs: Sequence[Job], timeout: float) -> list[tuple[int, Result]]:
 
 
 def _run_here(job: Job) -> Result:
-    from .native import JOBS
+    from .calls import JOBS
 
     try:
         return JOBS[job["kind"]](job)
