@@ -33,8 +33,9 @@ def parse_visible_devices(value: str | None, gpus: Sequence[Gpu]) -> VisibleDevi
     for raw in value.split(",") if value.strip() else []:
         entry = raw.strip()
         device = _device(entry, gpus)
-        if device is not None and device not in visible:
-            visible.append(device)
+        if device is not None:
+            if device not in visible:  # a repeated device is one device
+                visible.append(device)
         elif entry.startswith("MIG-") and len(entry) > 4:
             mig.append(entry)
         else:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import types
 import typing
 from collections.abc import Mapping
@@ -104,10 +105,16 @@ def _decode(tp: Any, data: Any, where: str) -> Any:
     raise TypeError(f"pytest-cudnn model has an undecodable type at {where}: {tp!r}")
 
 
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    """The resolved annotations of a model class (evaluated once: they are this package's own strings)."""
+    return get_type_hints(cls)
+
+
 def _decode_dataclass(cls: type, data: Any, where: str) -> Any:
     if not isinstance(data, dict):
         raise DecodeError(where, f"expected an object, got {_describe(data)}")
-    hints = get_type_hints(cls)
+    hints = _hints(cls)
     fields = {field.name: field for field in dataclasses.fields(cls)}
     unknown = sorted(set(data) - set(fields))
     if unknown:

@@ -1,0 +1,78 @@
+"""Fault injection on simulated hosts: broken, crashing and hanging libraries and hostile loader paths each
+become a recorded error, and neither the doctor nor a test session crashes or hangs."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from .simhost import SimGpu, SimHost
+from .test_simulated_hosts import planted
+
+
+def test_a_runtime_that_aborts_is_recorded_by_signal(host: SimHost) -> None:
+    folder = host.folder("opt/abort")
+    host.add_cudart(folder, 12020, behaviour="abort")
+    host.ld_library_path.append(str(folder))
+    _, report = host.doctor_json()
+    [runtime] = planted(report["environment"]["cuda_runtimes"], host)
+    assert runtime["state"] == "error"
+    assert "killed by SIGABRT" in runtime["reason"]
+
+
+def test_garbage_and_truncated_libraries_are_errors_naming_the_file(host: SimHost) -> None:
+    folder = host.folder("opt/broken")
+    (folder / "libcudart.so.12").write_bytes(os.urandom(4096))
+    good = host.add_cudnn(host.folder("opt/good"), (9, 3, 0), cudart_version=12050)
+    truncated = folder / "libcudnn.so.9"
+    truncated.write_bytes(good.resolve().read_bytes()[:2000])
+    host.ld_library_path.append(str(folder))
+    code, report = host.doctor_json()
+    env = report["environment"]
+    [runtime] = [r for r in env["cuda_runtimes"] if r["path"] == str(folder / "libcudart.so.12")]
+    assert runtime["state"] == "error"
+    assert runtime["reason"].startswith(f"{folder / 'libcudart.so.12'}: OSError: ")
+    [cudnn] = [c for c in env["cudnns"] if c["path"] == str(truncated)]
+    assert cudnn["state"] == "error"
+    assert str(truncated) in cudnn["reason"]
+    codes = {f["code"] for f in report["findings"]}
+    assert {"cuda-runtime-probe-failed", "cudnn-incomplete"} <= codes
+    assert code == 1
+
+
+def test_hostile_loader_path_entries_are_survived(host: SimHost) -> None:
+    host.add_driver([SimGpu()])
+    loop = host.root / "loop"
+    loop.symlink_to(host.root / "loop")  # a symlink loop as a folder
+    not_a_folder = host.root / "file.txt"
+    not_a_folder.write_text("not a folder")
+    looped_lib = host.folder("opt/lib")
+    (looped_lib / "libcudnn.so.8").symlink_to(looped_lib / "libcudnn.so.8")  # a symlink loop as a library
+    host.ld_library_path += [str(loop), str(not_a_folder), str(host.root / "missing"), str(looped_lib)]
+    completed = host.run("doctor", "--json")
+    assert completed.returncode in (0, 1), completed.stderr
+    report = json.loads(completed.stdout)
+    assert report["environment"]["driver"]["state"] == "found"
+    [cudnn] = planted(report["environment"]["cudnns"], host)
+    assert cudnn["state"] == "error"
+    assert "Traceback" not in completed.stderr
+
+
+def test_a_session_on_a_host_full_of_faults_finishes_with_its_header(host: SimHost) -> None:
+    host.add_driver([SimGpu(), SimGpu(uuid="GPU-2", pci_bus_id="00000000:05:00.0")], nvml_fail_from_index=1)
+    for behaviour in ("hang", "segfault"):
+        folder = host.folder(f"opt/{behaviour}")
+        host.add_cudart(folder, 12020, behaviour=behaviour)
+        host.ld_library_path.append(str(folder))
+    broken = host.folder("opt/cudnn")
+    host.add_cudnn(broken, (9, 1, 0), cudart_version=12050, siblings=False)
+    host.ld_library_path.append(str(broken))
+    tests = {
+        "test_f.py": "import pytest\n\n@pytest.mark.requires_cudnn('>=9')\ndef test_a():\n    pass\n\n"
+        "def test_b():\n    pass\n"
+    }
+    completed = host.pytest("--gpu-probe-timeout", "1", files=tests, timeout=120)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert "pytest-cudnn: driver 535.104.05" in completed.stdout
+    assert "1 passed, 1 skipped" in completed.stdout
+    assert f"cuDNN at {broken / 'libcudnn.so.9'} is missing its sub-libraries" in completed.stdout
