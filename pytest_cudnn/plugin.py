@@ -8,6 +8,7 @@ replayed with ``--gpu-env``) once per run, by the xdist controller when there is
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Iterator, Sequence
@@ -71,6 +72,8 @@ def pytest_configure(config: pytest.Config) -> None:
     for text in MARKERS.values():
         config.addinivalue_line("markers", text)
     run_of(config)
+    if config.getoption("xmlpath", None):
+        config.pluginmanager.register(_JUnitProperties(), "cudnn-junit-properties")
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -140,13 +143,34 @@ def pytest_configure_node(node: Any) -> None:
 
 
 def _requirements(item: pytest.Item) -> Iterator[Requirement]:
-    for name in MARKERS:
-        for mark in item.iter_markers(name):
-            try:
-                yield parse_marker(name, mark.args, mark.kwargs)
-            except InvalidMarker as error:
-                shown = ", ".join([*map(repr, mark.args), *(f"{k}={v!r}" for k, v in mark.kwargs.items())])
-                pytest.fail(f"{item.nodeid}: @pytest.mark.{name}({shown}): {error}", pytrace=False)
+    for mark in item.iter_markers():
+        if mark.name not in MARKERS:
+            continue
+        try:
+            yield _parse(mark.name, mark.args, tuple(sorted(mark.kwargs.items())))
+        except InvalidMarker as error:
+            shown = ", ".join([*map(repr, mark.args), *(f"{k}={v!r}" for k, v in mark.kwargs.items())])
+            pytest.fail(f"{item.nodeid}: @pytest.mark.{mark.name}({shown}): {error}", pytrace=False)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse(name: str, args: tuple[Any, ...], kwargs: tuple[tuple[str, Any], ...]) -> Requirement:
+    """Markers repeat across a suite (module marks, parametrized tests): each distinct one is parsed once."""
+    return parse_marker(name, args, dict(kwargs))
+
+
+def _requirements_of(item: pytest.Item) -> list[Requirement]:
+    try:
+        return list(_requirements(item))
+    except TypeError:  # an unhashable marker argument: parse it uncached, with the same errors
+        found = []
+        for mark in item.iter_markers():
+            if mark.name in MARKERS:
+                try:
+                    found.append(parse_marker(mark.name, mark.args, mark.kwargs))
+                except InvalidMarker as error:
+                    pytest.fail(f"{item.nodeid}: @pytest.mark.{mark.name}: {error}", pytrace=False)
+        return found
 
 
 def _facts(item: pytest.Item, **facts: Any) -> None:
@@ -158,15 +182,14 @@ def _facts(item: pytest.Item, **facts: Any) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    requirements = list(_requirements(item))
+    requirements = _requirements_of(item)
     if not requirements:
         return
     run = run_of(item.config)
     device = run.device()
-    _facts(item, requirements=[r.describe() for r in requirements], gpu=device.index if device else None)
-    gpu = next((g for g in visible_gpus(run.env) if device and g.index == device.index), None)
-    for requirement in requirements:
-        outcome = judge(requirement, run.env, run.findings, gpu)
+    judged = [run.judge(requirement) for requirement in requirements]
+    _facts(item, requirements=[text for _, text in judged], gpu=device.index if device else None)
+    for outcome, _ in judged:
         if not outcome.ok:
             run.refuse(item, outcome)
             return
@@ -233,26 +256,27 @@ def cudnn_handle_session(request: pytest.FixtureRequest) -> Iterator[CudnnHandle
     yield from _handle(request)
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _cudnn_junit_properties(request: pytest.FixtureRequest) -> None:
-    """Key versions as JUnit XML testsuite properties, when --junitxml is on."""
-    if not request.config.getoption("xmlpath", None):
-        return
-    record = request.getfixturevalue("record_testsuite_property")
-    run = run_of(request.config)
-    env = run.env
-    runtime, cudnn = selected_runtime(env), selected_cudnn(env)
-    properties = {
-        "gpu.driver": env.driver.version,
-        "gpu.count": str(len(visible_gpus(env))),
-        "gpu.cuda_runtime": runtime.version if runtime else None,
-        "gpu.cudnn": cudnn.version if cudnn else None,
-        "gpu.tensorflow": env.tensorflow.version,
-        "gpu.verdict": run.verdict.summary,
-    }
-    for name, value in properties.items():
-        if value is not None:
-            record(name, value)
+class _JUnitProperties:
+    """Registered only with --junitxml: an autouse fixture costs every test its fixture resolution."""
+
+    @pytest.fixture(scope="session", autouse=True)
+    def _cudnn_junit_properties(self, request: pytest.FixtureRequest) -> None:
+        """Key versions as JUnit XML testsuite properties."""
+        record = request.getfixturevalue("record_testsuite_property")
+        run = run_of(request.config)
+        env = run.env
+        runtime, cudnn = selected_runtime(env), selected_cudnn(env)
+        properties = {
+            "gpu.driver": env.driver.version,
+            "gpu.count": str(len(visible_gpus(env))),
+            "gpu.cuda_runtime": runtime.version if runtime else None,
+            "gpu.cudnn": cudnn.version if cudnn else None,
+            "gpu.tensorflow": env.tensorflow.version,
+            "gpu.verdict": run.verdict.summary,
+        }
+        for name, value in properties.items():
+            if value is not None:
+                record(name, value)
 
 
 # Summary and reports --------------------------------------------------------------------------------
@@ -262,10 +286,11 @@ class _Recorder:
     """Collects each test's GPU facts where the reports arrive (the xdist controller, or this process)."""
 
     def __init__(self, config: pytest.Config) -> None:
-        self.config = config
+        self.run = run_of(config)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        run_of(self.config).record(report)
+        if report.user_properties:
+            self.run.record(report)
 
 
 @pytest.hookimpl(trylast=True)

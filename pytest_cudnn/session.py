@@ -13,7 +13,7 @@ from .devices import assign_devices, cuda_visible_value
 from .diagnosis import Finding, Verdict, diagnose, verdict, visible_gpus
 from .environment import Environment, Gpu, InvalidSnapshot, load_snapshot
 from .gpu import GpuDevice
-from .markers import Outcome
+from .markers import Outcome, Requirement, judge
 
 __all__ = ["ENV_REQUIRE_GPU", "RECORD", "GpuRun", "run_of"]
 
@@ -72,6 +72,8 @@ class GpuRun:
         self.tests: dict[str, dict[str, Any]] = {}
         self.skips: dict[str, list[str]] = {}
         self.assignment: dict[str, tuple[Gpu, ...]] = {}  # xdist worker id -> its GPUs (controller side)
+        self._device: tuple[GpuDevice, ...] | None = None
+        self._outcomes: dict[int, tuple[Requirement, Outcome, str]] = {}
 
     # The environment ---------------------------------------------------------------------------------
     @property
@@ -115,10 +117,23 @@ class GpuRun:
         return verdict(self.findings)
 
     def device(self) -> GpuDevice | None:
-        gpus = visible_gpus(self.env)
-        if not gpus:
-            return None
-        return GpuDevice.from_probe(gpus[0], 0, replayed=self.replayed is not None)
+        """The GPU this process's tests run on: the first CUDA sees (in a worker, the worker's own)."""
+        if self._device is None:
+            gpus = visible_gpus(self.env)
+            self._device = (GpuDevice.from_probe(gpus[0], 0, replayed=self.replayed is not None),) if gpus else ()
+        return self._device[0] if self._device else None
+
+    def judge(self, requirement: Requirement) -> tuple[Outcome, str]:
+        """A requirement's outcome on this run's device, and its description. The environment is fixed for the
+        run and parsed requirements are shared (see plugin._parse), so each is judged once, found by identity:
+        hashing a SpecifierSet canonicalises every version in it, tens of microseconds a time."""
+        cached = self._outcomes.get(id(requirement))
+        if cached is None or cached[0] is not requirement:
+            device = self.device()
+            gpu = next((g for g in visible_gpus(self.env) if device and g.index == device.index), None)
+            cached = (requirement, judge(requirement, self.env, self.findings, gpu), requirement.describe())
+            self._outcomes[id(requirement)] = cached
+        return cached[1], cached[2]
 
     # xdist -------------------------------------------------------------------------------------------
     def plan(self, worker_ids: list[str]) -> dict[str, tuple[Gpu, ...]]:
