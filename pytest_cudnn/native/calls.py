@@ -8,17 +8,18 @@ with the sanitised LD_LIBRARY_PATH the child was given; never from a relative pa
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
-import functools
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
 
 __all__ = ["JOBS", "loaded_path"]
 
-Result = dict[str, Any]
+TYPE_CHECKING = False  # as in isolation.py: the child does not import typing
+if TYPE_CHECKING:
+    from typing import Any
+
+    Result = dict[str, Any]
 
 _WINDOWS = sys.platform.startswith("win")
 
@@ -74,6 +75,10 @@ def _text(value: bytes | None) -> str | None:
     return value.decode("utf-8", "replace") if value is not None else None
 
 
+def _bound(call: Callable[[Any], Any], handle: Any) -> Callable[[], Any]:
+    return lambda: call(handle)
+
+
 def probe_nvml(job: Result) -> Result:
     """The driver and every GPU through nvidia-ml-py. Each GPU's facts are read call by call so one failing
     call (or a device failing half-way through the list) costs only that fact."""
@@ -124,9 +129,9 @@ def probe_nvml(job: Result) -> Result:
             ("compute_capability", lambda h: "{}.{}".format(*pynvml.nvmlDeviceGetCudaComputeCapability(h))),
         ]
         for key, call in calls:
-            read(functools.partial(call, handle), key, gpu, gpu_errors)
+            read(_bound(call, handle), key, gpu, gpu_errors)
         memory: Result = {}
-        read(functools.partial(pynvml.nvmlDeviceGetMemoryInfo, handle), "info", memory, gpu_errors)
+        read(_bound(pynvml.nvmlDeviceGetMemoryInfo, handle), "info", memory, gpu_errors)
         if "info" in memory:
             gpu["memory_total"] = int(memory["info"].total)
             gpu["memory_free"] = int(memory["info"].free)
@@ -135,8 +140,10 @@ def probe_nvml(job: Result) -> Result:
         result["gpus"].append(gpu)
     if errors:
         result["reason"] = "; ".join(errors)
-    with contextlib.suppress(pynvml.NVMLError):
+    try:  # noqa: SIM105 - contextlib is not imported in the child
         pynvml.nvmlShutdown()
+    except pynvml.NVMLError:
+        pass
     return result
 
 

@@ -11,17 +11,17 @@ caller's own timeout still bounds the whole run.
 
 from __future__ import annotations
 
-import contextlib
-import json
+import io
+import marshal
 import os
 import select
-import signal
 import sys
 import time
-from typing import TYPE_CHECKING
 
-# The child imports this module at start-up: it keeps to what the child needs (the parent side imports
-# subprocess and tempfile when it runs), which halves the child's start.
+# The child imports this module at start-up, so it imports only what the child needs: not typing (mypy reads
+# this name as typing.TYPE_CHECKING), not contextlib, not signal (only a crash report needs signal names).
+TYPE_CHECKING = False
+
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
@@ -29,19 +29,71 @@ if TYPE_CHECKING:
     Job = dict[str, Any]
     Result = dict[str, Any]
 
-__all__ = ["ProbeFailure", "run_in_child", "run_jobs"]
+__all__ = ["Child", "ProbeFailure", "run_in_child", "run_jobs"]
 
+# marshal, not json: it is built in, so the child imports nothing to read its jobs (json costs it ~17 ms).
 _BOOT = (
-    "import sys,json;"
-    "sys.path[:]=json.loads(sys.stdin.readline());"
+    "import sys,marshal;"
+    "path,jobs,timeout=marshal.load(sys.stdin.buffer);"
+    "sys.path[:]=path;"
     "from pytest_cudnn.native.isolation import child_main;"
-    "child_main()"
+    "child_main(jobs,timeout)"
 )
 _TAIL = 400
 
 
 class ProbeFailure(RuntimeError):
     """The child process itself could not run (not a library failure, which is a per-job result)."""
+
+
+class Child:
+    """The probe's child interpreter, started before its jobs are known so that its start-up overlaps the
+    caller's discovery work; :meth:`run` sends the jobs and collects one result per job."""
+
+    def __init__(self, env: Mapping[str, str], python: str | None = None) -> None:
+        import subprocess
+
+        self.command = [python or sys.executable, "-I", "-S", "-c", _BOOT]
+        cwd = os.environ.get("TEMP", "C:\\") if os.name == "nt" else "/"
+        try:
+            self.process = subprocess.Popen(
+                self.command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=dict(env),
+                cwd=cwd,
+            )
+        except OSError as error:
+            raise ProbeFailure(f"cannot start {self.command[0]}: {error}") from error
+
+    def run(self, jobs: Sequence[Job], job_timeout: float, total_timeout: float) -> list[Result]:
+        import subprocess
+
+        # The child runs without site (-S) for speed, so editable installs' import hooks are absent: hand it the
+        # folder this package lives in, then the caller's absolute path entries (never "" or ".").
+        package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        search_path = [package_root] + [p for p in sys.path if p and os.path.isabs(p) and p != package_root]
+        request = marshal.dumps((search_path, [dict(job) for job in jobs], float(job_timeout)))
+        try:
+            output, errors = self.process.communicate(request, timeout=total_timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            output, _ = self.process.communicate()
+            return _collect(jobs, output, f"the probe process took longer than {total_timeout:g} s and was stopped")
+        except OSError as error:  # the child died before reading its jobs
+            self.process.kill()
+            output, errors = self.process.communicate()
+            return _collect(jobs, output, f"the probe process failed: {error}: {_tail(errors)}")
+        problem = None
+        if self.process.returncode != 0:
+            problem = f"the probe process exited with status {self.process.returncode}: {_tail(errors)}"
+        return _collect(jobs, output, problem)
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.communicate()
 
 
 def run_in_child(
@@ -53,47 +105,21 @@ def run_in_child(
     python: str | None = None,
 ) -> list[Result]:
     """Run ``jobs`` in a child interpreter; one result per job, in order, never an exception for a job."""
-    import subprocess
-    import tempfile
-
     if not jobs:
         return []
-    # The child runs without site (-S) for speed, so editable installs' import hooks are absent: hand it the
-    # folder this package lives in explicitly, then the caller's absolute path entries (never "" or ".").
-    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    search_path = [package_root] + [p for p in sys.path if p and os.path.isabs(p) and p != package_root]
-    request = json.dumps(search_path) + "\n" + json.dumps({"jobs": list(jobs), "timeout": job_timeout}) + "\n"
-    command = [python or sys.executable, "-I", "-S", "-c", _BOOT]
-    try:
-        completed = subprocess.run(
-            command,
-            input=request.encode(),
-            capture_output=True,
-            env=dict(env),
-            cwd=tempfile.gettempdir() if os.name == "nt" else "/",
-            timeout=total_timeout,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as expired:
-        output = expired.stdout or b""
-        return _collect(jobs, output, f"the probe process took longer than {total_timeout:g} s and was stopped")
-    except OSError as error:
-        raise ProbeFailure(f"cannot start {command[0]}: {error}") from error
-    problem = None
-    if completed.returncode != 0:
-        problem = f"the probe process exited with status {completed.returncode}: {_tail(completed.stderr)}"
-    return _collect(jobs, completed.stdout, problem)
+    return Child(env, python).run(jobs, job_timeout, total_timeout)
 
 
 def _collect(jobs: Sequence[Job], output: bytes, problem: str | None) -> list[Result]:
     results: dict[int, Result] = {}
-    for line in output.splitlines():
+    stream = io.BytesIO(output)
+    while True:
         try:
-            message = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(message, dict) and isinstance(message.get("index"), int):
-            results[message["index"]] = message.get("result") or {}
+            message = marshal.load(stream)
+        except (EOFError, ValueError, TypeError):
+            break  # the end, or a message cut short by a dying child
+        if isinstance(message, tuple) and len(message) == 2 and isinstance(message[0], int):
+            results[message[0]] = message[1] if isinstance(message[1], dict) else {}
     missing = problem or "the probe process ended without an answer"
     return [results.get(index, {"error": f"{_describe(job)}: {missing}"}) for index, job in enumerate(jobs)]
 
@@ -107,13 +133,14 @@ def _tail(data: bytes) -> str:
     return text[-_TAIL:] if text else "(no output)"
 
 
-def child_main() -> None:
-    """Entry point of the child interpreter: read the jobs, answer one JSON line per job."""
-    request = json.loads(sys.stdin.readline())
-    jobs: list[Job] = request["jobs"]
-    for index, result in run_jobs(jobs, float(request["timeout"])):
-        sys.stdout.write(json.dumps({"index": index, "result": result}) + "\n")
-        sys.stdout.flush()
+def child_main(jobs: list[Job], timeout: float) -> None:
+    """Entry point of the child interpreter: one marshalled (index, result) per job, as each finishes."""
+    from . import calls  # noqa: F401  (ctypes and the probe functions, imported once, before the forks share them)
+
+    out = sys.stdout.buffer
+    for index, result in run_jobs(jobs, timeout):
+        marshal.dump((index, _plain(result)), out)
+        out.flush()
 
 
 class _Running:
@@ -130,7 +157,7 @@ class _Running:
                 os.close(output_read)
                 os.dup2(output_write, 1)
                 os.dup2(output_write, 2)
-                data = memoryview(json.dumps(_run_here(job)).encode())
+                data = memoryview(marshal.dumps(_plain(_run_here(job))))
                 while data:
                     data = data[os.write(result_write, data) :]
             finally:
@@ -153,8 +180,10 @@ class _Running:
 
     def finish(self, timed_out: float | None) -> Result:
         if timed_out is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, signal.SIGKILL)
+            try:  # noqa: SIM105 - contextlib is not imported in the child
+                os.kill(self.pid, 9)  # SIGKILL
+            except ProcessLookupError:
+                pass
         for fd in self.open:
             os.close(fd)
         self.open.clear()
@@ -192,6 +221,17 @@ def run_jobs(jobs: Sequence[Job], timeout: float) -> list[tuple[int, Result]]:
     return answers
 
 
+def _plain(value: Any) -> Any:
+    """Only what marshal carries safely across processes: dicts, lists, str, int, float, bool, None."""
+    if isinstance(value, dict):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return repr(value)
+
+
 def _run_here(job: Job) -> Result:
     from .calls import JOBS
 
@@ -210,13 +250,15 @@ def _answer(job: Job, status: int, result: bytes, output: bytes, timed_out: floa
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
         try:
+            import signal
+
             name = signal.Signals(number).name
         except ValueError:
             name = f"signal {number}"
         return {"error": f"{_describe(job)}: the process was killed by {name}", "output": _tail(output)}
     try:
-        answer = json.loads(result)
-    except ValueError:
+        answer = marshal.loads(result)
+    except (EOFError, ValueError, TypeError):
         code = os.WEXITSTATUS(status)
         return {"error": f"{_describe(job)}: exited with status {code} without an answer", "output": _tail(output)}
     if not isinstance(answer, dict):

@@ -39,7 +39,7 @@ from ..environment import (
     State,
     TensorFlow,
 )
-from ..native.isolation import run_in_child
+from ..native.isolation import Child, ProbeFailure
 from ..versions import InvalidVersionValue, cuda_version_from_int, cudnn_version_from_int
 from .discovery import (
     FAMILIES,
@@ -80,30 +80,43 @@ def probe_environment(options: ProbeOptions | None = None, environ: Mapping[str,
     options = options or ProbeOptions()
     environ = os.environ if environ is None else environ
     started = time.perf_counter()
-    layout = gather_layout(environ)
-    fs = RealFileSystem()
-    tensorflow = probe_tensorflow(layout, [p for p in sys.path if os.path.isabs(p)])
-    cudart_candidates = find_candidates(layout, FAMILIES["cudart"], fs)
-    cudnn_candidates = find_candidates(layout, FAMILIES["cudnn"], fs)
-    windows = layout.system == "Windows"
-
-    cudart_copies = _copies(cudart_candidates)
-    cudnn_copies = _copies(cudnn_candidates)
-    names = _loader_names(cudart_copies + cudnn_copies, tensorflow)
-    jobs: list[dict[str, Any]] = [
-        {"kind": "nvml"},
-        {"kind": "cuda", "name": "nvcuda.dll" if windows else "libcuda.so.1"},
-    ]
-    jobs += [{"kind": "cudart", "path": copy[0].path} for copy in cudart_copies]
-    jobs += [{"kind": "cudnn", "path": copy[0].path} for copy in cudnn_copies]
-    if not windows:
-        jobs += [{"kind": "resolve", "name": name} for name in names]
+    windows = platform.system() == "Windows"
     child_env = dict(environ)
     if not windows and "LD_LIBRARY_PATH" in child_env:
-        child_env["LD_LIBRARY_PATH"] = ":".join(layout.path_list("LD_LIBRARY_PATH"))
-    results = run_in_child(
-        jobs, env=child_env, job_timeout=options.job_timeout, total_timeout=options.total_timeout, python=options.python
-    )
+        # The loader would search relative entries from the current folder: the child never gets them.
+        entries = child_env["LD_LIBRARY_PATH"].split(":")
+        child_env["LD_LIBRARY_PATH"] = ":".join(entry for entry in entries if entry.startswith("/"))
+    # The child interpreter starts now, while discovery below reads the file system.
+    try:
+        child: Child | None = Child(child_env, options.python)
+    except ProbeFailure as failure:
+        child, start_failure = None, str(failure)
+    try:
+        layout = gather_layout(environ)
+        fs = RealFileSystem()
+        tensorflow = probe_tensorflow(layout, [p for p in sys.path if os.path.isabs(p)])
+        cudart_candidates = find_candidates(layout, FAMILIES["cudart"], fs)
+        cudnn_candidates = find_candidates(layout, FAMILIES["cudnn"], fs)
+        cudart_copies = _copies(cudart_candidates)
+        cudnn_copies = _copies(cudnn_candidates)
+        names = _loader_names(cudart_copies + cudnn_copies, tensorflow)
+        jobs: list[dict[str, Any]] = [
+            {"kind": "nvml"},
+            {"kind": "cuda", "name": "nvcuda.dll" if windows else "libcuda.so.1"},
+        ]
+        jobs += [{"kind": "cudart", "path": copy[0].path} for copy in cudart_copies]
+        jobs += [{"kind": "cudnn", "path": copy[0].path} for copy in cudnn_copies]
+        if not windows:
+            jobs += [{"kind": "resolve", "name": name} for name in names]
+        if child is None:
+            results = [
+                {"error": f"{job.get('path') or job.get('name') or job['kind']}: {start_failure}"} for job in jobs
+            ]
+        else:
+            results = child.run(jobs, options.job_timeout, options.total_timeout)
+    finally:
+        if child is not None:
+            child.close()
     answers = iter(results)
     driver = _driver(next(answers))
     cuda_driver = _cuda_driver(next(answers))
