@@ -11,7 +11,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 __all__ = ["JOBS", "loaded_path"]
 
@@ -75,74 +75,168 @@ def _text(value: bytes | None) -> str | None:
     return value.decode("utf-8", "replace") if value is not None else None
 
 
-def _bound(call: Callable[[Any], Any], handle: Any) -> Callable[[], Any]:
-    return lambda: call(handle)
+class NvmlError(Exception):
+    def __init__(self, code: int, text: str) -> None:
+        super().__init__(text)
+        self.code = code
+
+
+# NVML's own texts for the codes the library may not be there to describe (nvml.h, nvmlReturn_t).
+_NVML_TEXTS = {9: "Driver Not Loaded", 12: "NVML Shared Library Not Found", 13: "Function Not Found"}
+
+
+class _Nvml:
+    """NVML through ctypes, calling the same versioned entry points nvidia-ml-py calls.
+
+    The probe does not import pynvml: importing it costs the child 24-50 ms, more than all the NVML calls of a
+    16-GPU host together (about 1 ms). The ``gpu`` fixture, which runs in the test process, uses pynvml.
+    """
+
+    def __init__(self) -> None:
+        self.library = self._load()
+
+    @staticmethod
+    def _load() -> ctypes.CDLL:
+        # As nvidia-ml-py: libnvidia-ml.so.1 by soname on Linux; on Windows System32 first (DCH drivers), then
+        # the NVSMI folder of older drivers.
+        if not _WINDOWS:
+            candidates = ["libnvidia-ml.so.1"]
+        else:  # pragma: no cover - Windows only
+            windir = os.environ.get("WINDIR", "C:\\Windows")
+            program_files = os.environ.get("PROGRAMFILES", "C:\\Program Files")
+            candidates = [
+                os.path.join(windir, "System32", "nvml.dll"),
+                os.path.join(program_files, "NVIDIA Corporation", "NVSMI", "nvml.dll"),
+            ]
+        for candidate in candidates:
+            try:
+                return ctypes.CDLL(candidate)
+            except OSError:
+                continue
+        raise NvmlError(12, _NVML_TEXTS[12])
+
+    def text(self, code: int) -> str:
+        describe = _function(self.library, "nvmlErrorString", ctypes.c_char_p, ctypes.c_int)
+        text = _text(describe(code)) if describe is not None else None
+        return text or _NVML_TEXTS.get(code, f"NVML error {code}")
+
+    def call(self, name: str, *args: Any) -> None:
+        function = getattr(self.library, name, None)
+        if function is None:
+            raise NvmlError(13, f"{_NVML_TEXTS[13]}: {name}")
+        code = function(*args)
+        if code != 0:
+            raise NvmlError(code, self.text(code))
+
+    def string(self, name: str, *args: Any, size: int = 96) -> str:
+        buffer = ctypes.create_string_buffer(size)
+        self.call(name, *args, buffer, ctypes.c_uint(size))
+        return _text(buffer.value) or ""
+
+
+class _PciInfo(ctypes.Structure):  # nvmlPciInfo_t as nvmlDeviceGetPciInfo_v3 fills it
+    _fields_ = [
+        ("busIdLegacy", ctypes.c_char * 16),
+        ("domain", ctypes.c_uint),
+        ("bus", ctypes.c_uint),
+        ("device", ctypes.c_uint),
+        ("pciDeviceId", ctypes.c_uint),
+        ("pciSubSystemId", ctypes.c_uint),
+        ("busId", ctypes.c_char * 32),
+    ]
+
+
+class _Memory(ctypes.Structure):  # nvmlMemory_t (v1), as nvmlDeviceGetMemoryInfo fills it
+    _fields_ = [("total", ctypes.c_ulonglong), ("free", ctypes.c_ulonglong), ("used", ctypes.c_ulonglong)]
+
+
+def _gpu_facts(nvml: _Nvml, handle: ctypes.c_void_p) -> Iterator[tuple[str, Callable[[], Any]]]:
+    def name() -> str:
+        return nvml.string("nvmlDeviceGetName", handle)
+
+    def uuid() -> str:
+        return nvml.string("nvmlDeviceGetUUID", handle)
+
+    def pci_bus_id() -> str:
+        info = _PciInfo()
+        nvml.call("nvmlDeviceGetPciInfo_v3", handle, ctypes.byref(info))
+        return _text(info.busId) or ""
+
+    def compute_capability() -> str:
+        major, minor = ctypes.c_int(), ctypes.c_int()
+        nvml.call("nvmlDeviceGetCudaComputeCapability", handle, ctypes.byref(major), ctypes.byref(minor))
+        return f"{major.value}.{minor.value}"
+
+    def memory() -> tuple[int, int]:
+        info = _Memory()
+        nvml.call("nvmlDeviceGetMemoryInfo", handle, ctypes.byref(info))
+        return int(info.total), int(info.free)
+
+    yield from (("name", name), ("uuid", uuid), ("pci_bus_id", pci_bus_id))
+    yield from (("compute_capability", compute_capability), ("memory", memory))
 
 
 def probe_nvml(job: Result) -> Result:
-    """The driver and every GPU through nvidia-ml-py. Each GPU's facts are read call by call so one failing
-    call (or a device failing half-way through the list) costs only that fact."""
-    import pynvml
-
+    """The driver and every GPU through NVML. Each GPU's facts are read call by call so one failing call (or a
+    device failing half-way through the list) costs only that fact. Error texts are NVML's own
+    (nvmlErrorString)."""
     result: Result = {"gpus": []}
     try:
-        pynvml.nvmlInit()
-    except pynvml.NVMLError as error:
-        result.update(state="absent" if error.value == 12 else "error", reason=str(error), nvml_error=error.value)
-        library = getattr(pynvml, "nvmlLib", None)
-        if library is not None:
-            result["path"] = loaded_path(library)
-        return result
-    result["path"] = loaded_path(pynvml.nvmlLib)
+        nvml = _Nvml()
+    except NvmlError as error:
+        return {**result, "state": "absent", "reason": str(error), "nvml_error": error.code}
+    result["path"] = loaded_path(nvml.library)
+    try:
+        nvml.call("nvmlInitWithFlags", ctypes.c_uint(0))
+    except NvmlError as error:
+        return {**result, "state": "error", "reason": str(error), "nvml_error": error.code}
     result["state"] = "found"
+    errors: list[str] = []
 
-    def read(call: Callable[[], Any], key: str, into: Result, errors: list[str]) -> None:
+    def read(key: str, call: Callable[[], Any], into: Result, failures: list[str]) -> None:
         try:
             value = call()
-        except pynvml.NVMLError as error:
-            errors.append(f"{key}: {error}")
+        except NvmlError as error:
+            failures.append(f"{key}: {error}")
             return
-        into[key] = value.decode() if isinstance(value, bytes) else value
+        if key == "memory":
+            into["memory_total"], into["memory_free"] = value
+        else:
+            into[key] = value
 
-    errors: list[str] = []
-    read(pynvml.nvmlSystemGetDriverVersion, "version", result, errors)
-    read(pynvml.nvmlSystemGetCudaDriverVersion, "cuda_version_raw", result, errors)
-    read(pynvml.nvmlSystemGetNVMLVersion, "nvml_version", result, errors)
+    read("version", lambda: nvml.string("nvmlSystemGetDriverVersion", size=80), result, errors)
+    read("nvml_version", lambda: nvml.string("nvmlSystemGetNVMLVersion", size=80), result, errors)
+
+    def cuda_version() -> int:
+        value = ctypes.c_int()
+        nvml.call("nvmlSystemGetCudaDriverVersion", ctypes.byref(value))
+        return value.value
+
+    read("cuda_version_raw", cuda_version, result, errors)
+    count = ctypes.c_uint()
     try:
-        count = pynvml.nvmlDeviceGetCount()
-    except pynvml.NVMLError as error:
-        result.update(state="error", reason=f"nvmlDeviceGetCount: {error}", nvml_error=error.value)
-        return result
-    for index in range(count):
+        nvml.call("nvmlDeviceGetCount_v2", ctypes.byref(count))
+    except NvmlError as error:
+        return {**result, "state": "error", "reason": f"nvmlDeviceGetCount: {error}", "nvml_error": error.code}
+    for index in range(count.value):
         gpu: Result = {"index": index}
-        gpu_errors: list[str] = []
+        handle = ctypes.c_void_p()
         try:
-            handle = pynvml.nvmlDeviceGetHandleByIndex(index)
-        except pynvml.NVMLError as error:
-            gpu["error"] = f"nvmlDeviceGetHandleByIndex({index}): {error}"
-            result["gpus"].append(gpu)
+            nvml.call("nvmlDeviceGetHandleByIndex_v2", ctypes.c_uint(index), ctypes.byref(handle))
+        except NvmlError as error:
+            result["gpus"].append({**gpu, "error": f"nvmlDeviceGetHandleByIndex({index}): {error}"})
             continue
-        calls: list[tuple[str, Callable[[Any], Any]]] = [
-            ("name", pynvml.nvmlDeviceGetName),
-            ("uuid", pynvml.nvmlDeviceGetUUID),
-            ("pci_bus_id", lambda h: pynvml.nvmlDeviceGetPciInfo(h).busId),
-            ("compute_capability", lambda h: "{}.{}".format(*pynvml.nvmlDeviceGetCudaComputeCapability(h))),
-        ]
-        for key, call in calls:
-            read(_bound(call, handle), key, gpu, gpu_errors)
-        memory: Result = {}
-        read(_bound(pynvml.nvmlDeviceGetMemoryInfo, handle), "info", memory, gpu_errors)
-        if "info" in memory:
-            gpu["memory_total"] = int(memory["info"].total)
-            gpu["memory_free"] = int(memory["info"].free)
+        gpu_errors: list[str] = []
+        for key, call in _gpu_facts(nvml, handle):
+            read(key, call, gpu, gpu_errors)
         if gpu_errors:
             gpu["error"] = "; ".join(gpu_errors)
         result["gpus"].append(gpu)
     if errors:
         result["reason"] = "; ".join(errors)
     try:  # noqa: SIM105 - contextlib is not imported in the child
-        pynvml.nvmlShutdown()
-    except pynvml.NVMLError:
+        nvml.call("nvmlShutdown")
+    except NvmlError:
         pass
     return result
 
