@@ -109,6 +109,14 @@ class EnvBuilder:
         self.driver = dataclasses.replace(self.driver, **changes)
         return self
 
+    def without_driver(self) -> EnvBuilder:
+        """A host whose NVML and libcuda are not on the loader path: no driver at all."""
+        self.driver = Driver(State.ABSENT, None, "NVML Shared Library Not Found", 12, None, None, None, None, ())
+        self.cuda_driver = CudaDriver(
+            State.ABSENT, None, "libcuda.so.1: cannot open shared object file", None, None, None, None
+        )
+        return self
+
     def with_gpus(self, *gpus: Gpu) -> EnvBuilder:
         self.driver = dataclasses.replace(self.driver, gpus=gpus)
         return self

@@ -9,7 +9,7 @@ import pytest
 
 from pytest_cudnn.compat.sources import SOURCES
 from pytest_cudnn.diagnosis import CODES, Finding, Severity, diagnose, verdict
-from pytest_cudnn.environment import CudaDriver, Environment, PathCheck, State, Via
+from pytest_cudnn.environment import Environment, PathCheck, State, Via
 
 from .envbuilder import SITE, WHEEL_CUDNN, EnvBuilder, gpu
 
@@ -21,21 +21,7 @@ def healthy() -> Environment:
 
 
 def no_driver() -> Environment:
-    b = EnvBuilder.healthy().with_driver(
-        state=State.ABSENT,
-        path=None,
-        reason="NVML Shared Library Not Found",
-        nvml_error=12,
-        version=None,
-        cuda_version_raw=None,
-        cuda_version=None,
-        nvml_version=None,
-        gpus=(),
-    )
-    b.cuda_driver = CudaDriver(
-        State.ABSENT, None, "libcuda.so.1: cannot open shared object file", None, None, None, None
-    )
-    return b.build()
+    return EnvBuilder.healthy().without_driver().build()
 
 
 def nvml_error(code: int) -> Case:

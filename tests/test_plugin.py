@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_cudnn.environment import CudaDriver, Environment, State, Via
+from pytest_cudnn.environment import Environment, Via
 
 from .envbuilder import EnvBuilder, gpu
 
@@ -23,21 +23,7 @@ def healthy() -> Environment:
 
 
 def no_driver() -> Environment:
-    b = EnvBuilder.healthy().with_driver(
-        state=State.ABSENT,
-        path=None,
-        reason="NVML Shared Library Not Found",
-        nvml_error=12,
-        version=None,
-        cuda_version_raw=None,
-        cuda_version=None,
-        nvml_version=None,
-        gpus=(),
-    )
-    b.cuda_driver = CudaDriver(
-        State.ABSENT, None, "libcuda.so.1: cannot open shared object file", None, None, None, None
-    )
-    return b.build()
+    return EnvBuilder.healthy().without_driver().build()
 
 
 def tf23_meets_cudnn8() -> Environment:
