@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any
+
+import pytest
+
+from pytest_cudnn.probe.discovery import FAMILIES, Layout, RealFileSystem, find_candidates
 
 from .simhost import SimGpu, SimHost
 from .test_simulated_hosts import planted
@@ -76,3 +81,43 @@ def test_a_session_on_a_host_full_of_faults_finishes_with_its_header(host: SimHo
     assert "pytest-cudnn: driver 535.104.05" in completed.stdout
     assert "1 passed, 1 skipped" in completed.stdout
     assert f"cuDNN at {broken / 'libcudnn.so.9'} is missing its sub-libraries" in completed.stdout
+
+
+def test_unreadable_folders_are_skipped_and_unreadable_libraries_are_errors(
+    host: SimHost, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Root reads every folder, so unreadability is injected where the probe meets it: listing a folder raises
+    # PermissionError in discovery, and loading a library fails with EACCES in the child.
+    locked = host.folder("opt/locked")
+    host.add_cudart(locked, 12020)
+    real_listdir = os.listdir
+
+    def listdir(path: Any) -> list[str]:
+        if str(path) == str(locked):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_listdir(path)
+
+    monkeypatch.setattr(os, "listdir", listdir)
+    layout = Layout(system="Linux", variables={"LD_LIBRARY_PATH": str(locked)})
+    assert RealFileSystem().listdir(str(locked)) is None
+    assert find_candidates(layout, FAMILIES["cudart"], RealFileSystem()) == []
+
+
+def test_a_library_that_cannot_be_opened_is_an_error_naming_it(host: SimHost) -> None:
+    folder = host.folder("opt/lib")
+    library = folder / "libcudart.so.12"
+    library.mkdir()  # a folder where the library should be: opening it fails as an unreadable file does
+    host.ld_library_path.append(str(folder))
+    _, report = host.doctor_json()
+    [runtime] = planted(report["environment"]["cuda_runtimes"], host)
+    assert runtime["state"] == "error"
+    assert runtime["reason"].startswith(f"{library}: OSError: ")
+
+
+def test_a_child_interpreter_that_cannot_start_is_an_error_not_a_crash(tmp_path: Any) -> None:
+    from pytest_cudnn.probe import ProbeOptions, probe_environment
+
+    env = probe_environment(ProbeOptions(python=str(tmp_path / "no-python")))
+    assert env.driver.state.value == "error"
+    assert env.driver.reason is not None
+    assert f"cannot start {tmp_path / 'no-python'}" in env.driver.reason
