@@ -234,9 +234,9 @@ def _handle(request: pytest.FixtureRequest) -> Iterator[CudnnHandle]:
     try:
         handle = create_cudnn_handle(cudnn.path, cudnn.version, runtime_path, device.cuda_index)
     except (CudnnError, OSError) as error:
-        run.refuse(
-            node, Outcome(False, f"cannot create a cuDNN handle: {error}", "cudnn-create-failed"), in_fixture=True
-        )
+        # A status means cuDNN answered; without one the library could not even be loaded (or is not here).
+        cause = "cudnn-create-failed" if getattr(error, "status", None) is not None else "cudnn-not-loadable"
+        run.refuse(node, Outcome(False, f"cannot create a cuDNN handle: {error}", cause), in_fixture=True)
         return
     try:
         yield handle
