@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     Job = dict[str, Any]
     Result = dict[str, Any]
 
-__all__ = ["Child", "ProbeFailure", "run_in_child", "run_jobs"]
+__all__ = ["Child", "ProbeFailure", "run_jobs"]
 
 # marshal, not json: it is built in, so the child imports nothing to read its jobs (json costs it ~17 ms).
 _BOOT = (
@@ -94,20 +94,6 @@ class Child:
         if self.process.poll() is None:
             self.process.kill()
             self.process.communicate()
-
-
-def run_in_child(
-    jobs: Sequence[Job],
-    *,
-    env: Mapping[str, str],
-    job_timeout: float,
-    total_timeout: float,
-    python: str | None = None,
-) -> list[Result]:
-    """Run ``jobs`` in a child interpreter; one result per job, in order, never an exception for a job."""
-    if not jobs:
-        return []
-    return Child(env, python).run(jobs, job_timeout, total_timeout)
 
 
 def _collect(jobs: Sequence[Job], output: bytes, problem: str | None) -> list[Result]:
