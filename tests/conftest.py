@@ -18,3 +18,22 @@ def compiler(tmp_path_factory: pytest.TempPathFactory) -> Compiler:
 def host(tmp_path: Path, compiler: Compiler) -> SimHost:
     """An empty simulated machine: plant the components a test needs."""
     return SimHost(tmp_path / "host", compiler)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--cudnn-wheel",
+        action="store_true",
+        help="run the tests against the real nvidia-cudnn-cu12 wheel (~700 MB; tox -e cudnn-wheel installs it)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The real-cuDNN tests are deselected (not skipped) unless asked for: the wheel is too big for every run."""
+    if config.getoption("--cudnn-wheel"):
+        return
+    selected = [item for item in items if not item.get_closest_marker("cudnn_wheel")]
+    deselected = [item for item in items if item.get_closest_marker("cudnn_wheel")]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = selected
