@@ -55,10 +55,7 @@ def healthy_tf218(host: SimHost) -> None:
 
 def tf23_meets_cudnn8(host: SimHost) -> None:
     host.add_driver([T4], version="418.87.01", cuda_version=10010)
-    lib64 = host.folder("usr/local/cuda-10.1/lib64")
-    host.add_cudart(lib64, 10010)
-    host.add_cudnn(lib64, (8, 0, 5), cudart_version=10010)
-    host.ld_library_path.append(str(lib64))
+    host.add_stack("usr/local/cuda-10.1/lib64", 10010, (8, 0, 5))
     host.add_tensorflow("2.3.1", "tensorflow-2.3.0-linux.py", distribution="tensorflow-gpu")
 
 

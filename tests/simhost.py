@@ -407,6 +407,17 @@ class SimHost:
             )
         return link
 
+    def add_stack(
+        self, folder: str, cuda: int, cudnn: tuple[int, int, int] | None = None, cudnn_cuda: int | None = None
+    ) -> Path:
+        """A toolkit-style folder with a CUDA runtime (and a complete cuDNN), put on LD_LIBRARY_PATH."""
+        where = self.folder(folder)
+        self.add_cudart(where, cuda)
+        if cudnn is not None:
+            self.add_cudnn(where, cudnn, cudart_version=cudnn_cuda or cuda)
+        self.ld_library_path.append(str(where))
+        return where
+
     # TensorFlow -----------------------------------------------------------------------------------
     def add_tensorflow(
         self,

@@ -27,10 +27,7 @@ HANDLE_TESTS = {
 
 def healthy(host: SimHost) -> Path:
     host.add_driver([SimGpu()], version="550.54.15", cuda_version=12040)
-    lib = host.folder("opt/cuda-12.5/lib64")
-    host.add_cudart(lib, 12050)
-    host.add_cudnn(lib, (9, 3, 0), cudart_version=12050)
-    host.ld_library_path.append(str(lib))
+    lib = host.add_stack("opt/cuda-12.5/lib64", 12050, (9, 3, 0))
     return lib
 
 

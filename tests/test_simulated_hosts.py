@@ -70,10 +70,7 @@ def test_modern_healthy_stack_is_reported_exactly_and_passes(host: SimHost) -> N
 
 def test_old_stack_tf23_cuda101_cudnn765_on_ld_library_path(host: SimHost) -> None:
     host.add_driver([T4], version="418.87.01", cuda_version=10010)
-    lib64 = host.folder("usr/local/cuda-10.1/lib64")
-    host.add_cudart(lib64, 10010)
-    host.add_cudnn(lib64, (7, 6, 5), cudart_version=10010)
-    host.ld_library_path.append(str(lib64))
+    lib64 = host.add_stack("usr/local/cuda-10.1/lib64", 10010, (7, 6, 5))
     host.add_tensorflow("2.3.1", "tensorflow-2.3.0-linux.py", distribution="tensorflow-gpu")
 
     code, report = host.doctor_json()
@@ -99,10 +96,7 @@ def test_old_stack_tf23_cuda101_cudnn765_on_ld_library_path(host: SimHost) -> No
 
 def test_cudnn8_with_cuda11_uses_the_eleven_zero_soname(host: SimHost) -> None:
     host.add_driver([A100], version="520.61.05", cuda_version=11080)
-    lib = host.folder("opt/cuda-11.8/lib64")
-    host.add_cudart(lib, 11080)
-    host.add_cudnn(lib, (8, 9, 7), cudart_version=11080)
-    host.ld_library_path.append(str(lib))
+    host.add_stack("opt/cuda-11.8/lib64", 11080, (8, 9, 7))
     code, report = host.doctor_json()
     env = report["environment"]
     [cudnn] = planted(env["cudnns"], host)
@@ -275,10 +269,7 @@ def test_tensorflow_generations_resolve_to_the_planted_libraries(
     cudnn_name: str,
 ) -> None:
     host.add_driver([T4], cuda_version=max(cuda, 12020))
-    lib = host.folder(f"usr/local/cuda-{cuda // 1000}.{(cuda % 1000) // 10}/lib64")
-    host.add_cudart(lib, cuda)
-    host.add_cudnn(lib, cudnn, cudart_version=cuda)
-    host.ld_library_path.append(str(lib))
+    lib = host.add_stack(f"usr/local/cuda-{cuda // 1000}.{(cuda % 1000) // 10}/lib64", cuda, cudnn)
     host.add_tensorflow(tf_version, build_info)
     code, report = host.doctor_json()
     env = report["environment"]

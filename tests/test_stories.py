@@ -115,10 +115,7 @@ def test_story_tf23_on_windows_fixed_is_healthy(tmp_path: Path) -> None:
 
 def test_story_cudnn_failed_to_initialize_driver_older_than_the_toolkit(host: SimHost) -> None:
     host.add_driver([V100], version="440.33.01", cuda_version=10020)
-    lib = host.folder("usr/local/cuda-11.0/lib64")
-    host.add_cudart(lib, 11000)
-    host.add_cudnn(lib, (8, 0, 4), cudart_version=11000)
-    host.ld_library_path.append(str(lib))
+    lib = host.add_stack("usr/local/cuda-11.0/lib64", 11000, (8, 0, 4))
     host.add_tensorflow("2.4.0", "tensorflow-2.4.0-linux.py")
     code, report = host.doctor_json()
     assert code == 1
@@ -154,10 +151,7 @@ def test_story_cudnn_failed_to_initialize_library_not_found(host: SimHost) -> No
 
 def test_story_tf115_with_a_cudnn_built_for_cuda9(host: SimHost) -> None:
     host.add_driver([V100], version="418.87.01", cuda_version=10010)
-    lib = host.folder("usr/local/cuda-10.0/lib64")
-    host.add_cudart(lib, 10000)
-    host.add_cudnn(lib, (7, 6, 5), cudart_version=9000)
-    host.ld_library_path.append(str(lib))
+    lib = host.add_stack("usr/local/cuda-10.0/lib64", 10000, (7, 6, 5), cudnn_cuda=9000)
     host.add_tensorflow("1.15.0", "tensorflow-1.15.0-linux.py")
     code, report = host.doctor_json()
     assert code == 1
@@ -179,10 +173,7 @@ def test_story_tf115_with_a_cudnn_built_for_cuda9(host: SimHost) -> None:
 def test_story_tf21_internal_error_old_cudnn_and_full_gpu(host: SimHost) -> None:
     full = SimGpu(GTX1080.name, GTX1080.uuid, GTX1080.pci_bus_id, (6, 1), 8 * 1024**3, 300 * 1024**2)
     host.add_driver([full], version="440.100", cuda_version=10020)
-    lib = host.folder("usr/local/cuda-10.1/lib64")
-    host.add_cudart(lib, 10010)
-    host.add_cudnn(lib, (7, 4, 2), cudart_version=10010)
-    host.ld_library_path.append(str(lib))
+    host.add_stack("usr/local/cuda-10.1/lib64", 10010, (7, 4, 2))
     host.add_tensorflow("2.1.0", "tensorflow-2.1.0-linux.py")
     code, report = host.doctor_json()
     assert code == 1
@@ -246,10 +237,7 @@ def test_healthy_tf218_with_its_wheels_on_a_550_driver(host: SimHost) -> None:
 
 def test_healthy_tf23_with_cuda101_and_cudnn765(host: SimHost) -> None:
     host.add_driver([V100], version="418.87.01", cuda_version=10010)
-    lib = host.folder("usr/local/cuda-10.1/lib64")
-    host.add_cudart(lib, 10010)
-    host.add_cudnn(lib, (7, 6, 5), cudart_version=10010)
-    host.ld_library_path.append(str(lib))
+    host.add_stack("usr/local/cuda-10.1/lib64", 10010, (7, 6, 5))
     host.add_tensorflow("2.3.1", "tensorflow-2.3.0-linux.py")
     code, report = host.doctor_json()
     assert code == 0, report["findings"]
