@@ -21,7 +21,7 @@ from .compat import cudnn as cudnn_facts
 from .compat import tensorflow as tf_facts
 from .compat.sources import SOURCES
 from .devices import parse_visible_devices
-from .environment import Candidate, CudaRuntime, Cudnn, Environment, Gpu, Resolution, State, Via
+from .environment import INSTALL_VARIABLES, Candidate, CudaRuntime, Cudnn, Environment, Gpu, Resolution, State, Via
 from .versions import cuda_version_from_int
 
 __all__ = [
@@ -870,12 +870,6 @@ def _loader_rules(env: Environment) -> Iterator[Finding]:
 
 
 def _path_rules(env: Environment) -> Iterator[Finding]:
-    vias = {
-        "CUDA_HOME": Via.CUDA_HOME,
-        "CUDA_PATH": Via.CUDA_PATH,
-        "CUDNN_PATH": Via.CUDNN_PATH,
-        "CONDA_PREFIX": Via.CONDA_PREFIX,
-    }
     for check in env.paths:
         if not check.is_dir:
             yield _finding(
@@ -887,7 +881,7 @@ def _path_rules(env: Environment) -> Iterator[Finding]:
                 f"fix or unset {check.variable}; build scripts and some frameworks read it",
             )
             continue
-        via = vias.get(check.variable)
+        via = INSTALL_VARIABLES.get(check.variable)
         unseen = [
             copy.path
             for copy in list(env.cuda_runtimes) + list(env.cudnns)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from .serde import DecodeError, from_json, to_json
 
 __all__ = [
     "ALLOWED_VARIABLES",
+    "INSTALL_VARIABLES",
     "SCHEMA",
     "SCHEMA_VERSION",
     "WINDOWS_ONLY_VARIABLES",
@@ -38,7 +39,9 @@ __all__ = [
     "State",
     "TensorFlow",
     "Via",
+    "by_file",
     "load_snapshot",
+    "soname_order",
 ]
 
 SCHEMA = "pytest-cudnn/environment"
@@ -83,6 +86,15 @@ class Via(str, enum.Enum):
     LOADER = "dynamic loader"  # the loader's own answer, e.g. NVML's dlopen("libnvidia-ml.so.1")
 
 
+# Variables that name install locations: the loader never reads them. Each maps to how a copy found there is tagged.
+INSTALL_VARIABLES: dict[str, Via] = {
+    "CUDA_HOME": Via.CUDA_HOME,
+    "CUDA_PATH": Via.CUDA_PATH,
+    "CUDNN_PATH": Via.CUDNN_PATH,
+    "CONDA_PREFIX": Via.CONDA_PREFIX,
+}
+
+
 @dataclass(frozen=True)
 class Candidate:
     """One file on disk that could satisfy a library name."""
@@ -92,6 +104,19 @@ class Candidate:
     real_path: str  # symlinks resolved: two candidates with one real_path are one copy
     via: tuple[Via, ...]  # every mechanism that found it, loader mechanisms first
     loader_rank: int | None  # place in the loader's search order for this name; None: the loader never looks there
+
+
+def soname_order(name: str) -> tuple[int, str]:
+    """Sonames before full file names: libcudnn.so.8 before libcudnn.so.8.9.7."""
+    return name.count("."), name
+
+
+def by_file(candidates: Sequence[Candidate]) -> list[list[Candidate]]:
+    """Candidates grouped by the file they really are (their real path), in first-seen order."""
+    groups: dict[str, list[Candidate]] = {}
+    for candidate in candidates:
+        groups.setdefault(candidate.real_path, []).append(candidate)
+    return list(groups.values())
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .diagnosis import Finding, Verdict
-from .environment import ALLOWED_VARIABLES, Candidate, CudaRuntime, Cudnn, Environment, Resolution, State
+from .environment import ALLOWED_VARIABLES, CudaRuntime, Cudnn, Environment, Resolution, State, by_file
 from .serde import to_json
 
 __all__ = ["doctor_json", "doctor_text", "format_bytes", "header_lines", "markdown_summary"]
@@ -141,24 +141,17 @@ def _tensorflow_lines(env: Environment) -> list[str]:
     return lines
 
 
-def _group(candidates: Sequence[Candidate]) -> list[list[Candidate]]:
-    groups: dict[str, list[Candidate]] = {}
-    for candidate in candidates:
-        groups.setdefault(candidate.real_path, []).append(candidate)
-    return list(groups.values())
-
-
 def _resolution_lines(resolution: Resolution) -> list[str]:
     who = "" if resolution.context == "process" else f" (as {resolution.context} loads it)"
     if resolution.predicted is None and resolution.loaded is None:
-        unseen = [group[0].path for group in _group(resolution.candidates)]
+        unseen = [group[0].path for group in by_file(resolution.candidates)]
         text = f"{resolution.name}{who}: the loader finds no copy"
         lines = [text]
         if unseen:
             lines.append(f"  present where the loader does not look: {', '.join(unseen)}")
         return lines
     winner = resolution.loaded or resolution.predicted
-    groups = _group(resolution.candidates)
+    groups = by_file(resolution.candidates)
     winner_group = next((g for g in groups if any(c.path == winner for c in g)), None)
     how = _via(winner_group[0].via) if winner_group else "loader"
     check = ""

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..environment import (
     ALLOWED_VARIABLES,
+    INSTALL_VARIABLES,
     SCHEMA,
     SCHEMA_VERSION,
     WINDOWS_ONLY_VARIABLES,
@@ -38,6 +39,8 @@ from ..environment import (
     Resolution,
     State,
     TensorFlow,
+    by_file,
+    soname_order,
 )
 from ..native.isolation import Child, ProbeFailure
 from ..versions import InvalidVersionValue, cuda_version_from_int, cudnn_version_from_int
@@ -97,8 +100,8 @@ def probe_environment(options: ProbeOptions | None = None, environ: Mapping[str,
         tensorflow = probe_tensorflow(layout, [p for p in sys.path if os.path.isabs(p)])
         cudart_candidates = find_candidates(layout, FAMILIES["cudart"], fs)
         cudnn_candidates = find_candidates(layout, FAMILIES["cudnn"], fs)
-        cudart_copies = _copies(cudart_candidates)
-        cudnn_copies = _copies(cudnn_candidates)
+        cudart_copies = by_file(cudart_candidates)
+        cudnn_copies = by_file(cudnn_candidates)
         names = _loader_names(cudart_copies + cudnn_copies, tensorflow)
         jobs: list[dict[str, Any]] = [
             {"kind": "nvml"},
@@ -160,7 +163,7 @@ def probe_environment(options: ProbeOptions | None = None, environ: Mapping[str,
         paths=tuple(
             PathCheck(name, value, os.path.isdir(value))
             for name, value in layout.variables.items()
-            if name in ("CUDA_HOME", "CUDA_PATH", "CUDNN_PATH", "CONDA_PREFIX")
+            if name in INSTALL_VARIABLES
         ),
     )
 
@@ -216,16 +219,8 @@ def _ldconfig(arch_tag: str) -> tuple[tuple[str, str], ...]:
     return parse_ldconfig(listing.stdout.decode("utf-8", "replace"), arch_tag)
 
 
-def _copies(candidates: Sequence[Candidate]) -> list[list[Candidate]]:
-    """Group candidates by the file they really are; the best-ranked path first in each group."""
-    groups: dict[str, list[Candidate]] = {}
-    for candidate in candidates:
-        groups.setdefault(candidate.real_path, []).append(candidate)
-    return list(groups.values())
-
-
 def _soname(copy: Sequence[Candidate]) -> str:
-    return min((c.name for c in copy), key=lambda name: (name.count("."), name))
+    return min((c.name for c in copy), key=soname_order)
 
 
 def _loader_names(copies: Iterable[Sequence[Candidate]], tensorflow: TensorFlow) -> list[str]:
@@ -328,7 +323,7 @@ def _runtime(copy: Sequence[Candidate], answer: Mapping[str, Any]) -> CudaRuntim
     return CudaRuntime(
         state=State.ERROR if error else State.FOUND,
         path=first.path,
-        names=tuple(sorted({c.name for c in copy}, key=lambda n: (n.count("."), n))),
+        names=tuple(sorted({c.name for c in copy}, key=soname_order)),
         via=_merged_via(copy),
         reason=error,
         version_raw=raw,
@@ -390,7 +385,7 @@ def _header_version(folder: str) -> tuple[str, str] | None:
 def _cudnn(layout: Layout, fs: FileSystem, copy: Sequence[Candidate], answer: Mapping[str, Any]) -> Cudnn:
     first = copy[0]
     folder = os.path.dirname(first.path)
-    names = tuple(sorted({c.name for c in copy}, key=lambda n: (n.count("."), n)))
+    names = tuple(sorted({c.name for c in copy}, key=soname_order))
     missing = cudnn_siblings_missing(layout.system, names[0], fs.listdir(folder) or ())
     error = _failure(answer)
     raw = _int(answer.get("version_raw"))

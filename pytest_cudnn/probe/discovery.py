@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..environment import Candidate, Via
+from ..environment import Candidate, Via, soname_order
 
 __all__ = [
     "FAMILIES",
@@ -230,7 +230,7 @@ def find_candidates(
                 loader_rank=rank,
             )
         )
-    candidates.sort(key=lambda c: (c.loader_rank is None, c.loader_rank or 0, _name_sort_key(c.name), c.path))
+    candidates.sort(key=lambda c: (c.loader_rank is None, c.loader_rank or 0, soname_order(c.name), c.path))
     return candidates
 
 
@@ -258,11 +258,6 @@ def _normal(layout: Layout, folder: str) -> str:
     if layout.system == "Windows":
         return folder.rstrip("\\/").replace("/", "\\").lower()
     return os.path.normpath(folder)
-
-
-def _name_sort_key(name: str) -> tuple[int, str]:
-    """Sonames before full file names: libcudnn.so.8 before libcudnn.so.8.9.7."""
-    return name.count("."), name
 
 
 _LDCONFIG_LINE = re.compile(r"^\s*(?P<name>\S+)\s+\((?P<tags>[^)]*)\)(?:\s+\S.*?)?\s+=>\s+(?P<path>/.*?)\s*$")
