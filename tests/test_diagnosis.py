@@ -87,36 +87,35 @@ def kepler_on_cuda12() -> Environment:
     return EnvBuilder.healthy().with_gpus(gpu(name="Tesla K80", cc="3.7", total=12 * 2**30, free=11 * 2**30)).build()
 
 
-def tf23_meets_cudnn8() -> Environment:
+def tf23(
+    cudnn_file: str = "libcudnn.so.7",
+    cudnn: str = "7.6.5",
+    runtime: str = "cuda-10.1/lib64/libcudart.so.10.1",
+    runtime_raw: int = 10010,
+    driver_raw: int = 11000,
+) -> Environment:
+    """TensorFlow 2.3.1 (built for CUDA 10.1, cuDNN 7.6) on a 450 driver, with the given copies on the path."""
     b = EnvBuilder().with_driver(version="450.80.02", cuda_version_raw=11000)
     b.with_tensorflow("2.3.1", "10.1", "7", capabilities=("sm_70", "compute_70"))
-    b.runtime("/usr/local/cuda-10.1/lib64/libcudart.so.10.1", 10010, driver_raw=11000)
-    b.cudnn("/usr/local/cuda-10.1/lib64/libcudnn.so.8", "8.0.5", 10010)
+    b.runtime(f"/usr/local/{runtime}", runtime_raw, driver_raw=driver_raw)
+    b.cudnn(f"/usr/local/cuda-10.1/lib64/{cudnn_file}", cudnn, 10010)
     return b.build()
+
+
+def tf23_meets_cudnn8() -> Environment:
+    return tf23("libcudnn.so.8", "8.0.5")
 
 
 def tf23_with_cudnn7() -> Environment:
-    b = EnvBuilder().with_driver(version="450.80.02", cuda_version_raw=11000)
-    b.with_tensorflow("2.3.1", "10.1", "7", capabilities=("sm_70", "compute_70"))
-    b.runtime("/usr/local/cuda-10.1/lib64/libcudart.so.10.1", 10010, driver_raw=11000)
-    b.cudnn("/usr/local/cuda-10.1/lib64/libcudnn.so.7", "7.6.5", 10010)
-    return b.build()
+    return tf23()
 
 
 def tf23_cudnn_74() -> Environment:
-    b = EnvBuilder().with_driver(version="450.80.02", cuda_version_raw=11000)
-    b.with_tensorflow("2.3.1", "10.1", "7", capabilities=("sm_70", "compute_70"))
-    b.runtime("/usr/local/cuda-10.1/lib64/libcudart.so.10.1", 10010, driver_raw=11000)
-    b.cudnn("/usr/local/cuda-10.1/lib64/libcudnn.so.7", "7.4.2", 10010)
-    return b.build()
+    return tf23(cudnn="7.4.2")
 
 
 def tf23_no_runtime() -> Environment:
-    b = EnvBuilder().with_driver(version="450.80.02", cuda_version_raw=11000)
-    b.with_tensorflow("2.3.1", "10.1", "7", capabilities=("sm_70", "compute_70"))
-    b.runtime("/usr/local/cuda-11.0/lib64/libcudart.so.11.0", 11000)
-    b.cudnn("/usr/local/cuda-10.1/lib64/libcudnn.so.7", "7.6.5", 10010)
-    return b.build()
+    return tf23(runtime="cuda-11.0/lib64/libcudart.so.11.0", runtime_raw=11000, driver_raw=12040)
 
 
 def wheel_shadowed() -> Environment:
