@@ -29,8 +29,10 @@ __all__ = [
     "CudaDriver",
     "CudaRuntime",
     "Cudnn",
+    "Distribution",
     "Driver",
     "Environment",
+    "Failure",
     "Gpu",
     "Host",
     "InvalidSnapshot",
@@ -38,6 +40,7 @@ __all__ = [
     "Resolution",
     "State",
     "TensorFlow",
+    "Unreadable",
     "Via",
     "by_file",
     "load_snapshot",
@@ -64,6 +67,16 @@ class State(str, enum.Enum):
     FOUND = "found"
     ABSENT = "absent"
     ERROR = "error"
+
+
+class Failure(str, enum.Enum):
+    """How probing one library copy failed, when it did: each has its own cause and its own fix."""
+
+    UNLOADABLE = "unloadable"  # dlopen refused the file (corrupt ELF, symlink loop, permission, missing dependency)
+    CRASHED = "crashed"  # the process died on a signal inside the library (an abort, a segfault)
+    HUNG = "hung"  # it did not answer within the timeout and was killed
+    NOT_THE_LIBRARY = "not-the-library"  # it loaded, but lacks the library's entry points
+    NO_ANSWER = "no-answer"  # the probe process gave no answer for it (it could not start, or died)
 
 
 class Via(str, enum.Enum):
@@ -189,6 +202,7 @@ class CudaRuntime:
     device_count_error: str | None  # cudaGetErrorString of that status
     device_count: int | None  # only when the status was 0
     real_path: str = ""  # symlinks resolved: the file this copy really is
+    failure: Failure | None = None  # how the probe failed, when state is ERROR
 
 
 @dataclass(frozen=True)
@@ -210,6 +224,8 @@ class Cudnn:
     create_error: str | None  # cudnnGetErrorString of it
     last_error: str | None  # cudnnGetLastErrorString (cuDNN 9): the reason behind the status
     real_path: str = ""
+    failure: Failure | None = None  # how the probe failed, when state is ERROR
+    missing_dependencies: tuple[str, ...] = ()  # libraries it (or a sub-library) could not load, as it said
 
 
 @dataclass(frozen=True)
@@ -252,6 +268,25 @@ class PathCheck:
 
 
 @dataclass(frozen=True)
+class Unreadable:
+    """A folder the probe had to search but could not list: copies in it are unknown, not absent."""
+
+    path: str
+    reason: str  # the operating system's words, e.g. "Permission denied"
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """An installed Python distribution that matters to the GPU stack (nvidia-* wheels, frameworks), read from
+    its dist-info: the exact version pins are written against (nvidia-cudnn-cu12 9.3.0.75, where the library
+    itself reports 9.3.0)."""
+
+    name: str  # as its METADATA names it
+    version: str
+    location: str  # the site folder holding its dist-info
+
+
+@dataclass(frozen=True)
 class Host:
     system: str  # platform.system(): "Linux", "Windows"
     machine: str
@@ -275,6 +310,8 @@ class Environment:
     resolutions: tuple[Resolution, ...]
     notes: tuple[str, ...] = field(default=())  # things the probe noticed about its own inputs
     paths: tuple[PathCheck, ...] = field(default=())
+    unreadable: tuple[Unreadable, ...] = field(default=())
+    distributions: tuple[Distribution, ...] = field(default=())
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = to_json(self)
