@@ -10,19 +10,32 @@ from __future__ import annotations
 import dataclasses
 import enum
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from . import phrases
 from .compat import cuda as cuda_facts
 from .compat import cudnn as cudnn_facts
 from .compat import tensorflow as tf_facts
 from .compat.sources import SOURCES
 from .devices import parse_visible_devices
-from .environment import INSTALL_VARIABLES, Candidate, CudaRuntime, Cudnn, Environment, Gpu, Resolution, State, Via
-from .versions import cuda_version_from_int
+from .environment import (
+    INSTALL_VARIABLES,
+    Candidate,
+    CudaRuntime,
+    Cudnn,
+    Environment,
+    Failure,
+    Gpu,
+    Resolution,
+    State,
+    Via,
+)
+from .versions import InvalidVersionValue, cuda_version_from_int
 
 __all__ = [
     "CODES",
@@ -32,6 +45,7 @@ __all__ = [
     "diagnose",
     "selected_cudnn",
     "selected_runtime",
+    "stack_cudnn",
     "stack_runtime",
     "verdict",
     "visible_gpus",
@@ -54,7 +68,9 @@ class Finding:
     component: str  # "driver", "gpu", "cuda-runtime", "cudnn", "tensorflow", "loader", "environment"
     summary: str  # one line
     evidence: tuple[str, ...]  # found versions, paths and how they were found; what was expected and by whom
-    remedy: str
+    fix: str
+    # The library copies (their paths) this finding is about: a requirement on a copy fails on its errors only.
+    subjects: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -72,7 +88,8 @@ CODES: dict[str, str] = {
     "gpu-probe-partial": "some facts of a GPU could not be read",
     "gpu-memory-low": "a GPU has little free memory left",
     "no-cuda-runtime": "no CUDA runtime anywhere",
-    "cuda-runtime-probe-failed": "a CUDA runtime copy could not be probed",
+    "cuda-runtime-probe-failed": "a CUDA runtime copy could not be loaded or probed",
+    "cuda-runtime-cannot-run": "a CUDA runtime's own answer says it cannot use the driver or the GPUs",
     "driver-too-old-for-cuda": "the driver is older than the CUDA runtime needs",
     "gpu-unsupported-by-cuda": "the CUDA runtime's toolkit cannot target this GPU",
     "tensorflow-cudart-not-found": "the CUDA runtime TensorFlow loads is not on the loader path",
@@ -85,7 +102,9 @@ CODES: dict[str, str] = {
     "tensorflow-ptx-only": "the GPU runs TensorFlow only through PTX JIT compilation",
     "tensorflow-wheel-pins": "the nvidia wheels beside TensorFlow do not meet its and-cuda pins",
     "cudnn-incomplete": "cuDNN front library without its sub-libraries",
-    "cudnn-probe-failed": "a cuDNN copy could not be probed",
+    "cudnn-not-loadable": "a cuDNN copy cannot be loaded (damaged, unreadable, a link loop, a missing dependency)",
+    "cudnn-dependency-missing": "cuDNN loads, but a library it needs at run time is missing: it aborts",
+    "cudnn-probe-failed": "a cuDNN copy crashed or hung when probed",
     "cudnn-cuda-mismatch": "cuDNN was built for another CUDA than the runtime in use",
     "cudnn-create-failed": "cudnnCreate fails on a host with GPUs",
     "cudnn-gpu-unsupported": "the cuDNN release does not support this GPU",
@@ -97,6 +116,8 @@ CODES: dict[str, str] = {
     "path-variable-unused": "an install-location variable holds libraries the loader never looks at",
     "cuda-visible-devices-hides-all": "CUDA_VISIBLE_DEVICES leaves no GPU visible",
     "cuda-visible-devices-invalid": "CUDA_VISIBLE_DEVICES names devices that do not exist",
+    "cuda-visible-devices-mig": "CUDA_VISIBLE_DEVICES names MIG instances, which are not judged yet",
+    "library-folder-unreadable": "a folder the loader searches could not be listed",
     "cuda-device-order": "CUDA numbers these GPUs differently from nvidia-smi",
     "windows-tensorflow-no-gpu": "native Windows TensorFlow after 2.10 has no GPU support",
     "windows-dll-path-only": "DLLs found only through PATH, which Python 3.8+ extension loading ignores",
@@ -118,10 +139,16 @@ _LOADER_VIAS = {
 
 
 def _finding(
-    code: str, severity: Severity, component: str, summary: str, evidence: Iterable[str], remedy: str
+    code: str,
+    severity: Severity,
+    component: str,
+    summary: str,
+    evidence: Iterable[str],
+    fix: str,
+    subjects: Iterable[str] = (),
 ) -> Finding:
     assert code in CODES, code
-    return Finding(code, severity, component, summary, tuple(e for e in evidence if e), remedy)
+    return Finding(code, severity, component, summary, tuple(e for e in evidence if e), fix, tuple(subjects))
 
 
 def _cite(key: str) -> str:
@@ -259,49 +286,74 @@ def _loader_winners(env: Environment, copies: Sequence[_Copy]) -> list[_Copy]:
     return winners
 
 
-def _pick(copies: Sequence[_Copy], spec: SpecifierSet | None) -> _Copy | None:
-    def key(copy: _Copy) -> Version:
-        return _version(copy.version) or Version("0")
+def _pick(copies: Sequence[_Copy], spec: SpecifierSet | None, avoid: Collection[str] = ()) -> _Copy | None:
+    """The newest copy matching ``spec``, preferring those that can run (not in ``avoid``); without a match, the
+    newest of all, so that a failed requirement can say what there is."""
 
-    matching = [c for c in copies if spec is None or (_version(c.version) is not None and key(c) in spec)]
+    def key(copy: _Copy) -> tuple[bool, Version]:
+        return copy.path not in avoid, _version(copy.version) or Version("0")
+
+    matching = [c for c in copies if spec is None or (_version(c.version) is not None and key(c)[1] in spec)]
     return max(matching or copies, key=key, default=None)
 
 
-def selected_cudnn(env: Environment, spec: SpecifierSet | None = None) -> Cudnn | None:
-    """The cuDNN a test gets: TensorFlow's, else the newest loader-winning copy (matching ``spec`` if any does)."""
+def stack_cudnn(env: Environment) -> Cudnn | None:
+    """The cuDNN the framework's loader picks. None without a framework, or when it finds none."""
     needs = _tensorflow_needs(env)
-    # When TensorFlow's own cuDNN is missing, the copies a plain dlopen finds are what there is to report.
-    copies = (_stack_cudnns(env) if needs and needs.cudnn else []) or _loader_winners(env, env.cudnns)
-    found = _pick(copies, spec)
+    if needs is None or not needs.cudnn:
+        return None
+    found = _copy_of(env.cudnns, _winner(_resolution(env, needs.cudnn)))
     return found if isinstance(found, Cudnn) else None
 
 
-def selected_runtime(env: Environment, spec: SpecifierSet | None = None) -> CudaRuntime | None:
-    """The CUDA runtime a test gets: TensorFlow's, else the newest loader-winning copy (matching ``spec``)."""
+def selected_cudnn(env: Environment, spec: SpecifierSet | None = None, avoid: Collection[str] = ()) -> Cudnn | None:
+    """The cuDNN a test gets: TensorFlow's, else the newest loader-winning copy (matching ``spec`` if any does,
+    one that can run before one that cannot: ``avoid`` holds the paths of copies that cannot)."""
+    needs = _tensorflow_needs(env)
+    # When TensorFlow's own cuDNN is missing, the copies a plain dlopen finds are what there is to report.
+    copies = (_stack_cudnns(env) if needs and needs.cudnn else []) or _loader_winners(env, env.cudnns)
+    found = _pick(copies, spec, avoid)
+    return found if isinstance(found, Cudnn) else None
+
+
+def selected_runtime(
+    env: Environment, spec: SpecifierSet | None = None, avoid: Collection[str] = ()
+) -> CudaRuntime | None:
+    """The CUDA runtime a test gets: TensorFlow's, else the newest loader-winning copy (as selected_cudnn)."""
     stack = stack_runtime(env)
     copies: list[_Copy] = [stack] if stack else _loader_winners(env, env.cuda_runtimes)
-    found = _pick(copies, spec)
+    found = _pick(copies, spec, avoid)
     return found if isinstance(found, CudaRuntime) else None
 
 
 def _gpus(env: Environment) -> list[Gpu]:
-    return [gpu for gpu in env.driver.gpus if gpu.compute_capability]
+    return [gpu for gpu in env.driver.gpus if _version(gpu.compute_capability) is not None]
 
 
 def _runtime_evidence(runtime: CudaRuntime) -> str:
-    return f"CUDA runtime {runtime.version or '?'} at {runtime.path} (via {_via(runtime.via)})"
+    return phrases.copy(runtime)
 
 
 def _cudnn_evidence(cudnn: Cudnn) -> str:
-    built = f", built for CUDA {cudnn.cudart_version}" if cudnn.cudart_version else ""
-    return f"cuDNN {cudnn.version or '?'} at {cudnn.path} (via {_via(cudnn.via)}{built})"
+    return phrases.copy(cudnn, *([f"built for CUDA {cudnn.cudart_version}"] if cudnn.cudart_version else []))
 
 
 def _gpu_text(gpu: Gpu) -> str:
-    arch = cuda_facts.architecture_name(gpu.compute_capability or "")
-    return (
-        f"GPU {gpu.index} {gpu.name or '?'} (compute capability {gpu.compute_capability}{', ' + arch if arch else ''})"
-    )
+    return phrases.gpu(gpu, free=False)
+
+
+def _in_use(env: Environment, copy: _Copy) -> bool:
+    """Whether the stack uses this copy: the framework's own copy, or, without a framework, any copy a plain
+    dlopen can reach. A failure of a copy in use stops GPU work; one of a copy nobody loads is a warning."""
+    if isinstance(copy, CudaRuntime):
+        stack = stack_runtime(env)
+        if stack is not None or _tensorflow_needs(env) is not None:
+            return stack is not None and stack.path == copy.path
+    else:
+        needs = _tensorflow_needs(env)
+        if needs is not None and needs.cudnn:
+            return any(c.path == copy.path for c in _stack_cudnns(env))
+    return _loader_visible(copy.via)
 
 
 # Driver and GPUs -----------------------------------------------------------------------------------
@@ -346,7 +398,7 @@ def _driver_rules(env: Environment) -> Iterator[Finding]:
             "no-driver",
             Severity.ERROR,
             "driver",
-            "no NVIDIA driver: libnvidia-ml.so.1 (nvml.dll) is not on the loader path",
+            f"no NVIDIA driver: {phrases.nvml_library(env.host.system)} is not on the loader path",
             (
                 said,
                 f"libcuda: {env.cuda_driver.reason}" if env.cuda_driver.state is not State.FOUND else "",
@@ -400,7 +452,7 @@ def _runtime_rules(env: Environment) -> Iterator[Finding]:
             "no-cuda-runtime",
             Severity.ERROR,
             "cuda-runtime",
-            "no CUDA runtime (libcudart / cudart64_*.dll) found anywhere",
+            f"no CUDA runtime ({phrases.cudart_library(env.host.system)}) found anywhere",
             (),
             "install one, e.g. pip install nvidia-cuda-runtime-cu12, or the CUDA toolkit",
         )
@@ -408,21 +460,85 @@ def _runtime_rules(env: Environment) -> Iterator[Finding]:
         if runtime.state is State.ERROR:
             yield _finding(
                 "cuda-runtime-probe-failed",
-                Severity.WARNING,
+                Severity.ERROR if _in_use(env, runtime) else Severity.WARNING,
                 "cuda-runtime",
-                f"probing the CUDA runtime at {runtime.path} failed",
+                f"the CUDA runtime at {runtime.path} {_failed(runtime.failure)}",
                 (runtime.reason or "",),
-                "check the file: it may be truncated, or built for another architecture",
+                _failure_fix(runtime.failure, runtime.reason, "the CUDA runtime"),
+                (runtime.path,),
             )
     runtimes, in_use = _runtimes_in_use(env)
-    failing = [finding for runtime in runtimes for finding in _driver_for(env, runtime)]
-    all_fail = in_use or len(failing) == len(runtimes)
+    failing = [finding for runtime in runtimes for finding in _runtime_cannot_run(env, runtime)]
+    all_fail = in_use or len({f.subjects for f in failing}) == len(runtimes)
     for finding in failing:
         yield finding if all_fail else dataclasses.replace(finding, severity=Severity.WARNING)
 
 
+def _failed(failure: Failure | None) -> str:
+    """What happened to a copy whose probe failed, in words."""
+    return {
+        Failure.UNLOADABLE: "cannot be loaded",
+        Failure.CRASHED: "crashed when probed",
+        Failure.HUNG: "hung when probed",
+        Failure.NOT_THE_LIBRARY: "is not the library its name says",
+        Failure.NO_ANSWER: "could not be probed",
+    }.get(failure or Failure.NO_ANSWER, "could not be probed")
+
+
+def _failure_fix(failure: Failure | None, reason: str | None, what: str) -> str:
+    said = (reason or "").lower()
+    if "permission denied" in said:
+        return f"make {what} readable by this user (check the file's and its folders' permissions)"
+    if "too many levels of symbolic links" in said:
+        return "fix the symbolic link loop: each link must end at a real file"
+    if failure is Failure.HUNG:
+        return f"{what} did not answer: run nvidia-smi and check dmesg for a hung driver or GPU"
+    if failure is Failure.NOT_THE_LIBRARY:
+        return f"remove the file, or reinstall {what}: this file lacks its entry points"
+    return f"reinstall {what}: the file is damaged, truncated or built for another architecture"
+
+
+def _runtime_cannot_run(env: Environment, runtime: CudaRuntime) -> Iterator[Finding]:
+    """The runtime's own answer is evidence: a driver too old for it (by NVML's version or, without NVML, by
+    what the runtime itself says), or a runtime that cannot reach the driver NVML reports."""
+    if runtime.state is not State.FOUND:
+        return
+    too_old = list(_driver_for(env, runtime))
+    yield from too_old
+    status = runtime.device_count_status
+    if too_old or env.driver.state is not State.FOUND or status in (None, 0):
+        return
+    if status == 100 and not visible_gpus(env):
+        return  # CUDA_VISIBLE_DEVICES hides every GPU: its own finding says so
+    said = f"cudaGetDeviceCount returned {status}" + (
+        f" ({runtime.device_count_error})" if runtime.device_count_error else ""
+    )
+    evidence = [_runtime_evidence(runtime), said, f"NVML reports driver {env.driver.version or '?'}"]
+    libcuda = env.cuda_driver
+    evidence.append(
+        f"libcuda: {libcuda.path or '?'} (CUDA {libcuda.version or '?'})"
+        if libcuda.state is State.FOUND
+        else f"libcuda: {libcuda.reason or libcuda.state.value}"
+    )
+    if runtime.driver_version_raw == 0:
+        summary = (
+            f"CUDA runtime {runtime.version} at {runtime.path} finds no usable driver (cudaDriverGetVersion says 0), "
+            f"although NVML reports driver {env.driver.version or '?'}"
+        )
+        fix = (
+            "make the driver's own libcuda.so.1 reachable: install the driver's user-space libraries matching "
+            "its kernel module; in a container, start it with the NVIDIA container toolkit (--gpus all); remove "
+            "a cuda-compat libcuda from the loader path if it does not fit this driver"
+        )
+    else:
+        summary = f"CUDA runtime {runtime.version} at {runtime.path} cannot use the GPUs: {said}"
+        fix = "run nvidia-smi and a CUDA sample (deviceQuery) to see the same failure; check dmesg and /dev/nvidia*"
+    yield _finding("cuda-runtime-cannot-run", Severity.ERROR, "cuda-runtime", summary, evidence, fix, (runtime.path,))
+
+
 def _driver_for(env: Environment, runtime: CudaRuntime) -> Iterator[Finding]:
-    assert runtime.version is not None
+    if not runtime.version:
+        return
     floor = cuda_facts.minimum_driver(runtime.version, env.host.system)
     driver = env.driver.version
     evidence = [_runtime_evidence(runtime)]
@@ -434,8 +550,8 @@ def _driver_for(env: Environment, runtime: CudaRuntime) -> Iterator[Finding]:
         evidence += [f"driver {driver} is below {floor[0]}, the {rule}{floor[1].cuda}", _cite(floor[1].source)]
     elif runtime.driver_version_raw:
         # Without NVML, the runtime's own cudaDriverGetVersion says which CUDA the driver supports.
-        driver_cuda = cuda_version_from_int(runtime.driver_version_raw)
-        if not _driver_cuda_too_old(driver_cuda, runtime.version):
+        driver_cuda = _cuda_text(runtime.driver_version_raw)
+        if driver_cuda is None or not _driver_cuda_too_old(driver_cuda, runtime.version):
             return
         evidence.append(f"cudaDriverGetVersion: the driver supports CUDA up to {driver_cuda}")
     else:
@@ -449,7 +565,15 @@ def _driver_for(env: Environment, runtime: CudaRuntime) -> Iterator[Finding]:
         f"the NVIDIA driver{' ' + driver if driver else ''} is too old for CUDA {runtime.version}",
         evidence,
         f"install a driver >= {floor[0]}" if floor else "upgrade the NVIDIA driver",
+        (runtime.path,),
     )
+
+
+def _cuda_text(value: int) -> str | None:
+    try:
+        return cuda_version_from_int(value)
+    except InvalidVersionValue:
+        return None
 
 
 def _driver_cuda_too_old(driver_cuda: str, runtime_cuda: str) -> bool:
@@ -478,6 +602,7 @@ def _gpu_arch_rules(env: Environment) -> Iterator[Finding]:
                         f"CUDA {runtime.version} cannot run on {_gpu_text(gpu)}: its oldest target is {targets.oldest}",
                         (_runtime_evidence(runtime), _cite(targets.source)),
                         "use a CUDA release that still supports this GPU, or a newer GPU",
+                        (runtime.path,),
                     )
                 )
         all_fail = in_use or len(failing) == len(runtimes)
@@ -584,16 +709,16 @@ def _tensorflow_library(env: Environment, needs: _TensorFlowNeeds, kind: str) ->
     if unseen:
         folder = unseen[0].path.rsplit("/", 1)[0] if "/" in unseen[0].path else unseen[0].path.rsplit("\\", 1)[0]
         variable = "PATH" if env.host.system == "Windows" else "LD_LIBRARY_PATH"
-        remedy = f"add {folder} to {variable} (or os.add_dll_directory on Windows)"
+        fix = f"add {folder} to {variable} (or os.add_dll_directory on Windows)"
     else:
-        remedy = _install_hint(env, needs, kind)
+        fix = _install_hint(env, needs, kind)
     yield _finding(
         f"tensorflow-{kind}-not-found",
         Severity.ERROR,
         "tensorflow",
         f"{needs.owner} loads {name}, and the loader finds no copy of it: no {label} for TensorFlow",
         evidence,
-        remedy,
+        fix,
     )
 
 
@@ -626,8 +751,9 @@ def _tensorflow_cudnn_version(env: Environment, needs: _TensorFlowNeeds) -> Iter
     if not needs.cudnn or not needs.cudnn_compiled:
         return
     cudnn = _copy_of(env.cudnns, _winner(_resolution(env, needs.cudnn)))
-    if not isinstance(cudnn, Cudnn) or not cudnn.version:
+    if not isinstance(cudnn, Cudnn) or _version(cudnn.version) is None or _version(needs.cudnn_compiled) is None:
         return
+    assert cudnn.version is not None
     if not tf_facts.accepts_cudnn(needs.cudnn_compiled, cudnn.version):
         yield _finding(
             "tensorflow-cudnn-too-old",
@@ -642,6 +768,7 @@ def _tensorflow_cudnn_version(env: Environment, needs: _TensorFlowNeeds) -> Iter
                 _cite("tf-cudnn-rule"),
             ),
             _install_hint(env, needs, "cudnn"),
+            (cudnn.path,),
         )
 
 
@@ -695,23 +822,41 @@ def _tensorflow_kernels(env: Environment) -> Iterator[Finding]:
 
 
 def _tensorflow_wheels(env: Environment) -> Iterator[Finding]:
+    """The nvidia wheels beside TensorFlow against its ``[and-cuda]`` pins, by the installed distributions'
+    own versions (nvidia-cudnn-cu12 9.3.0.75): the library reports only three parts (9.3.0)."""
     tf = env.tensorflow
     pins = tf_facts.and_cuda_pins(tf.version or "")
-    if pins is None or not tf.library_dirs:
+    if pins is None or not tf.location:
         return
-    for cudnn in env.cudnns:
-        if not any(cudnn.path.startswith(folder) for folder in tf.library_dirs) or not cudnn.version:
+    site = _parent(tf.location)
+    for package, spec in ((pins.cudnn_package, pins.cudnn), (pins.runtime_package, pins.runtime)):
+        installed = next(
+            (d for d in env.distributions if _same_name(d.name, package) and _same_folder(d.location, site)), None
+        )
+        if installed is None or tf_facts.in_pins(spec, installed.version):
             continue
-        if not tf_facts.in_pins(pins.cudnn, cudnn.version):
-            yield _finding(
-                "tensorflow-wheel-pins",
-                Severity.WARNING,
-                "tensorflow",
-                f"the cuDNN wheel beside TensorFlow {tf.version} is {cudnn.version}; tensorflow[and-cuda] requires "
-                f"{pins.cudnn_package}{pins.cudnn}",
-                (_cudnn_evidence(cudnn), _cite(pins.source)),
-                f"pip install '{pins.cudnn_package}{pins.cudnn}'",
-            )
+        yield _finding(
+            "tensorflow-wheel-pins",
+            Severity.WARNING,
+            "tensorflow",
+            f"{installed.name} {installed.version} is installed beside TensorFlow {tf.version}; tensorflow[and-cuda] "
+            f"requires {package}{spec}",
+            (f"{installed.name} {installed.version} in {installed.location}", _cite(pins.source)),
+            f"pip install '{package}{spec}'",
+        )
+
+
+def _parent(path: str) -> str:
+    return path.rstrip("/\\").rsplit("/" if "/" in path else "\\", 1)[0]
+
+
+def _same_name(a: str, b: str) -> bool:
+    """Distribution names compare after PEP 503 normalisation: nvidia_cudnn_cu12 is nvidia-cudnn-cu12."""
+    return canonicalize_name(a) == canonicalize_name(b)
+
+
+def _same_folder(a: str, b: str) -> bool:
+    return a.rstrip("/\\") == b.rstrip("/\\")
 
 
 # cuDNN --------------------------------------------------------------------------------------------
@@ -719,24 +864,7 @@ def _tensorflow_wheels(env: Environment) -> Iterator[Finding]:
 
 def _cudnn_rules(env: Environment) -> Iterator[Finding]:
     for cudnn in env.cudnns:
-        if cudnn.siblings_missing:
-            yield _finding(
-                "cudnn-incomplete",
-                Severity.ERROR,
-                "cudnn",
-                f"cuDNN at {cudnn.path} is missing its sub-libraries; any call into it aborts the process",
-                (_cudnn_evidence(cudnn), "missing beside it: " + ", ".join(cudnn.siblings_missing), cudnn.reason or ""),
-                "reinstall cuDNN completely: every libcudnn_* file of one release in one folder",
-            )
-        elif cudnn.state is State.ERROR:
-            yield _finding(
-                "cudnn-probe-failed",
-                Severity.ERROR if _loader_visible(cudnn.via) else Severity.WARNING,
-                "cudnn",
-                f"probing cuDNN at {cudnn.path} failed",
-                (_cudnn_evidence(cudnn), cudnn.reason or ""),
-                "reinstall cuDNN; the file may be damaged or built for another architecture",
-            )
+        yield from _cudnn_copy(env, cudnn)
     runtime = stack_runtime(env)
     gpus = _gpus(env)
     for cudnn in _stack_cudnns(env):
@@ -754,6 +882,7 @@ def _cudnn_rules(env: Environment) -> Iterator[Finding]:
                 f"{runtime.version}",
                 (_cudnn_evidence(cudnn), _runtime_evidence(runtime), "cudnnGetCudartVersion reports the build's CUDA"),
                 f"install the cuDNN {cudnn.version} build for CUDA {_major_minor(runtime.version)}",
+                (cudnn.path, runtime.path),
             )
         elif (
             runtime is None
@@ -771,6 +900,7 @@ def _cudnn_rules(env: Environment) -> Iterator[Finding]:
                 "release is on the loader path",
                 [_cudnn_evidence(cudnn)] + [_runtime_evidence(r) for r in env.cuda_runtimes if _loader_visible(r.via)],
                 f"install the CUDA {_major_minor(cudnn.cudart_version)} runtime, or the cuDNN build for your CUDA",
+                (cudnn.path,),
             )
         if gpus and cudnn.create_status not in (None, 0):
             last = f"; cuDNN says: {cudnn.last_error}" if cudnn.last_error else ""
@@ -782,9 +912,61 @@ def _cudnn_rules(env: Environment) -> Iterator[Finding]:
                 (_cudnn_evidence(cudnn), f"cudnnCreate: {cudnn.create_status} {cudnn.create_error}{last}"),
                 "run with CUDNN_LOGERR_DBG=1 (cuDNN 8) or CUDNN_LOGLEVEL_DBG=2 (cuDNN 9) and CUDNN_LOGDEST_DBG=stderr "
                 "for the reason; check the driver and CUDA findings above",
+                (cudnn.path,),
             )
         for gpu in gpus:
             yield from _cudnn_gpu(cudnn, gpu)
+
+
+def _cudnn_copy(env: Environment, cudnn: Cudnn) -> Iterator[Finding]:
+    """A copy that cannot serve, named for what happened to it: it cannot be loaded, a library it needs is
+    missing, its sub-libraries are missing, it crashed or hung. Severity follows who uses the copy."""
+    severity = Severity.ERROR if _in_use(env, cudnn) else Severity.WARNING
+    evidence = [_cudnn_evidence(cudnn), cudnn.reason or ""]
+    if cudnn.siblings_missing:
+        evidence.append("missing beside it: " + ", ".join(cudnn.siblings_missing))
+    if cudnn.missing_dependencies:
+        missing = ", ".join(cudnn.missing_dependencies)
+        yield _finding(
+            "cudnn-dependency-missing",
+            severity,
+            "cudnn",
+            f"{_cudnn_label(cudnn)} at {cudnn.path} cannot load {missing}, which it needs: any call into it aborts "
+            "the process",
+            evidence,
+            _dependency_fix(cudnn),
+            (cudnn.path,),
+        )
+    elif cudnn.siblings_missing and cudnn.failure in (None, Failure.CRASHED):
+        yield _finding(
+            "cudnn-incomplete",
+            severity,
+            "cudnn",
+            f"cuDNN at {cudnn.path} is missing its sub-libraries; any call into it aborts the process",
+            evidence,
+            "reinstall cuDNN completely: every libcudnn_* file of one release in one folder",
+            (cudnn.path,),
+        )
+    elif cudnn.state is State.ERROR:
+        yield _finding(
+            "cudnn-not-loadable" if cudnn.failure is Failure.UNLOADABLE else "cudnn-probe-failed",
+            severity,
+            "cudnn",
+            f"cuDNN at {cudnn.path} {_failed(cudnn.failure)}",
+            evidence,
+            _failure_fix(cudnn.failure, cudnn.reason, "cuDNN"),
+            (cudnn.path,),
+        )
+
+
+def _cudnn_label(cudnn: Cudnn) -> str:
+    return f"cuDNN {cudnn.version}" if cudnn.version else "cuDNN"
+
+
+def _dependency_fix(cudnn: Cudnn) -> str:
+    missing = cudnn.missing_dependencies[0]
+    folder = cudnn.path.rsplit("/", 1)[0] if "/" in cudnn.path else cudnn.path.rsplit("\\", 1)[0]
+    return f"install the library that provides {missing} and put its folder on the loader path (beside {folder})"
 
 
 def _cudnn_gpu(cudnn: Cudnn, gpu: Gpu) -> Iterator[Finding]:
@@ -800,6 +982,7 @@ def _cudnn_gpu(cudnn: Cudnn, gpu: Gpu) -> Iterator[Finding]:
             f"cuDNN {cudnn.version} does not support {_gpu_text(gpu)}: its oldest is {floor.oldest}",
             (_cudnn_evidence(cudnn), _cite(floor.source)),
             "use a cuDNN release that still supports this GPU (see the support matrix), or a newer GPU",
+            (cudnn.path,),
         )
     for bad in cudnn_facts.known_bad(cudnn.version, gpu.compute_capability, _major_minor(cudnn.cudart_version)):
         yield _finding(
@@ -809,6 +992,7 @@ def _cudnn_gpu(cudnn: Cudnn, gpu: Gpu) -> Iterator[Finding]:
             f"{bad.summary} [{bad.code}]",
             (_cudnn_evidence(cudnn), _gpu_text(gpu), _cite(bad.source)),
             bad.remedy,
+            (cudnn.path,),
         )
 
 
@@ -870,6 +1054,15 @@ def _loader_rules(env: Environment) -> Iterator[Finding]:
 
 
 def _path_rules(env: Environment) -> Iterator[Finding]:
+    for folder in env.unreadable:
+        yield _finding(
+            "library-folder-unreadable",
+            Severity.WARNING,
+            "loader",
+            f"{folder.path} could not be searched ({folder.reason}): copies there are unknown, not absent",
+            (f"listing {folder.path}: {folder.reason}",),
+            f"make {folder.path} readable by this user, or take it off the search path",
+        )
     for check in env.paths:
         if not check.is_dir:
             yield _finding(
@@ -906,7 +1099,18 @@ def _device_rules(env: Environment) -> Iterator[Finding]:
     if value is not None and gpus:
         visible = parse_visible_devices(value, gpus)
         evidence = (f"CUDA_VISIBLE_DEVICES={value!r}", f"NVML sees {len(gpus)} GPU(s)", _cite("cuda-env-vars"))
-        if not visible.gpus and not visible.mig:
+        if not visible.gpus and visible.mig and visible.invalid is None:
+            yield _finding(
+                "cuda-visible-devices-mig",
+                Severity.WARNING,
+                "environment",
+                f"CUDA_VISIBLE_DEVICES names MIG instances ({visible.mig[0]}"
+                f"{', ...' if len(visible.mig) > 1 else ''}), which pytest-cudnn does not enumerate yet: tests "
+                "that need a GPU skip, as no GPU can be judged",
+                evidence,
+                "name whole GPUs (indices or GPU- UUIDs) in CUDA_VISIBLE_DEVICES to run the GPU tests here",
+            )
+        elif not visible.gpus and not visible.mig:
             yield _finding(
                 "cuda-visible-devices-hides-all",
                 Severity.ERROR,

@@ -16,8 +16,18 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from .diagnosis import Finding, Severity, selected_cudnn, selected_runtime, visible_gpus
-from .environment import Environment, Gpu, State
+from . import phrases
+from .diagnosis import (
+    Finding,
+    Severity,
+    selected_cudnn,
+    selected_runtime,
+    stack_cudnn,
+    stack_runtime,
+    visible_gpus,
+)
+from .environment import CudaRuntime, Cudnn, Environment, Gpu, State
+from .text import listing, printable
 
 __all__ = [
     "MARKERS",
@@ -53,6 +63,7 @@ class Requirement:
     spec: SpecifierSet | None = None
     count: int = 1
     memory: int | None = None  # bytes free on the test's GPU
+    memory_text: str | None = None  # the size as the marker wrote it ("100GB"), said back as written
     compute_capability: SpecifierSet | None = None
     name: str | None = None
     gpu: bool = True
@@ -61,7 +72,7 @@ class Requirement:
         if self.marker == "requires_gpu":
             parts = [f"{self.count} GPU{'s' if self.count != 1 else ''}"]
             if self.memory is not None:
-                parts.append(f"{_bytes(self.memory)} free")
+                parts.append(f"{self.memory_text or phrases.size(self.memory)} free")
             if self.compute_capability is not None:
                 parts.append(f"compute capability {self.compute_capability}")
             if self.name is not None:
@@ -79,13 +90,6 @@ class Requirement:
         return text
 
 
-def _bytes(value: int) -> str:
-    for unit, size in (("TiB", 1024**4), ("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
-        if value >= size:
-            return f"{value / size:.1f} {unit}"
-    return f"{value} B"
-
-
 _UNITS = {
     "": 1,
     "b": 1,
@@ -98,7 +102,9 @@ _UNITS = {
     "gib": 1024**3,
     "tib": 1024**4,
 }
-_MEMORY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+_MEMORY = re.compile(r"^\s*(\d{1,30})(?:\.(\d{1,30}))?\s*([a-zA-Z]*)\s*$")
+# Far beyond any GPU (the largest today hold under 2**38 bytes), small enough for every integer it meets.
+_MEMORY_LIMIT = 2**60
 
 
 def parse_memory(value: object) -> int:
@@ -113,18 +119,26 @@ def parse_memory(value: object) -> int:
     if isinstance(value, int):
         if value < 0:
             raise InvalidMarker(f"memory must not be negative: {value!r}")
-        return value
-    match = _MEMORY.match(value)
-    unit = match.group(2).lower() if match else None
-    if not match or unit not in _UNITS:
-        raise InvalidMarker(f"memory {value!r} is not a size such as '16GiB', '24GB' or '512MiB'")
-    return int(float(match.group(1)) * _UNITS[unit])
+        size = value
+    else:
+        match = _MEMORY.match(value)
+        unit = match.group(3).lower() if match else None
+        if not match or unit not in _UNITS:
+            raise InvalidMarker(f"memory {value!r} is not a size such as '16GiB', '24GB' or '512MiB'")
+        whole, fraction = match.group(1), match.group(2) or ""
+        # Exact integer arithmetic: float() turns a long digit string into inf and int(inf) raises.
+        size = int(whole + fraction) * _UNITS[unit] // 10 ** len(fraction)
+    if size > _MEMORY_LIMIT:
+        raise InvalidMarker(f"memory {value!r} is larger than any GPU's memory")
+    return size
 
 
 def _spec(value: object, what: str) -> SpecifierSet:
     if not isinstance(value, str):
         raise InvalidMarker(f"{what} must be a version specifier string such as '>=8.9,<10', not {value!r}")
     text = value.strip()
+    if not text.strip(", "):
+        raise InvalidMarker(f"{what} {value!r} is empty: give a specifier set such as '>=8.9,<10'")
     if re.fullmatch(r"\d+(\.\d+)*", text):
         text = f"=={text}.*"  # a bare version means that release line: '8' is 8.x
     try:
@@ -162,12 +176,13 @@ def parse_marker(name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> R
         memory = given.get("memory")
         cc = given.get("compute_capability")
         gpu_name = given.get("name")
-        if gpu_name is not None and not isinstance(gpu_name, str):
-            raise InvalidMarker(f"name must be a glob string such as '*A100*', not {gpu_name!r}")
+        if gpu_name is not None and (not isinstance(gpu_name, str) or not gpu_name.strip()):
+            raise InvalidMarker(f"name must be a non-empty glob string such as '*A100*', not {gpu_name!r}")
         return Requirement(
             name,
             count=count,
             memory=None if memory is None else parse_memory(memory),
+            memory_text=memory.strip() if isinstance(memory, str) else None,
             compute_capability=None if cc is None else _spec(cc, "compute_capability"),
             name=gpu_name,
         )
@@ -191,8 +206,9 @@ def parse_marker(name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> R
 @dataclass(frozen=True)
 class Outcome:
     ok: bool
-    message: str  # for a failed requirement: required, found (where, how), why and the fix
-    cause: str  # a short key to group skips by: a finding code, or e.g. "cudnn-version", "gpu-memory"
+    message: str  # for a failed requirement: required, found (where, how), why and the fix; printable
+    cause: str  # what failed, to group skips by: a requirement key ("cudnn-version", "gpu-memory") or the code of
+    # the finding that makes the required component unusable ("cudnn-incomplete", "driver-too-old-for-cuda")
 
 
 def _contains(spec: SpecifierSet | None, version: str | None) -> bool:
@@ -206,27 +222,45 @@ def _contains(spec: SpecifierSet | None, version: str | None) -> bool:
         return False
 
 
-def _explain(findings: Sequence[Finding], components: Sequence[str]) -> Finding | None:
-    """The first error-level finding about one of ``components``: the why and the fix of a failed requirement."""
-    return next((f for f in findings if f.severity is Severity.ERROR and f.component in components), None)
+def _errors_about(findings: Sequence[Finding], path: str) -> Finding | None:
+    """The first error about this very copy: what makes it unable to run."""
+    return next((f for f in findings if f.severity is Severity.ERROR and path in f.subjects), None)
 
 
-def _fail(requirement: Requirement, found: str, finding: Finding | None, cause: str | None = None) -> Outcome:
+def _fail(
+    requirement: Requirement, found: str, cause: str, finding: Finding | None = None, *, found_is_finding: bool = False
+) -> Outcome:
+    """A failed requirement: what was required, what was found, and, when a finding explains it, why and the fix.
+    Only a finding about the component judged is given: other findings are the doctor's business. When what was
+    found is the finding's own summary, it is not said twice."""
     message = f"{requirement.describe()}; found {found}"
-    cause = cause or requirement.marker.removeprefix("requires_") + "-version"
     if finding is not None:
-        message += f"; {finding.summary}: {finding.remedy}"
-        cause = finding.code
-    return Outcome(False, message, cause)
+        message += f"; fix: {finding.fix}" if found_is_finding else f"; {finding.summary}; fix: {finding.fix}"
+    return Outcome(False, printable(message), cause)
+
+
+def _version_cause(requirement: Requirement) -> str:
+    return requirement.marker.removeprefix("requires_") + "-version"
 
 
 def _gpu_blocker(env: Environment, findings: Sequence[Finding], requirement: Requirement) -> Outcome | None:
-    """A requirement that needs a GPU fails first of all when none is usable."""
-    if env.driver.state is not State.FOUND or not visible_gpus(env):
-        finding = _explain(findings, ("driver", "gpu", "environment"))
-        found = "no usable GPU" if env.driver.state is State.FOUND else f"no NVIDIA driver ({env.driver.reason})"
-        return _fail(requirement, found, finding, "no-gpu")
+    """A requirement that needs a GPU fails first of all when none is usable, for the reason the doctor gives."""
+    if env.driver.state is not State.FOUND:
+        finding = next((f for f in findings if f.component == "driver" and f.severity is Severity.ERROR), None)
+        if finding is None:
+            return _fail(requirement, f"no NVIDIA driver ({env.driver.reason or env.driver.state.value})", "no-driver")
+        return _fail(requirement, finding.summary, finding.code, finding, found_is_finding=True)
+    if not visible_gpus(env):
+        finding = next(
+            (f for f in findings if f.component in ("driver", "environment") and f.code in _NO_GPU_CODES), None
+        )
+        if finding is None:
+            return _fail(requirement, "no GPU visible to CUDA", "no-gpu")
+        return _fail(requirement, finding.summary, finding.code, finding, found_is_finding=True)
     return None
+
+
+_NO_GPU_CODES = ("no-gpu", "cuda-visible-devices-hides-all", "cuda-visible-devices-mig")
 
 
 def judge(
@@ -236,13 +270,14 @@ def judge(
     device: Gpu | None = None,
 ) -> Outcome:
     """Whether ``env`` meets ``requirement``; ``device`` is the GPU the test runs on (default: the first visible)."""
-    ok = Outcome(True, requirement.describe(), "")
+    ok = Outcome(True, printable(requirement.describe()), "")
     if requirement.marker == "requires_driver":
         driver = env.driver
         if driver.state is not State.FOUND:
-            return _fail(requirement, f"no NVIDIA driver ({driver.reason})", _explain(findings, ("driver",)))
+            blocked = _gpu_blocker(env, findings, requirement)
+            return blocked or ok
         if not _contains(requirement.spec, driver.version):
-            return _fail(requirement, f"driver {driver.version} ({driver.path})", None)
+            return _fail(requirement, f"driver {driver.version} ({driver.path})", "driver-version")
         return ok
     if requirement.marker == "requires_tensorflow":
         return _judge_tensorflow(requirement, env, findings)
@@ -250,63 +285,78 @@ def judge(
     if blocked is not None:
         return blocked
     if requirement.marker == "requires_cudnn":
-        cudnn = selected_cudnn(env, requirement.spec)
-        if cudnn is None:
-            return _fail(requirement, "no cuDNN the loader can find", _explain(findings, ("cudnn", "tensorflow")))
-        where = f"cuDNN {cudnn.version} at {cudnn.path} (via {', '.join(v.value for v in cudnn.via)})"
-        if not _contains(requirement.spec, cudnn.version):
-            return _fail(requirement, where, _explain(findings, ("cudnn", "tensorflow")))
-        if cudnn.state is State.ERROR or cudnn.siblings_missing:
-            return _fail(requirement, where, _explain(findings, ("cudnn",)), "cudnn-incomplete")
-        return ok
+        return _judge_copy(requirement, findings, selected_cudnn(env, requirement.spec, _unusable(findings)), "cuDNN")
     if requirement.marker == "requires_cuda":
-        runtime = selected_runtime(env, requirement.spec)
-        if runtime is None:
-            return _fail(requirement, "no CUDA runtime the loader can find", _explain(findings, ("cuda-runtime",)))
-        where = f"CUDA runtime {runtime.version} at {runtime.path} (via {', '.join(v.value for v in runtime.via)})"
-        if not _contains(requirement.spec, runtime.version):
-            return _fail(requirement, where, _explain(findings, ("cuda-runtime",)))
-        return ok
-    return _judge_gpu(requirement, env, findings, device)
+        runtime = selected_runtime(env, requirement.spec, _unusable(findings))
+        return _judge_copy(requirement, findings, runtime, "CUDA runtime")
+    return _judge_gpu(requirement, env, device)
 
 
-def _judge_gpu(requirement: Requirement, env: Environment, findings: Sequence[Finding], device: Gpu | None) -> Outcome:
+def _unusable(findings: Sequence[Finding]) -> frozenset[str]:
+    return frozenset(path for f in findings if f.severity is Severity.ERROR for path in f.subjects)
+
+
+def _judge_copy(
+    requirement: Requirement, findings: Sequence[Finding], copy: CudaRuntime | Cudnn | None, label: str
+) -> Outcome:
+    """A cuDNN or CUDA runtime requirement: the copy the stack uses must match and must be able to run."""
+    kind = requirement.marker.removeprefix("requires_")
+    if copy is None:
+        return _fail(requirement, f"no {label} the loader can find", f"{kind}-missing")
+    where = phrases.copy(copy)
+    if not _contains(requirement.spec, copy.version):
+        return _fail(requirement, where, _version_cause(requirement))
+    broken = _errors_about(findings, copy.path)
+    if broken is not None:
+        return _fail(requirement, where, broken.code, broken)
+    return Outcome(True, printable(requirement.describe()), "")
+
+
+def _judge_gpu(requirement: Requirement, env: Environment, device: Gpu | None) -> Outcome:
     gpus = visible_gpus(env)
     if len(gpus) < requirement.count:
-        names = ", ".join(f"[{g.index}] {g.name}" for g in gpus)
-        return _fail(requirement, f"{len(gpus)} visible GPU(s): {names}", None, "gpu-count")
+        names = listing([f"[{g.index}] {g.name}" for g in gpus])
+        return _fail(requirement, f"{len(gpus)} visible GPU(s): {names}", "gpu-count")
     device = device or gpus[0]
-    label = f"GPU {device.index} {device.name} (compute capability {device.compute_capability}, " + (
-        f"{_bytes(device.memory_free)} free)" if device.memory_free is not None else "free memory unknown)"
-    )
+    label = phrases.gpu(device)
     if requirement.memory is not None and (device.memory_free is None or device.memory_free < requirement.memory):
-        return _fail(requirement, label, None, "gpu-memory")
+        return _fail(requirement, label, "gpu-memory")
     if requirement.compute_capability is not None and not _contains(
         requirement.compute_capability, device.compute_capability
     ):
-        return _fail(requirement, label, None, "gpu-capability")
+        return _fail(requirement, label, "gpu-capability")
     if requirement.name is not None and not fnmatch.fnmatchcase(device.name or "", requirement.name):
-        return _fail(requirement, label, None, "gpu-name")
-    return Outcome(True, requirement.describe(), "")
+        return _fail(requirement, label, "gpu-name")
+    return Outcome(True, printable(requirement.describe()), "")
 
 
 def _judge_tensorflow(requirement: Requirement, env: Environment, findings: Sequence[Finding]) -> Outcome:
     tf = env.tensorflow
     if tf.state is State.ABSENT:
-        return _fail(requirement, "no TensorFlow installed", None, "tensorflow-missing")
+        return _fail(requirement, "no TensorFlow installed", "tensorflow-missing")
     where = f"TensorFlow {tf.version} ({tf.distribution}) at {tf.location}"
-    if not _contains(requirement.spec, tf.version) and requirement.spec is not None:
-        return _fail(requirement, where, None)
+    if requirement.spec is not None and not _contains(requirement.spec, tf.version):
+        return _fail(requirement, where, "tensorflow-version")
     if requirement.gpu:
         if tf.is_cuda_build is False:
             cpu_only = next(
                 (f for f in findings if f.code in ("tensorflow-cpu-only", "windows-tensorflow-no-gpu")), None
             )
-            return _fail(requirement, where + " (a CPU-only build)", cpu_only, "tensorflow-cpu-only")
+            return _fail(requirement, where + " (a CPU-only build)", "tensorflow-cpu-only", cpu_only)
         blocked = _gpu_blocker(env, findings, requirement)
         if blocked is not None:
             return blocked
-        finding = _explain(findings, ("tensorflow", "cudnn", "cuda-runtime", "driver", "gpu", "loader"))
+        # TensorFlow's own stack: its findings, and errors about the copies it loads.
+        used = {copy.path for copy in (stack_runtime(env), stack_cudnn(env)) if copy is not None}
+        finding = next(
+            (
+                f
+                for f in findings
+                if f.severity is Severity.ERROR
+                and (f.component in ("tensorflow", "driver", "gpu", "loader") or used & set(f.subjects))
+            ),
+            None,
+        )
         if finding is not None:
-            return _fail(requirement, where, finding)
-    return Outcome(True, requirement.describe(), "")
+            return _fail(requirement, where, finding.code, finding)
+    return Outcome(True, printable(requirement.describe()), "")

@@ -195,7 +195,7 @@ def doctor_text(env: Environment, findings: Sequence[Finding], verdict: Verdict,
         for finding in findings:
             lines.append(f"  {finding.severity.value.upper()} [{finding.code}] {finding.summary}")
             lines += [f"      {item}" for item in finding.evidence if item]
-            lines.append(f"      fix: {finding.remedy}")
+            lines.append(f"      fix: {finding.fix}")
     lines += ["", f"Verdict: {verdict.summary}"]
     return "\n".join(lines) + "\n"
 
@@ -279,7 +279,7 @@ def markdown_summary(
         lines.append(f"| TensorFlow | {env.tensorflow.version} | `{env.tensorflow.location}` |")
     if findings:
         lines += ["", "| severity | code | finding | fix |", "| --- | --- | --- | --- |"]
-        lines += [f"| {f.severity.value} | `{f.code}` | {f.summary} | {f.remedy} |" for f in findings]
+        lines += [f"| {f.severity.value} | `{f.code}` | {f.summary} | {f.fix} |" for f in findings]
     if skips:
         lines += ["", "| environment skips | cause | first reason |", "| --- | --- | --- |"]
         lines += [f"| {count} | `{cause}` | {reason} |" for cause, count, reason in skips]

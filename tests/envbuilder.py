@@ -18,6 +18,7 @@ from pytest_cudnn.environment import (
     CudaDriver,
     CudaRuntime,
     Cudnn,
+    Distribution,
     Driver,
     Environment,
     Gpu,
@@ -26,6 +27,7 @@ from pytest_cudnn.environment import (
     Resolution,
     State,
     TensorFlow,
+    Unreadable,
     Via,
 )
 from pytest_cudnn.versions import cuda_version_from_int
@@ -94,6 +96,8 @@ class EnvBuilder:
     paths: list[PathCheck] = field(default_factory=list)
     copies: list[_Copy] = field(default_factory=list)
     loaded: dict[str, str | None] = field(default_factory=dict)  # name -> what a real dlopen loaded
+    distributions: list[Distribution] = field(default_factory=list)
+    unreadable: list[Unreadable] = field(default_factory=list)
 
     @classmethod
     def healthy(cls) -> EnvBuilder:
@@ -224,6 +228,10 @@ class EnvBuilder:
         self.copies.append(_Copy("cudnn", path, value, rank, rank if tf_rank is None else tf_rank))
         return self
 
+    def distribution(self, name: str, version: str, location: str = SITE) -> EnvBuilder:
+        self.distributions.append(Distribution(name, version, location))
+        return self
+
     def change(self, index: int, **changes: Any) -> EnvBuilder:
         """Replace fields of the ``index``-th planted copy (0: the first runtime or cuDNN added)."""
         copy = self.copies[index]
@@ -253,6 +261,8 @@ class EnvBuilder:
             resolutions=tuple(resolutions),
             notes=tuple(self.notes),
             paths=tuple(self.paths),
+            unreadable=tuple(self.unreadable),
+            distributions=tuple(self.distributions),
         )
 
     def _resolution(self, name: str, context: str) -> Resolution:

@@ -9,7 +9,7 @@ import pytest
 
 from pytest_cudnn.compat.sources import SOURCES
 from pytest_cudnn.diagnosis import CODES, Finding, Severity, diagnose, verdict
-from pytest_cudnn.environment import Environment, PathCheck, State, Via
+from pytest_cudnn.environment import Environment, Failure, PathCheck, State, Unreadable, Via
 
 from .envbuilder import SITE, WHEEL_CUDNN, EnvBuilder, gpu
 
@@ -159,10 +159,41 @@ def tf_capabilities(*caps: str) -> Case:
     return build
 
 
-def wheel_version(version: str) -> Case:
+def wheel_version(version: str, location: str = SITE) -> Case:
+    """The installed nvidia-cudnn-cu12 distribution beside TensorFlow 2.18 (which pins ==9.3.0.75)."""
+
+    def build() -> Environment:
+        return EnvBuilder.healthy().distribution("nvidia_cudnn_cu12", version, location).build()
+
+    return build
+
+
+def runtime_answer(driver_raw: int, status: int, *, nvml: bool = True) -> Case:
+    """TensorFlow's CUDA runtime answering for itself: what cudaDriverGetVersion and cudaGetDeviceCount said."""
+
     def build() -> Environment:
         b = EnvBuilder.healthy()
-        b.change(1, version=version)
+        if not nvml:
+            b.without_driver()
+        b.change(0, driver_version_raw=driver_raw, device_count_status=status, device_count=None)
+        return b.build()
+
+    return build
+
+
+def cudnn_failure(failure: Failure, reason: str, **changes: object) -> Case:
+    def build() -> Environment:
+        b = EnvBuilder.healthy()
+        b.cudnn("/opt/cudnn/lib/libcudnn.so.8", "8.9.7", 11080, state=State.ERROR, reason=reason)
+        return b.change(2, failure=failure, **changes).build()
+
+    return build
+
+
+def unreadable(*folders: str) -> Case:
+    def build() -> Environment:
+        b = EnvBuilder.healthy()
+        b.unreadable = [Unreadable(folder, "Permission denied") for folder in folders]
         return b.build()
 
     return build
@@ -335,10 +366,33 @@ CASES: list[tuple[str, bool, Case]] = [
     ("tensorflow-no-kernels-for-gpu", False, tf_capabilities("sm_86", "compute_80")),
     ("tensorflow-ptx-only", True, tf_capabilities("sm_70", "compute_70")),
     ("tensorflow-ptx-only", False, tf_capabilities("sm_80")),
-    ("tensorflow-wheel-pins", True, wheel_version("9.1.0")),
-    ("tensorflow-wheel-pins", False, healthy),
+    ("tensorflow-wheel-pins", True, wheel_version("9.1.0.70")),
+    ("tensorflow-wheel-pins", False, wheel_version("9.3.0.75")),
+    ("tensorflow-wheel-pins", False, wheel_version("9.1.0.70", "/elsewhere/site-packages")),
+    ("cuda-runtime-cannot-run", True, runtime_answer(0, 35)),
+    ("cuda-runtime-cannot-run", True, runtime_answer(0, 36)),
+    ("cuda-runtime-cannot-run", False, runtime_answer(0, 35, nvml=False)),
+    ("cuda-runtime-cannot-run", False, runtime_answer(12040, 0)),
+    ("cudnn-not-loadable", True, cudnn_failure(Failure.UNLOADABLE, "invalid ELF header")),
+    ("cudnn-not-loadable", False, cudnn_failure(Failure.HUNG, "did not answer within 10 s")),
+    (
+        "cudnn-dependency-missing",
+        True,
+        cudnn_failure(Failure.CRASHED, "SIGABRT", missing_dependencies=("libnvrtc.so",)),
+    ),
+    ("cudnn-dependency-missing", False, cudnn_failure(Failure.CRASHED, "SIGABRT")),
+    ("library-folder-unreadable", True, unreadable("/opt/cudnn/lib")),
+    ("library-folder-unreadable", False, unreadable()),
+    ("cuda-visible-devices-mig", True, visible("MIG-11111111-2222-3333-4444-555555555555")),
+    ("cuda-visible-devices-mig", False, visible("0,MIG-11111111-2222-3333-4444-555555555555")),
     ("cudnn-incomplete", True, incomplete_cudnn),
     ("cudnn-incomplete", False, cudnn_probe_failed),
+    # A front library that cannot even be opened is not incomplete, whatever its folder lacks.
+    (
+        "cudnn-incomplete",
+        False,
+        cudnn_failure(Failure.UNLOADABLE, "invalid ELF header", siblings_missing=("libcudnn_ops_infer.so.8",)),
+    ),
     ("cudnn-probe-failed", True, cudnn_probe_failed),
     ("cudnn-probe-failed", False, incomplete_cudnn),
     ("cudnn-cuda-mismatch", True, tf115_cudnn_for_cuda9),
@@ -423,7 +477,7 @@ def test_too_old_driver_under_minor_compatibility_names_the_floor_and_its_source
     finding = _only(driver_version("520.61.05", 11080)(), "driver-too-old-for-cuda")
     assert finding.severity is Severity.ERROR
     assert "driver 520.61.05 is below 525.60.13, the minor-version compatibility floor of CUDA 12" in finding.evidence
-    assert finding.remedy == "install a driver >= 525.60.13"
+    assert finding.fix == "install a driver >= 525.60.13"
     assert any(e.startswith("source: NVIDIA CUDA Compatibility") for e in finding.evidence)
 
 
@@ -440,7 +494,7 @@ def test_tf23_meeting_cudnn8_names_versions_paths_owner_and_fix() -> None:
         "cuDNN 8.0.5 at /usr/local/cuda-10.1/lib64/libcudnn.so.8 (via LD_LIBRARY_PATH, built for CUDA 10.1): "
         "not libcudnn.so.7" in finding.evidence
     )
-    assert finding.remedy == "install cuDNN 7.6 for CUDA 10.1 and put its library folder on the loader path"
+    assert finding.fix == "install cuDNN 7.6 for CUDA 10.1 and put its library folder on the loader path"
 
 
 def test_a_copy_where_the_loader_does_not_look_is_named_with_the_folder_to_add() -> None:
@@ -449,7 +503,7 @@ def test_a_copy_where_the_loader_does_not_look_is_named_with_the_folder_to_add()
     b.runtime("/usr/local/cuda-10.1/lib64/libcudart.so.10.1", 10010, driver_raw=11000)
     b.cudnn("/opt/cudnn-7.6/lib64/libcudnn.so.7", "7.6.5", 10010, (Via.CUDNN_PATH,), rank=None)
     finding = _only(b.build(), "tensorflow-cudnn-not-found")
-    assert finding.remedy == "add /opt/cudnn-7.6/lib64 to LD_LIBRARY_PATH (or os.add_dll_directory on Windows)"
+    assert finding.fix == "add /opt/cudnn-7.6/lib64 to LD_LIBRARY_PATH (or os.add_dll_directory on Windows)"
 
 
 def test_tf_cudnn_too_old_quotes_the_message_tensorflow_will_log() -> None:
@@ -464,22 +518,38 @@ def test_tf_2_14_and_later_remedy_is_the_and_cuda_extra() -> None:
     b.with_tensorflow("2.15.0", "12.2", "8", library_dirs=(WHEEL_CUDNN,))
     b.runtime(f"{SITE}/nvidia/cuda_runtime/lib/libcudart.so.12", 12020, (Via.PIP_WHEEL,), rank=None, tf_rank=0)
     finding = _only(b.build(), "tensorflow-cudnn-not-found")
-    assert finding.remedy == "pip install 'tensorflow[and-cuda]==2.15.0' (it installs the matching nvidia wheels)"
+    assert finding.fix == "pip install 'tensorflow[and-cuda]==2.15.0' (it installs the matching nvidia wheels)"
 
 
 def test_shadowing_explains_why_the_ld_library_path_copy_wins() -> None:
     finding = _only(wheel_shadowed(), "tensorflow-library-shadowed")
     assert finding.summary == "libcudnn.so.9 9.0.0 from LD_LIBRARY_PATH wins over the 9.3.0 wheel beside TensorFlow"
     assert any("LD_LIBRARY_PATH before TensorFlow's RUNPATH" in e for e in finding.evidence)
-    assert finding.remedy == "remove /usr/local/cuda-12.1/lib64 from LD_LIBRARY_PATH for this environment"
+    assert finding.fix == "remove /usr/local/cuda-12.1/lib64 from LD_LIBRARY_PATH for this environment"
 
 
 def test_findings_are_ordered_by_severity_and_the_verdict_counts_errors() -> None:
-    findings = diagnose(incomplete_cudnn())
+    b = EnvBuilder()  # no framework: every cuDNN a plain dlopen reaches is one a test may load
+    b.runtime("/opt/cuda/lib64/libcudart.so.12", 12040)
+    b.cudnn("/opt/cudnn/lib/libcudnn.so.8", "8.9.7", 12040, siblings_missing=("libcudnn_ops_infer.so.8",))
+    findings = diagnose(b.change(1, state=State.ERROR, failure=Failure.CRASHED, reason="SIGABRT").build())
     assert [f.severity for f in findings] == sorted((f.severity for f in findings), key=list(Severity).index)
     result = verdict(findings)
     assert not result.ok
     assert result.summary.startswith("cannot run GPU work: cuDNN at /opt/cudnn/lib/libcudnn.so.8 is missing")
+
+
+def test_the_severity_of_a_broken_copy_follows_who_uses_it() -> None:
+    # TensorFlow 2.18 loads libcudnn.so.9 from its wheel: an incomplete cuDNN 8 elsewhere stops nothing it runs.
+    incomplete = _only(incomplete_cudnn(), "cudnn-incomplete")
+    assert incomplete.severity is Severity.WARNING
+    assert verdict(diagnose(incomplete_cudnn())).ok
+    # The copy TensorFlow loads is its own: when that one aborts, TensorFlow cannot run.
+    b = EnvBuilder.healthy()
+    b.change(1, state=State.ERROR, failure=Failure.CRASHED, missing_dependencies=("libnvrtc.so",))
+    missing = _only(b.build(), "cudnn-dependency-missing")
+    assert missing.severity is Severity.ERROR
+    assert missing.subjects == (f"{WHEEL_CUDNN}/libcudnn.so.9",)
 
 
 def test_every_cited_source_exists() -> None:

@@ -81,11 +81,11 @@ def test_story_tf23_on_windows_names_every_misconfiguration(tmp_path: Path) -> N
         r"cudnn64_7.dll exists at C:\tools\cuda\bin\cudnn64_7.dll (via CUDNN_PATH), where the loader never looks"
         in (cudnn["evidence"])
     )
-    assert cudnn["remedy"] == r"add C:\tools\cuda\bin to PATH (or os.add_dll_directory on Windows)"
+    assert cudnn["fix"] == r"add C:\tools\cuda\bin to PATH (or os.add_dll_directory on Windows)"
 
     driver = finding(report, "driver-too-old-for-cuda")
     assert "driver 385.54 is below 418.96, the CUDA 10.1" in driver["evidence"]
-    assert driver["remedy"] == "install a driver >= 418.96"
+    assert driver["fix"] == "install a driver >= 418.96"
 
     kernels = finding(report, "tensorflow-no-kernels-for-gpu")
     assert kernels["summary"] == (
@@ -130,7 +130,7 @@ def test_story_cudnn_failed_to_initialize_driver_older_than_the_toolkit(host: Si
         "cudaGetDeviceCount said 35: CUDA driver version is insufficient for CUDA runtime version"
         in (too_old["evidence"])
     )
-    assert too_old["remedy"] == "install a driver >= 450.80.02"
+    assert too_old["fix"] == "install a driver >= 450.80.02"
 
 
 def test_story_cudnn_failed_to_initialize_library_not_found(host: SimHost) -> None:
@@ -143,7 +143,7 @@ def test_story_cudnn_failed_to_initialize_library_not_found(host: SimHost) -> No
     assert code == 1
     missing = finding(report, "tensorflow-cudnn-not-found")
     assert missing["summary"].startswith("TensorFlow 2.4.0 (built for CUDA 11.0, cuDNN 8.0) loads libcudnn.so.8")
-    assert missing["remedy"] == "install cuDNN 8.0 for CUDA 11.0 and put its library folder on the loader path"
+    assert missing["fix"] == "install cuDNN 8.0 for CUDA 11.0 and put its library folder on the loader path"
 
 
 # 3. TensorFlow 1.15 meeting a cuDNN built for another CUDA ----------------------------------------------
@@ -159,7 +159,7 @@ def test_story_tf115_with_a_cudnn_built_for_cuda9(host: SimHost) -> None:
     mismatch = finding(report, "cudnn-cuda-mismatch")
     assert mismatch["summary"] == "cuDNN 7.6.5 was built for CUDA 9.0, but the stack uses CUDA 10.0"
     assert f"cuDNN 7.6.5 at {lib / 'libcudnn.so.7'} (via LD_LIBRARY_PATH, built for CUDA 9.0)" in mismatch["evidence"]
-    assert mismatch["remedy"] == "install the cuDNN 7.6.5 build for CUDA 10.0"
+    assert mismatch["fix"] == "install the cuDNN 7.6.5 build for CUDA 10.0"
     # 1.15 recorded CUDA '10' only: the tested configuration says which runtime it loads.
     unrecorded = finding(report, "tensorflow-build-unrecorded")
     assert unrecorded["summary"] == (
@@ -188,7 +188,7 @@ def test_story_tf21_internal_error_old_cudnn_and_full_gpu(host: SimHost) -> None
     )
     memory = finding(report, "gpu-memory-low")
     assert memory["summary"] == "GPU 0 has 0.3 GiB free of 8.0 GiB"
-    assert "TF_FORCE_GPU_ALLOW_GROWTH=true" in memory["remedy"]
+    assert "TF_FORCE_GPU_ALLOW_GROWTH=true" in memory["fix"]
 
 
 # 5. DLL load errors with TensorFlow on Python 3.8 (Windows) ----------------------------------------------
@@ -218,7 +218,7 @@ def test_story_dll_load_failed_missing_dependency_and_path_rules(tmp_path: Path)
     )
     assert "missing beside it: cudnn_cnn_infer64_8.dll" in incomplete["evidence"]
     path_only = [f for f in report["findings"] if f["code"] == "windows-dll-path-only"]
-    assert path_only[0]["remedy"] == f"call os.add_dll_directory({toolkit!r}) before loading it from Python code"
+    assert path_only[0]["fix"] == f"call os.add_dll_directory({toolkit!r}) before loading it from Python code"
     assert "Python 3.8.10" in path_only[0]["summary"]
 
 
