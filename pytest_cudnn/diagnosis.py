@@ -33,8 +33,10 @@ from .environment import (
     Gpu,
     Resolution,
     State,
+    TensorFlow,
     Via,
 )
+from .text import clip
 from .versions import InvalidVersionValue, cuda_version_from_int
 
 __all__ = [
@@ -205,11 +207,26 @@ def _tensorflow_needs(env: Environment) -> _TensorFlowNeeds | None:
     if (cudart is None or cudnn is None) and tested:
         derived = tf_facts.library_names(env.host.system, tested.cuda, tested.cudnn)
         cudart, cudnn = cudart or derived[0], cudnn or derived[1]
-    built = ", ".join(
-        part for part in (f"CUDA {cuda}" if cuda else "", f"cuDNN {compiled}" if compiled else "") if part
-    )
-    owner = f"TensorFlow {tf.version}" + (f" (built for {built})" if built else "")
-    return _TensorFlowNeeds(cudart, cudnn, cuda, compiled, tested, owner)
+    return _TensorFlowNeeds(cudart, cudnn, cuda, compiled, tested, _owner(tf.version, tf, cuda, compiled))
+
+
+def _owner(version: str, tf: TensorFlow, cuda: str | None, compiled: str | None) -> str:
+    """'TensorFlow 2.18.0 (built for CUDA 12.5.1 and cuDNN 9; tested with cuDNN 9.3)': what the build info says
+    is a build fact; what only the docs' tested configuration adds is said as such."""
+    built = [
+        f"CUDA {tf.cuda_version}" if tf.cuda_version else "",
+        f"cuDNN {tf.cudnn_version}" if tf.cudnn_version else "",
+    ]
+    tested = [
+        f"CUDA {cuda}" if cuda and cuda != tf.cuda_version else "",
+        f"cuDNN {compiled}" if compiled and compiled != tf.cudnn_version else "",
+    ]
+    said = [
+        f"built for {' and '.join(p for p in built if p)}" if any(built) else "",
+        f"tested with {' and '.join(p for p in tested if p)}" if any(tested) else "",
+    ]
+    detail = "; ".join(part for part in said if part)
+    return f"TensorFlow {version}" + (f" ({detail})" if detail else "")
 
 
 def _resolution(env: Environment, name: str) -> Resolution | None:
@@ -1098,7 +1115,11 @@ def _device_rules(env: Environment) -> Iterator[Finding]:
     value = env.variables.get("CUDA_VISIBLE_DEVICES")
     if value is not None and gpus:
         visible = parse_visible_devices(value, gpus)
-        evidence = (f"CUDA_VISIBLE_DEVICES={value!r}", f"NVML sees {len(gpus)} GPU(s)", _cite("cuda-env-vars"))
+        evidence = (
+            f"CUDA_VISIBLE_DEVICES={clip(value, 200)!r}",
+            f"NVML sees {len(gpus)} GPU(s)",
+            _cite("cuda-env-vars"),
+        )
         if not visible.gpus and visible.mig and visible.invalid is None:
             yield _finding(
                 "cuda-visible-devices-mig",
@@ -1124,7 +1145,8 @@ def _device_rules(env: Environment) -> Iterator[Finding]:
                 "cuda-visible-devices-invalid",
                 Severity.WARNING,
                 "environment",
-                f"CUDA_VISIBLE_DEVICES names {visible.invalid!r}, which is no device here: it and every entry after "
+                f"CUDA_VISIBLE_DEVICES names {clip(visible.invalid, 60)!r}, which is no device here: it and every "
+                "entry after "
                 "it are ignored",
                 evidence,
                 "remove the entry; CUDA stops reading the list at the first invalid one",

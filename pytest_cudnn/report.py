@@ -8,25 +8,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .diagnosis import Finding, Verdict
+from . import phrases
+from .diagnosis import Finding, Severity, Verdict
 from .environment import ALLOWED_VARIABLES, CudaRuntime, Cudnn, Environment, Resolution, State, by_file
 from .serde import to_json
+from .text import clip, listing, markdown_cell, printable
 
-__all__ = ["doctor_json", "doctor_text", "format_bytes", "header_lines", "markdown_summary"]
+__all__ = ["doctor_json", "doctor_text", "header_lines", "markdown_summary"]
 
 _LABEL = 16
-
-
-def format_bytes(value: int | None) -> str:
-    """Binary units, as nvidia-smi's MiB: 25769803776 -> '24.0 GiB'."""
-    if value is None:
-        return "?"
-    size = float(value)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{size:.1f} {unit}" if unit != "B" else f"{int(size)} B"
-        size /= 1024
-    return f"{size:.1f} TiB"  # pragma: no cover - loop always returns
+_HEADER_GPUS = 4  # GPUs named in the header; the doctor and the JSON list them all
+_SUMMARY_ROWS = 16  # rows of one kind in the step summary
+_VALUE = 300  # characters of one variable's value in the doctor's text
 
 
 def _line(label: str, text: str) -> str:
@@ -58,18 +51,17 @@ def _driver_lines(env: Environment) -> list[str]:
         lines.append(_line("libcuda", f"{libcuda.state.value}: {libcuda.reason or 'no answer'}"))
     if not driver.gpus:
         lines.append(_line("GPUs", "none seen"))
-    for gpu in driver.gpus:
+    for position, gpu in enumerate(driver.gpus):
         facts = [
-            gpu.name or "?",
-            f"sm {gpu.compute_capability or '?'}",
-            f"{format_bytes(gpu.memory_free)} free of {format_bytes(gpu.memory_total)}",
+            phrases.gpu(gpu, free=False),
+            f"{phrases.size(gpu.memory_free)} free of {phrases.size(gpu.memory_total)}",
             gpu.pci_bus_id or "",
             gpu.uuid or "",
         ]
         text = ", ".join(fact for fact in facts if fact)
         if gpu.error:
             text += f"  [failed: {gpu.error}]"
-        lines.append(_line("GPUs" if gpu.index == 0 else "", f"[{gpu.index}] {text}"))
+        lines.append(_line("GPUs" if position == 0 else "", text))
     return lines
 
 
@@ -82,8 +74,8 @@ def _runtime_line(runtime: CudaRuntime) -> list[str]:
         detail.append(f"sees {runtime.device_count} device(s)")
     elif runtime.device_count_status is not None:
         status = f"cudaGetDeviceCount: {runtime.device_count_status} {runtime.device_count_error or ''}".strip()
-        if runtime.driver_version_raw == 0 and runtime.device_count_status == 35:
-            status += " -> driver version 0: no driver at all, not an old one"
+        if runtime.driver_version_raw == 0:
+            status += " -> driver version 0: it found no usable driver"
         detail.append(status)
     return [head] + [f"        {text}" for text in detail]
 
@@ -96,6 +88,8 @@ def _cudnn_line(cudnn: Cudnn) -> list[str]:
         lines.append(f"        built for CUDA {cudnn.cudart_version}")
     if cudnn.siblings_missing:
         lines.append(f"        INCOMPLETE: missing {', '.join(cudnn.siblings_missing)}")
+    if cudnn.missing_dependencies:
+        lines.append(f"        cannot load: {', '.join(cudnn.missing_dependencies)}")
     if cudnn.state is State.ERROR:
         lines.append(f"        probe failed: {cudnn.reason}")
     elif cudnn.create_status not in (None, 0):
@@ -141,12 +135,24 @@ def _tensorflow_lines(env: Environment) -> list[str]:
     return lines
 
 
-def _resolution_lines(resolution: Resolution) -> list[str]:
+def _found_by_framework(env: Environment, resolution: Resolution) -> str | None:
+    """Where a framework's own search finds a name a plain dlopen cannot: its RUNPATH folders."""
+    own = env.resolution(resolution.name, "tensorflow")
+    if resolution.context != "process" or own is None:
+        return None
+    return own.loaded or own.predicted
+
+
+def _resolution_lines(env: Environment, resolution: Resolution) -> list[str]:
     who = "" if resolution.context == "process" else f" (as {resolution.context} loads it)"
     if resolution.predicted is None and resolution.loaded is None:
+        framework = _found_by_framework(env, resolution)
+        if framework:
+            return [
+                f"{resolution.name}: a plain dlopen finds no copy; TensorFlow finds {framework} through its RUNPATH"
+            ]
         unseen = [group[0].path for group in by_file(resolution.candidates)]
-        text = f"{resolution.name}{who}: the loader finds no copy"
-        lines = [text]
+        lines = [f"{resolution.name}{who}: the loader finds no copy"]
         if unseen:
             lines.append(f"  present where the loader does not look: {', '.join(unseen)}")
         return lines
@@ -169,7 +175,16 @@ def _resolution_lines(resolution: Resolution) -> list[str]:
     return lines
 
 
+def _finding_lines(finding: Finding, indent: str = "  ") -> list[str]:
+    lines = [f"{indent}{finding.severity.value.upper()} [{finding.code}] {finding.summary}"]
+    lines += [f"{indent}    {item}" for item in finding.evidence if item]
+    lines.append(f"{indent}    fix: {finding.fix}")
+    return lines
+
+
 def doctor_text(env: Environment, findings: Sequence[Finding], verdict: Verdict, *, source: str | None = None) -> str:
+    """The doctor's report: everything read, every finding with its evidence and fix. Each line is made printable:
+    a snapshot or a library may hold escape sequences."""
     host = env.host
     origin = f"replayed from {source}, probed {env.probed_at}" if source else f"probed in {env.probe_seconds:.2f} s"
     lines = [f"pytest-cudnn doctor: {host.system} {host.machine}, Python {host.python}, {origin}", ""]
@@ -181,26 +196,27 @@ def doctor_text(env: Environment, findings: Sequence[Finding], verdict: Verdict,
     if env.resolutions:
         lines += ["", "Loader resolution"]
         for resolution in env.resolutions:
-            lines += ["  " + text for text in _resolution_lines(resolution)]
+            lines += ["  " + text for text in _resolution_lines(env, resolution)]
     lines += ["", "Environment"]
     shown = dict(env.variables)
     for name in ALLOWED_VARIABLES:
-        lines.append(f"  {name:<21}{shown.pop(name, '(unset)')}")
+        lines.append(f"  {name:<21}{clip(shown.pop(name, '(unset)'), _VALUE)}")
     for name, value in shown.items():
-        lines.append(f"  {name:<21}{value}")
+        lines.append(f"  {name:<21}{clip(value, _VALUE)}")
+    for folder in env.unreadable:
+        lines.append(f"  could not search: {folder.path} ({folder.reason})")
     for note in env.notes:
         lines.append(f"  note: {note}")
     if findings:
         lines += ["", "Findings"]
         for finding in findings:
-            lines.append(f"  {finding.severity.value.upper()} [{finding.code}] {finding.summary}")
-            lines += [f"      {item}" for item in finding.evidence if item]
-            lines.append(f"      fix: {finding.fix}")
+            lines += _finding_lines(finding)
     lines += ["", f"Verdict: {verdict.summary}"]
-    return "\n".join(lines) + "\n"
+    return "\n".join(printable(line) for line in lines) + "\n"
 
 
 def doctor_json(env: Environment, findings: Sequence[Finding], verdict: Verdict) -> dict[str, Any]:
+    """Everything, uncut: JSON escapes what a terminal would act on."""
     return {
         "environment": env.to_json(),
         "findings": [to_json(finding) for finding in findings],
@@ -208,8 +224,13 @@ def doctor_json(env: Environment, findings: Sequence[Finding], verdict: Verdict)
     }
 
 
-def _where(path: str, vias: Iterable[Any]) -> str:
-    return f"{path}, via {_via(vias)}"
+def _driver_headline(env: Environment, findings: Sequence[Finding]) -> str:
+    driver = env.driver
+    if driver.state is State.FOUND:
+        gpus = listing([phrases.gpu(g) for g in driver.gpus], _HEADER_GPUS) or "none"
+        return f"driver {driver.version} (CUDA {driver.cuda_version or '?'}), GPUs: {gpus}"
+    said = next((f.summary for f in findings if f.component == "driver" and f.severity is Severity.ERROR), None)
+    return said or f"no usable NVIDIA driver ({driver.reason or driver.state.value})"
 
 
 def header_lines(
@@ -222,30 +243,32 @@ def header_lines(
     verbose: bool = False,
     source: str | None = None,
 ) -> list[str]:
-    """pytest's session header: driver and GPUs, the libraries in use, the verdict; findings with -v."""
-    driver = env.driver
-    if driver.state is State.FOUND:
-        gpus = ", ".join(
-            f"[{g.index}] {g.name} ({g.compute_capability}, {format_bytes(g.memory_free)} free)" for g in driver.gpus
-        )
-        first = f"driver {driver.version} (CUDA {driver.cuda_version or '?'}), GPUs: {gpus or 'none'}"
-    else:
-        first = f"no usable NVIDIA driver ({driver.reason or driver.state.value})"
+    """pytest's session header: driver and GPUs, the libraries in use, the verdict; findings with -v. Long lists
+    are summarised (the JSON report keeps them whole) and every line is printable."""
     parts = [
-        f"CUDA runtime {runtime.version} ({_where(runtime.path, runtime.via)})"
-        if runtime
-        else "no CUDA runtime in use",
-        f"cuDNN {cudnn.version} ({_where(cudnn.path, cudnn.via)})" if cudnn else "no cuDNN in use",
+        phrases.copy(runtime) if runtime else "no CUDA runtime in use",
+        phrases.copy(cudnn) if cudnn else "no cuDNN in use",
     ]
     tf = env.tensorflow
     if tf.state is not State.ABSENT:
         parts.append(f"TensorFlow {tf.version or '?'}")
     origin = f" [replayed from {source}]" if source else ""
-    lines = [f"pytest-cudnn: {first}{origin}", "pytest-cudnn: " + ", ".join(parts), f"pytest-cudnn: {verdict.summary}"]
+    lines = [
+        f"pytest-cudnn: {_driver_headline(env, findings)}{origin}",
+        "pytest-cudnn: " + ", ".join(parts),
+        f"pytest-cudnn: {verdict.summary}",
+    ]
     if verbose:
-        for finding in findings:
-            lines.append(f"pytest-cudnn:   {finding.severity.value.upper()} [{finding.code}] {finding.summary}")
-    return lines
+        lines += [f"pytest-cudnn: {f.severity.value.upper()} [{f.code}] {f.summary}" for f in findings]
+    return [printable(clip(line, 2000)) for line in lines]
+
+
+def _rows(cells: Sequence[Sequence[str]], limit: int, what: str) -> list[str]:
+    rows = [f"| {' | '.join(markdown_cell(cell) for cell in row)} |" for row in cells[:limit]]
+    if len(cells) > limit:
+        width = len(cells[0])
+        rows.append(f"| {len(cells) - limit:,} more {what} |" + " |" * (width - 1))
+    return rows
 
 
 def markdown_summary(
@@ -254,33 +277,23 @@ def markdown_summary(
     verdict: Verdict,
     skips: Sequence[tuple[str, int, str]],
 ) -> str:
-    """A GitHub step summary: the stack, the findings, the environment skips by cause."""
-    lines = [
-        "### pytest-cudnn",
-        "",
-        f"**{verdict.summary}**",
-        "",
-        "| component | found | where |",
-        "| --- | --- | --- |",
-    ]
+    """A GitHub step summary block: the verdict, the stack, the findings, the environment skips by cause. Every
+    cell is escaped for Markdown and HTML; the block begins and ends with a blank line, so that it stands apart
+    from what other steps wrote to the same file."""
     driver = env.driver
-    lines.append(
-        f"| driver | {driver.version or driver.state.value} | {driver.path or driver.reason or ''} |".replace("\n", " ")
-    )
-    for gpu in driver.gpus:
-        lines.append(
-            f"| GPU {gpu.index} | {gpu.name} (compute capability {gpu.compute_capability}) | {gpu.pci_bus_id} |"
-        )
-    for runtime in env.cuda_runtimes:
-        lines.append(f"| CUDA runtime | {runtime.version or '?'} | `{runtime.path}` ({_via(runtime.via)}) |")
-    for cudnn in env.cudnns:
-        lines.append(f"| cuDNN | {cudnn.version or '?'} | `{cudnn.path}` ({_via(cudnn.via)}) |")
+    components = [["driver", driver.version or driver.state.value, driver.path or driver.reason or ""]]
+    components += [["GPU", phrases.gpu(gpu), gpu.pci_bus_id or ""] for gpu in driver.gpus]
+    components += [["CUDA runtime", r.version or "?", f"{r.path} (via {_via(r.via)})"] for r in env.cuda_runtimes]
+    components += [["cuDNN", c.version or "?", f"{c.path} (via {_via(c.via)})"] for c in env.cudnns]
     if env.tensorflow.state is not State.ABSENT:
-        lines.append(f"| TensorFlow | {env.tensorflow.version} | `{env.tensorflow.location}` |")
+        components.append(["TensorFlow", env.tensorflow.version or "?", env.tensorflow.location or ""])
+    lines = ["", "### pytest-cudnn", "", f"**{markdown_cell(verdict.summary)}**", ""]
+    lines += ["| component | found | where |", "| --- | --- | --- |"]
+    lines += _rows(components, _SUMMARY_ROWS * 3, "components")
     if findings:
         lines += ["", "| severity | code | finding | fix |", "| --- | --- | --- | --- |"]
-        lines += [f"| {f.severity.value} | `{f.code}` | {f.summary} | {f.fix} |" for f in findings]
+        lines += _rows([[f.severity.value, f.code, f.summary, f.fix] for f in findings], _SUMMARY_ROWS, "findings")
     if skips:
         lines += ["", "| environment skips | cause | first reason |", "| --- | --- | --- |"]
-        lines += [f"| {count} | `{cause}` | {reason} |" for cause, count, reason in skips]
-    return "\n".join(lines) + "\n"
+        lines += _rows([[str(count), cause, reason] for cause, count, reason in skips], _SUMMARY_ROWS, "causes")
+    return "\n".join(lines) + "\n\n"

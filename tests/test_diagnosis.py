@@ -94,7 +94,7 @@ def tf23(
     runtime_raw: int = 10010,
     driver_raw: int = 11000,
 ) -> Environment:
-    """TensorFlow 2.3.1 (built for CUDA 10.1, cuDNN 7.6) on a 450 driver, with the given copies on the path."""
+    """TensorFlow 2.3.1 (CUDA 10.1, cuDNN 7) on a 450 driver, with the given copies on the path."""
     b = EnvBuilder().with_driver(version="450.80.02", cuda_version_raw=11000)
     b.with_tensorflow("2.3.1", "10.1", "7", capabilities=("sm_70", "compute_70"))
     b.runtime(f"/usr/local/{runtime}", runtime_raw, driver_raw=driver_raw)
@@ -489,7 +489,9 @@ def test_a_runtime_too_new_is_a_warning_when_another_on_the_path_works() -> None
 
 def test_tf23_meeting_cudnn8_names_versions_paths_owner_and_fix() -> None:
     finding = _only(tf23_meets_cudnn8(), "tensorflow-cudnn-not-found")
-    assert finding.summary.startswith("TensorFlow 2.3.1 (built for CUDA 10.1, cuDNN 7.6) loads libcudnn.so.7")
+    assert finding.summary.startswith(
+        "TensorFlow 2.3.1 (built for CUDA 10.1 and cuDNN 7; tested with cuDNN 7.6) loads libcudnn.so.7"
+    )
     assert (
         "cuDNN 8.0.5 at /usr/local/cuda-10.1/lib64/libcudnn.so.8 (via LD_LIBRARY_PATH, built for CUDA 10.1): "
         "not libcudnn.so.7" in finding.evidence

@@ -76,7 +76,9 @@ def test_story_tf23_on_windows_names_every_misconfiguration(tmp_path: Path) -> N
     assert {"path-variable-missing", "gpu-memory-low"} <= set(codes(report, "warning"))
 
     cudnn = finding(report, "tensorflow-cudnn-not-found")
-    assert cudnn["summary"].startswith("TensorFlow 2.3.0 (built for CUDA 10.1, cuDNN 7.6) loads cudnn64_7.dll")
+    assert cudnn["summary"].startswith(
+        "TensorFlow 2.3.0 (built for CUDA 10.1 and cuDNN 7; tested with cuDNN 7.6) loads cudnn64_7.dll"
+    )
     assert (
         r"cudnn64_7.dll exists at C:\tools\cuda\bin\cudnn64_7.dll (via CUDNN_PATH), where the loader never looks"
         in (cudnn["evidence"])
@@ -142,7 +144,9 @@ def test_story_cudnn_failed_to_initialize_library_not_found(host: SimHost) -> No
     code, report = host.doctor_json()
     assert code == 1
     missing = finding(report, "tensorflow-cudnn-not-found")
-    assert missing["summary"].startswith("TensorFlow 2.4.0 (built for CUDA 11.0, cuDNN 8.0) loads libcudnn.so.8")
+    assert missing["summary"].startswith(
+        "TensorFlow 2.4.0 (built for CUDA 11.0 and cuDNN 8; tested with cuDNN 8.0) loads libcudnn.so.8"
+    )
     assert missing["fix"] == "install cuDNN 8.0 for CUDA 11.0 and put its library folder on the loader path"
 
 
@@ -180,7 +184,8 @@ def test_story_tf21_internal_error_old_cudnn_and_full_gpu(host: SimHost) -> None
     assert codes(report, "error") == ["tensorflow-cudnn-too-old"]
     too_old = finding(report, "tensorflow-cudnn-too-old")
     assert too_old["summary"] == (
-        "TensorFlow 2.1.0 (built for CUDA 10.1, cuDNN 7.6) needs cuDNN 7.6 or a newer 7.x; the loader gives it 7.4.2"
+        "TensorFlow 2.1.0 (built for CUDA 10.1 and cuDNN 7; tested with cuDNN 7.6) needs cuDNN 7.6 or a newer 7.x; "
+        "the loader gives it 7.4.2"
     )
     assert (
         "TensorFlow will log 'Loaded runtime CuDNN library: 7.4.2 but source was compiled with: 7.6'"
