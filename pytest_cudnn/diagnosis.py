@@ -725,8 +725,11 @@ def _tensorflow_library(env: Environment, needs: _TensorFlowNeeds, kind: str) ->
     label = "CUDA runtime" if kind == "cudart" else "cuDNN"
     if unseen:
         folder = unseen[0].path.rsplit("/", 1)[0] if "/" in unseen[0].path else unseen[0].path.rsplit("\\", 1)[0]
-        variable = "PATH" if env.host.system == "Windows" else "LD_LIBRARY_PATH"
-        fix = f"add {folder} to {variable} (or os.add_dll_directory on Windows)"
+        fix = (
+            f"add {folder} to PATH, or call os.add_dll_directory({folder!r}) before TensorFlow is imported"
+            if env.host.system == "Windows"
+            else f"add {folder} to LD_LIBRARY_PATH"
+        )
     else:
         fix = _install_hint(env, needs, kind)
     yield _finding(

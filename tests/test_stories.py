@@ -83,7 +83,10 @@ def test_story_tf23_on_windows_names_every_misconfiguration(tmp_path: Path) -> N
         r"cudnn64_7.dll exists at C:\tools\cuda\bin\cudnn64_7.dll (via CUDNN_PATH), where the loader never looks"
         in (cudnn["evidence"])
     )
-    assert cudnn["fix"] == r"add C:\tools\cuda\bin to PATH (or os.add_dll_directory on Windows)"
+    assert cudnn["fix"] == (
+        r"add C:\tools\cuda\bin to PATH, or call os.add_dll_directory('C:\\tools\\cuda\\bin') before TensorFlow is "
+        "imported"
+    )
 
     driver = finding(report, "driver-too-old-for-cuda")
     assert "driver 385.54 is below 418.96, the CUDA 10.1" in driver["evidence"]
