@@ -41,6 +41,7 @@ from .versions import InvalidVersionValue, cuda_version_from_int
 
 __all__ = [
     "CODES",
+    "STOPS_ITS_COPY",
     "Finding",
     "Severity",
     "Verdict",
@@ -124,6 +125,24 @@ CODES: dict[str, str] = {
     "windows-tensorflow-no-gpu": "native Windows TensorFlow after 2.10 has no GPU support",
     "windows-dll-path-only": "DLLs found only through PATH, which Python 3.8+ extension loading ignores",
 }
+
+# Findings that say their subject copy cannot run at all, whatever their severity for the host as a whole (a
+# runtime the driver is too old for is a warning while another runtime works, but a test that needs that very
+# copy cannot run).
+STOPS_ITS_COPY = frozenset(
+    {
+        "driver-too-old-for-cuda",
+        "gpu-unsupported-by-cuda",
+        "cuda-runtime-cannot-run",
+        "cuda-runtime-probe-failed",
+        "cudnn-incomplete",
+        "cudnn-not-loadable",
+        "cudnn-dependency-missing",
+        "cudnn-probe-failed",
+        "cudnn-create-failed",
+        "cudnn-gpu-unsupported",
+    }
+)
 
 Rule = Callable[[Environment], Iterator[Finding]]
 
@@ -902,7 +921,7 @@ def _cudnn_rules(env: Environment) -> Iterator[Finding]:
                 f"{runtime.version}",
                 (_cudnn_evidence(cudnn), _runtime_evidence(runtime), "cudnnGetCudartVersion reports the build's CUDA"),
                 f"install the cuDNN {cudnn.version} build for CUDA {_major_minor(runtime.version)}",
-                (cudnn.path, runtime.path),
+                (cudnn.path,),
             )
         elif (
             runtime is None

@@ -18,6 +18,7 @@ from packaging.version import InvalidVersion, Version
 
 from . import phrases
 from .diagnosis import (
+    STOPS_ITS_COPY,
     Finding,
     Severity,
     selected_cudnn,
@@ -102,7 +103,7 @@ _UNITS = {
     "gib": 1024**3,
     "tib": 1024**4,
 }
-_MEMORY = re.compile(r"^\s*(\d{1,30})(?:\.(\d{1,30}))?\s*([a-zA-Z]*)\s*$")
+_MEMORY = re.compile(r"^\s*(\d+)(?:\.(\d+))?\s*([a-zA-Z]*)\s*$")
 # Far beyond any GPU (the largest today hold under 2**38 bytes), small enough for every integer it meets.
 _MEMORY_LIMIT = 2**60
 
@@ -126,6 +127,8 @@ def parse_memory(value: object) -> int:
         if not match or unit not in _UNITS:
             raise InvalidMarker(f"memory {value!r} is not a size such as '16GiB', '24GB' or '512MiB'")
         whole, fraction = match.group(1), match.group(2) or ""
+        if len(whole) + len(fraction) > 40:  # int() of thousands of digits is slow, and no GPU is that large
+            raise InvalidMarker(f"memory {value!r} is larger than any GPU's memory")
         # Exact integer arithmetic: float() turns a long digit string into inf and int(inf) raises.
         size = int(whole + fraction) * _UNITS[unit] // 10 ** len(fraction)
     if size > _MEMORY_LIMIT:
@@ -223,8 +226,12 @@ def _contains(spec: SpecifierSet | None, version: str | None) -> bool:
 
 
 def _errors_about(findings: Sequence[Finding], path: str) -> Finding | None:
-    """The first error about this very copy: what makes it unable to run."""
-    return next((f for f in findings if f.severity is Severity.ERROR and path in f.subjects), None)
+    """The first finding that this very copy cannot run: an error about it, or a finding that stops its copy
+    whatever its severity for the host as a whole."""
+    return next(
+        (f for f in findings if path in f.subjects and (f.code in STOPS_ITS_COPY or f.severity is Severity.ERROR)),
+        None,
+    )
 
 
 def _fail(
@@ -293,7 +300,9 @@ def judge(
 
 
 def _unusable(findings: Sequence[Finding]) -> frozenset[str]:
-    return frozenset(path for f in findings if f.severity is Severity.ERROR for path in f.subjects)
+    return frozenset(
+        path for f in findings if f.code in STOPS_ITS_COPY or f.severity is Severity.ERROR for path in f.subjects
+    )
 
 
 def _judge_copy(

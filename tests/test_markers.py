@@ -1,0 +1,135 @@
+"""Requirement markers, table-tested without pytest runs: what is refused, how a requirement is said back, and
+what a failed requirement gives as its cause and its why."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_cudnn.diagnosis import diagnose
+from pytest_cudnn.environment import Environment, Failure, State
+from pytest_cudnn.markers import InvalidMarker, Outcome, judge, parse_marker
+
+from .envbuilder import EnvBuilder, gpu
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "kwargs", "error"),
+    [
+        ("requires_cudnn", ("",), {}, "spec '' is empty"),
+        ("requires_cudnn", (" ",), {}, "spec ' ' is empty"),
+        ("requires_cudnn", (",",), {}, "spec ',' is empty"),
+        ("requires_cuda", (" , ",), {}, "is empty"),
+        ("requires_driver", ("",), {}, "is empty"),
+        ("requires_tensorflow", ("",), {}, "is empty"),
+        ("requires_gpu", (), {"compute_capability": ""}, "compute_capability '' is empty"),
+        ("requires_gpu", (), {"name": ""}, "name must be a non-empty glob"),
+        ("requires_gpu", (), {"name": "   "}, "name must be a non-empty glob"),
+        ("requires_gpu", (), {"memory": "9" * 400 + "TiB"}, "is larger than any GPU's memory"),
+        ("requires_gpu", (), {"memory": 2**70}, "is larger than any GPU's memory"),
+        ("requires_gpu", (), {"memory": "1e3GiB"}, "is not a size such as"),
+        ("requires_gpu", (), {"memory": "-1GiB"}, "is not a size such as"),
+    ],
+)
+def test_a_marker_that_would_skip_forever_or_crash_is_refused(
+    name: str, args: tuple[Any, ...], kwargs: dict[str, Any], error: str
+) -> None:
+    with pytest.raises(InvalidMarker, match=None) as caught:
+        parse_marker(name, args, kwargs)
+    assert error in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("memory", "said"),
+    [("100GB", "100GB free"), ("1.5 GiB", "1.5 GiB free"), (2**30, "1.0 GiB free"), ("512MiB", "512MiB free")],
+)
+def test_a_size_is_said_back_as_the_marker_wrote_it(memory: object, said: str) -> None:
+    assert parse_marker("requires_gpu", (), {"memory": memory}).describe() == f"requires 1 GPU, {said}"
+
+
+def tf23_with_cudnn(version: str, **changes: object) -> Environment:
+    """TensorFlow 2.3 (which loads libcudnn.so.7, absent: an error finding) and a cuDNN of another major."""
+    b = EnvBuilder().with_driver(version="450.80.02", cuda_version_raw=11000).with_gpus(gpu(name="Tesla T4", cc="7.5"))
+    b.with_tensorflow("2.3.1", "10.1", "7", capabilities=("sm_75",))
+    b.runtime("/usr/local/cuda-10.1/lib64/libcudart.so.10.1", 10010, driver_raw=11000)
+    b.cudnn("/opt/cudnn/lib/libcudnn.so.8", version, 10010)
+    return b.change(1, **changes).build()
+
+
+def _judge(env: Environment, name: str, *args: Any, **kwargs: Any) -> Outcome:
+    return judge(parse_marker(name, args, kwargs), env, diagnose(env))
+
+
+def test_a_version_skip_is_caused_by_the_version_and_blames_no_unrelated_finding() -> None:
+    outcome = _judge(tf23_with_cudnn("8.0.5"), "requires_cudnn", ">=8.9")
+    assert outcome.cause == "cudnn-version"
+    assert outcome.message == (
+        "requires cuDNN >=8.9; found cuDNN 8.0.5 at /opt/cudnn/lib/libcudnn.so.8 (via LD_LIBRARY_PATH)"
+    )
+    assert "7.6" not in outcome.message  # TensorFlow's need is not this requirement's
+
+
+def test_a_version_skip_stays_a_version_skip_when_the_copy_is_also_broken() -> None:
+    outcome = _judge(tf23_with_cudnn("8.9.4", create_status=1001), "requires_cudnn", ">=9")
+    assert outcome.cause == "cudnn-version"
+
+
+def test_a_matching_copy_that_cannot_run_fails_with_its_finding() -> None:
+    env = tf23_with_cudnn("8.9.7", state=State.ERROR, failure=Failure.UNLOADABLE, reason="invalid ELF header")
+    outcome = _judge(env, "requires_cudnn", ">=8.9")
+    assert not outcome.ok
+    assert outcome.cause == "cudnn-not-loadable"
+    assert "; cuDNN at /opt/cudnn/lib/libcudnn.so.8 cannot be loaded; fix: reinstall cuDNN" in outcome.message
+
+
+def two_runtimes(driver: str = "550.54.15") -> Environment:
+    """No framework: a CUDA 12.4 and a CUDA 13.0 runtime on the loader path, on driver ``driver``."""
+    b = EnvBuilder().with_driver(version=driver, cuda_version_raw=12040)
+    b.runtime("/opt/cuda-12.4/lib64/libcudart.so.12", 12040)
+    b.runtime("/opt/cuda-13.0/lib64/libcudart.so.13", 13000, status=0 if driver >= "580" else 35)
+    return b.build()
+
+
+def test_a_cuda_requirement_passes_only_on_a_copy_that_can_run() -> None:
+    env = two_runtimes()  # driver 550 runs CUDA 12 but is too old for CUDA 13
+    assert _judge(env, "requires_cuda", ">=12").ok  # the 12.4 copy runs
+    too_new = _judge(env, "requires_cuda", ">=13")
+    assert not too_new.ok
+    assert too_new.cause == "driver-too-old-for-cuda"
+    assert "found CUDA runtime 13.0 at /opt/cuda-13.0/lib64/libcudart.so.13 (via LD_LIBRARY_PATH)" in too_new.message
+    assert "fix: install a driver >= " in too_new.message
+    assert _judge(two_runtimes("580.65.06"), "requires_cuda", ">=13").ok
+
+
+def test_a_runtime_that_finds_no_driver_fails_its_requirement_although_nvml_answers() -> None:
+    b = EnvBuilder().with_gpus(gpu())
+    b.runtime("/opt/cuda/lib64/libcudart.so.12", 12040, driver_raw=0, status=35)
+    outcome = _judge(b.build(), "requires_cuda", ">=12")
+    assert outcome.cause == "cuda-runtime-cannot-run"
+    assert "finds no usable driver (cudaDriverGetVersion says 0), although NVML reports driver" in outcome.message
+
+
+def test_mig_instances_skip_with_the_doctors_own_words() -> None:
+    b = EnvBuilder.healthy()
+    b.variables["CUDA_VISIBLE_DEVICES"] = "MIG-11111111-2222-3333-4444-555555555555"
+    env = b.build()
+    outcome = _judge(env, "requires_gpu")
+    assert outcome.cause == "cuda-visible-devices-mig"
+    [finding] = [f for f in diagnose(env) if f.code == "cuda-visible-devices-mig"]
+    assert finding.summary in outcome.message
+
+
+def test_messages_from_a_hostile_environment_are_printable() -> None:
+    b = EnvBuilder().with_gpus(gpu(name="A100\x1b]0;pwned\x07\r\n"))
+    outcome = _judge(b.build(), "requires_gpu", compute_capability=">=9.0")
+    assert outcome.message.isprintable()
+    assert "A100\\x1b]0;pwned\\x07\\r\\n" in outcome.message
+
+
+def test_a_long_gpu_list_is_summarised_in_a_skip_reason() -> None:
+    env = EnvBuilder().with_gpus(*(gpu(i) for i in range(100))).build()
+    outcome = _judge(env, "requires_gpu", 200)
+    assert outcome.cause == "gpu-count"
+    assert "and 92 more" in outcome.message
+    assert len(outcome.message) < 500
