@@ -101,23 +101,44 @@ def test_tensorflow_cudnn_acceptance(compiled: str, loaded: str, accepted: bool)
 
 
 @pytest.mark.parametrize(
-    ("cuda_version", "system", "floor"),
+    ("cuda_version", "system", "floor", "rule"),
     [
-        ("12.5", "Linux", "525.60.13"),  # minor-version compatibility: any 12.x on >= 525.60.13
-        ("12.0", "Windows", "527.41"),
-        ("11.8", "Linux", "450.80.02"),
-        ("11.2", "Windows", "452.39"),
-        ("13.0", "Linux", "580.65.06"),
-        ("10.1", "Linux", "418.39"),  # before 11: the toolkit's own driver
-        ("10.1", "Windows", "418.96"),
-        ("10.0", "Linux", "410.48"),
-        ("9.0", "Linux", "384.81"),
+        # From CUDA 11: the lower of the toolkit's GA driver and the minor-version-compatibility floor of the major.
+        ("12.5", "Linux", "525.60.13", "the minor-version compatibility floor of CUDA 12"),
+        ("12.0", "Windows", "527.41", "the minor-version compatibility floor of CUDA 12"),
+        ("11.8", "Linux", "450.80.02", "the minor-version compatibility floor of CUDA 11"),
+        ("11.2", "Windows", "452.39", "the minor-version compatibility floor of CUDA 11"),
+        ("11.1", "Linux", "450.80.02", "the minor-version compatibility floor of CUDA 11"),  # 11.1 GA: 455.23
+        # CUDA 11.0 shipped before the CUDA 11 floor: its own GA driver runs it.
+        ("11.0", "Linux", "450.51.05", "the driver of the CUDA 11.0 GA toolkit"),
+        ("11.0", "Windows", "451.48", "the driver of the CUDA 11.0 GA toolkit"),
+        ("13.0", "Linux", "580.65.06", "the minor-version compatibility floor of CUDA 13"),
+        ("13.2", "Linux", "580.65.06", "the minor-version compatibility floor of CUDA 13"),
+        ("13.3", "Linux", "580.65.06", "the minor-version compatibility floor of CUDA 13"),  # no 13.3 row
+        ("13.0", "Windows", "580.88", "the minor-version compatibility floor of CUDA 13"),  # Table 3: N/A
+        ("10.1", "Linux", "418.39", "the driver of the CUDA 10.1 GA toolkit"),  # before 11: the toolkit's own
+        ("10.1", "Windows", "418.96", "the driver of the CUDA 10.1 GA toolkit"),
+        ("10.0", "Linux", "410.48", "the driver of the CUDA 10.0 GA toolkit"),
+        ("9.0", "Linux", "384.81", "the driver of the CUDA 9.0 GA toolkit"),
     ],
 )
-def test_minimum_driver(cuda_version: str, system: str, floor: str) -> None:
+def test_minimum_driver(cuda_version: str, system: str, floor: str, rule: str) -> None:
     found = cuda.minimum_driver(cuda_version, system)
     assert found is not None
-    assert found[0] == floor
+    assert (found[0], found[1].rule) == (floor, rule)
+
+
+@pytest.mark.parametrize(
+    ("key", "words"),
+    [
+        ("cuda-12-driver", "CUDA 12.0 GA >=525.60.13 >=527.41"),
+        ("cuda-minor-compat", "450.80.02 (Linux) / 452.39 (Windows)"),
+        ("cuda-13-driver", "Windows (580.88 or later)"),
+    ],
+)
+def test_driver_floors_cite_the_table_that_has_the_number(key: str, words: str) -> None:
+    assert words in SOURCES[key]
+    assert any(row.source == key for row in cuda.MINOR_COMPATIBILITY)
 
 
 @pytest.mark.parametrize("cuda_version", ["7.5", "x", "", "14.0"])

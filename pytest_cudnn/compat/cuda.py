@@ -25,12 +25,21 @@ __all__ = [
 class DriverFloor:
     cuda: str  # "12.4" (a toolkit release) or "12" (a major, under minor-version compatibility)
     linux: str
-    windows: str | None  # None: NVIDIA publishes no Windows toolkit driver for it
+    windows: str | None  # None: NVIDIA publishes no Windows driver for it ("N/A" in Table 3 from CUDA 13.0)
     source: str
 
+    @property
+    def rule(self) -> str:
+        """What the floor is, for a sentence: "the driver of the CUDA 11.0 GA toolkit" or "the minor-version
+        compatibility floor of CUDA 12"."""
+        if "." in self.cuda:
+            return f"the driver of the CUDA {self.cuda} GA toolkit"
+        return f"the minor-version compatibility floor of CUDA {self.cuda}"
 
-# The driver bundled with each toolkit's GA release ("CUDA Toolkit and Corresponding Driver Versions").
-# Before CUDA 11 this is the minimum for applications built with that toolkit. Source: "cuda-release-notes".
+
+# The driver of each toolkit's GA release (release notes, Table 3 "CUDA Toolkit and Corresponding Driver
+# Versions"; Windows is "N/A" from CUDA 13.0). It always runs applications built with that toolkit; before CUDA 11
+# it is also the minimum. Source: "cuda-release-notes".
 _TOOLKITS = (
     ("13.2", "595.45.04", None),
     ("13.1", "590.44.01", None),
@@ -65,11 +74,14 @@ TOOLKIT_DRIVERS: tuple[DriverFloor, ...] = tuple(
     DriverFloor(cuda, linux, windows, "cuda-release-notes") for cuda, linux, windows in _TOOLKITS
 )
 
-# From CUDA 11, an application built with any minor release of a major runs on a driver of that major at or above
-# this floor; a newer driver is never too new. Sources: "cuda-minor-compat", "cuda-13-driver".
+# From CUDA 11, an application built with any minor release of a major also runs on a driver of that major at or
+# above this floor; a newer driver is never too new. Table 2 gives only branches (">= 450", ">= 525", ">= 580"):
+# CUDA 11's exact floor is in its footnote ("cuda-minor-compat"); CUDA 12's is the 12.0 GA driver of Table 3
+# ("cuda-12-driver"); CUDA 13's Linux floor is the 13.0 GA driver and, Table 3 saying "N/A" for Windows, its Windows
+# floor comes from NVIDIA's cuda-python ("cuda-13-driver").
 MINOR_COMPATIBILITY: tuple[DriverFloor, ...] = (
     DriverFloor("11", "450.80.02", "452.39", "cuda-minor-compat"),
-    DriverFloor("12", "525.60.13", "527.41", "cuda-minor-compat"),
+    DriverFloor("12", "525.60.13", "527.41", "cuda-12-driver"),
     DriverFloor("13", "580.65.06", "580.88", "cuda-13-driver"),
 )
 
@@ -91,20 +103,24 @@ def _major_minor(cuda: str) -> tuple[int, int] | None:
 def minimum_driver(cuda: str, system: str) -> tuple[str, DriverFloor] | None:
     """The oldest driver that runs an application built with CUDA ``cuda`` ("12.5"), and the row that says so.
 
-    CUDA 11 and later: the minor-version-compatibility floor of the major. Earlier: that toolkit's own driver.
+    Before CUDA 11: that toolkit's own GA driver. From CUDA 11: the lower of the toolkit's GA driver and the
+    minor-version-compatibility floor of its major. CUDA 11.0 shipped before that floor (450.51.05 against
+    450.80.02), so its own driver is the answer; a minor without a row (13.3) gets the floor of its major.
+
+    >>> minimum_driver("11.0", "Linux")[0], minimum_driver("11.8", "Linux")[0], minimum_driver("13.1", "Windows")[0]
+    ('450.51.05', '450.80.02', '580.88')
     """
     version = _major_minor(cuda)
     if version is None:
         return None
     major, minor = version
-    if major >= 11:
-        row = next((r for r in MINOR_COMPATIBILITY if r.cuda == str(major)), None)
-    else:
-        row = next((r for r in TOOLKIT_DRIVERS if r.cuda == f"{major}.{minor}"), None)
-    if row is None:
+    # The major's floor first: on a tie (12.0 GA is the CUDA 12 floor) min() keeps the rule that covers the major.
+    floors = [r for r in MINOR_COMPATIBILITY if r.cuda == str(major)] if major >= 11 else []
+    floors += [r for r in TOOLKIT_DRIVERS if r.cuda == f"{major}.{minor}"]
+    found = [(driver, row) for row in floors if (driver := row.windows if system == "Windows" else row.linux)]
+    if not found:
         return None
-    floor = row.windows if system == "Windows" else row.linux
-    return (floor, row) if floor else None
+    return min(found, key=lambda pair: driver_tuple(pair[0]) or ())
 
 
 @dataclass(frozen=True)

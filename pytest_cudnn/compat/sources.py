@@ -37,16 +37,29 @@ SOURCES: dict[str, str] = {
         "in tensorflow/tensorflow#34759, #45930, #49862, #50589, #57103, #61438"
     ),
     "cuda-release-notes": (
-        "NVIDIA CUDA Toolkit Release Notes, 'CUDA Toolkit and Corresponding Driver Versions' (Table 3): "
-        "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html#id5"
+        "NVIDIA CUDA Toolkit Release Notes, Table 3 'CUDA Toolkit and Corresponding Driver Versions' (GA rows; "
+        "'CUDA 11.0.2 GA >= 450.51.05 >= 451.48', 'CUDA 13.0 GA >=580.65.06 N/A', 'CUDA 13.2 GA >=595.45.04 N/A'): "
+        "https://docs.nvidia.com/cuda/archive/13.1.0/cuda-toolkit-release-notes/index.html and the 13.2 edition of "
+        "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html"
     ),
     "cuda-minor-compat": (
-        "NVIDIA CUDA Compatibility, 'Minor Version Compatibility' (Table 2 of the release notes): "
+        "NVIDIA CUDA Toolkit Release Notes, Table 2 'CUDA Toolkit and Minimum Required Driver Version for CUDA Minor "
+        "Version Compatibility' ('11.x >= 450 < 525') and its footnote: 'CUDA 11.0 was released with an earlier "
+        "driver version, but by upgrading to Tesla Recommended Drivers 450.80.02 (Linux) / 452.39 (Windows), minor "
+        "version compatibility is possible across the CUDA 11.x family of toolkits': "
+        "https://docs.nvidia.com/cuda/archive/13.1.0/cuda-toolkit-release-notes/index.html; "
         "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html"
     ),
+    "cuda-12-driver": (
+        "NVIDIA CUDA Toolkit Release Notes: Table 2 gives CUDA 12.x minor-version compatibility as '>= 525', and Table "
+        "3 'CUDA Toolkit and Corresponding Driver Versions' the exact first driver, 'CUDA 12.0 GA >=525.60.13 "
+        ">=527.41': https://docs.nvidia.com/cuda/archive/13.1.0/cuda-toolkit-release-notes/index.html"
+    ),
     "cuda-13-driver": (
-        "CUDA 13.0 GA toolkit driver >= 580.65.06 (release notes Table 3); NVIDIA/cuda-python#902 docs: "
-        "'580.65+ (Linux), 580.88+ (Windows)' for CUDA 13"
+        "CUDA 13: release notes Table 2 '13.x >= 580' and Table 3 'CUDA 13.0 GA >=580.65.06 N/A' (no Windows "
+        "number: https://docs.nvidia.com/cuda/archive/13.1.0/cuda-toolkit-release-notes/index.html); the Windows "
+        "floor from NVIDIA/cuda-python cuda_bindings/docs/source/install.rst @ "
+        "051cb1adc361f43037170213b3ad0bf0f832e7f4: 'Driver: Linux (580.65.06 or later) Windows (580.88 or later)'"
     ),
     "llvm-nvptx": (
         "llvm/llvm-project llvm/include/llvm/TargetParser/NVPTXTargetParser.def @ "
