@@ -14,6 +14,7 @@ ROWS: list[object] = [
     *cuda.MINOR_COMPATIBILITY,
     *cuda.ARCHITECTURES,
     *cudnn.GPU_FLOORS,
+    *cudnn.UNKNOWN_FLOORS,
     *cudnn.KNOWN_BAD,
 ]
 
@@ -192,27 +193,49 @@ def test_architecture_names(capability: str, name: str | None) -> None:
 
 
 @pytest.mark.parametrize(
-    ("version", "cuda_major", "oldest"),
+    ("version", "cuda_major", "oldest", "source"),
     [
-        ("7.6.5", 10, "3.0"),
-        ("8.2.1", 10, "3.0"),
-        ("8.2.1", 11, "3.5"),
-        ("8.9.7", 12, "5.0"),
-        ("9.3.0", 12, "5.0"),
-        ("9.10.2", 12, "5.0"),
-        ("9.11.0", 12, "7.5"),
+        ("7.6.5", 10, "3.0", "cudnn-matrix-7"),
+        ("8.2.1", 10, "3.0", "cudnn-matrix-8"),
+        ("8.2.1", 11, "3.5", "cudnn-matrix-8"),
+        ("8.5.0", 11, "3.5", "cudnn-matrix-8"),  # the last 8.x matrix that lists Kepler
+        ("8.8.0", 12, "5.0", "cudnn-88-header"),  # CUDNN_MIN_DEVICE_VERSION CUDNN_SM_50
+        ("8.8.1", 11, "5.0", "cudnn-88-header"),
+        ("8.9.7", 12, "5.0", "cudnn-matrix-89"),
+        ("9.3.0", 12, "5.0", "cudnn-matrix-9"),
+        ("9.10.2", 12, "5.0", "cudnn-matrix-9"),
+        ("9.11.0", 12, "7.5", "cudnn-911-floor"),
     ],
 )
-def test_cudnn_oldest_capability(version: str, cuda_major: int, oldest: str) -> None:
+def test_cudnn_oldest_capability(version: str, cuda_major: int, oldest: str, source: str) -> None:
     row = cudnn.oldest_capability(version, cuda_major)
     assert row is not None
-    assert row.oldest == oldest
+    assert (row.oldest, row.source) == (oldest, source)
+    assert cudnn.support_floor(version, cuda_major) == row
+
+
+@pytest.mark.parametrize("version", ["8.6.0", "8.7.0", "8.7.0.84"])
+def test_cudnn_releases_without_a_published_floor_say_so(version: str) -> None:
+    # No 8.6 / 8.7 support matrix was found: neither 3.5 (8.5's) nor 5.0 (8.8's) may be assumed.
+    assert cudnn.oldest_capability(version, 11) is None
+    row = cudnn.support_floor(version, 11)
+    assert isinstance(row, cudnn.UnknownFloor)
+    assert row.source == "cudnn-86-87-unknown"
+
+
+@pytest.mark.parametrize("version", ["6.0.21", "not-a-version", ""])
+def test_cudnn_floor_outside_the_tables(version: str) -> None:
+    expected = cudnn.GPU_FLOORS[0] if version == "6.0.21" else None
+    assert cudnn.support_floor(version, 9) == expected
 
 
 @pytest.mark.parametrize(
     ("version", "capability", "cudart", "codes"),
     [
-        ("9.11.0", "7.5", "12.8", ["cudnn-pre-ampere-convolutions"]),
+        # 9.11 on pre-Turing is the support floor above, not a known-bad row: NVIDIA published nothing about
+        # convolutions or Ampere.
+        ("9.11.0", "7.5", "12.8", []),
+        ("9.11.0", "7.0", "12.8", []),
         ("9.11.0", "8.0", "12.8", []),
         ("8.9.1", "6.1", "12.1", ["cudnn-pascal-fused-conv"]),
         ("8.9.2", "5.2", "12.1", ["cudnn-maxwell-fused-conv"]),

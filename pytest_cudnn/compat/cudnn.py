@@ -10,7 +10,17 @@ from dataclasses import dataclass
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-__all__ = ["GPU_FLOORS", "KNOWN_BAD", "GpuFloor", "KnownBad", "known_bad", "oldest_capability"]
+__all__ = [
+    "GPU_FLOORS",
+    "KNOWN_BAD",
+    "UNKNOWN_FLOORS",
+    "GpuFloor",
+    "KnownBad",
+    "UnknownFloor",
+    "known_bad",
+    "oldest_capability",
+    "support_floor",
+]
 
 
 @dataclass(frozen=True)
@@ -21,16 +31,39 @@ class GpuFloor:
     source: str
 
 
-# Ordered: the first matching row applies. The 8.x lines up to 8.5 shipped CUDA 10.2 builds for SM 3.0+ and
-# CUDA 11 builds for SM 3.5+; 8.9 and 9.0-9.10 start at 5.0; the 9.17 matrix lists 7.5 and newer only (the
-# change is dated 9.11 by jax-ml/jax#30663; the 9.11 notes themselves were not found, so 9.11 is the boundary).
+@dataclass(frozen=True)
+class UnknownFloor:
+    """A range of cuDNN releases for which NVIDIA published no oldest supported GPU that we could find."""
+
+    cudnn: str  # specifier over the cuDNN version
+    reason: str
+    source: str
+
+
+# Ordered: the first matching row applies.
+# - 7.x: Kepler (3.x) and later ("cudnn-matrix-7").
+# - 8.0 to 8.5: builds for CUDA 10.2 'SM 3.0 and later', builds for CUDA 11 'SM 3.5 and later' ("cudnn-matrix-8").
+# - 8.6, 8.7: no support matrix found; see UNKNOWN_FLOORS.
+# - 8.8: the release's own header sets the minimum to SM 5.0 ("cudnn-88-header"), as 8.9's does.
+# - 8.9 and 9.0 to 9.10: 5.0 and later ("cudnn-matrix-89", "cudnn-matrix-9").
+# - 9.11 and later: 7.5 and later ("cudnn-911-floor"; the 9.11 notes themselves were not read, see the source).
 GPU_FLOORS: tuple[GpuFloor, ...] = (
     GpuFloor("<8", None, "3.0", "cudnn-matrix-7"),
-    GpuFloor(">=8,<8.9", 11, "3.0", "cudnn-matrix-8"),
-    GpuFloor(">=8,<8.9", None, "3.5", "cudnn-matrix-8"),
+    GpuFloor(">=8,<8.6", 11, "3.0", "cudnn-matrix-8"),
+    GpuFloor(">=8,<8.6", None, "3.5", "cudnn-matrix-8"),
+    GpuFloor(">=8.8,<8.9", None, "5.0", "cudnn-88-header"),
     GpuFloor(">=8.9,<9", None, "5.0", "cudnn-matrix-89"),
     GpuFloor(">=9,<9.11", None, "5.0", "cudnn-matrix-9"),
-    GpuFloor(">=9.11", None, "7.5", "cudnn-matrix-9"),
+    GpuFloor(">=9.11", None, "7.5", "cudnn-911-floor"),
+)
+
+UNKNOWN_FLOORS: tuple[UnknownFloor, ...] = (
+    UnknownFloor(
+        ">=8.6,<8.8",
+        "NVIDIA's support matrices for cuDNN 8.6 and 8.7 were not found, and their headers set no minimum; "
+        "8.5 supported SM 3.5 (CUDA 11 builds) and 8.8 sets SM 5.0",
+        "cudnn-86-87-unknown",
+    ),
 )
 
 
@@ -41,11 +74,15 @@ def _version(text: str) -> Version | None:
         return None
 
 
-def oldest_capability(cudnn: str, cuda_major: int | None) -> GpuFloor | None:
-    """The oldest compute capability cuDNN ``cudnn`` ("8.2.1") supports, for a build made for ``cuda_major``."""
+def support_floor(cudnn: str, cuda_major: int | None) -> GpuFloor | UnknownFloor | None:
+    """What NVIDIA says is the oldest GPU cuDNN ``cudnn`` supports: a floor, an :class:`UnknownFloor` where it
+    published none, or None for a version outside the tables."""
     version = _version(cudnn)
     if version is None:
         return None
+    unknown = next((row for row in UNKNOWN_FLOORS if version in SpecifierSet(row.cudnn)), None)
+    if unknown is not None:
+        return unknown
     for row in GPU_FLOORS:
         if version not in SpecifierSet(row.cudnn):
             continue
@@ -53,6 +90,16 @@ def oldest_capability(cudnn: str, cuda_major: int | None) -> GpuFloor | None:
             continue
         return row
     return None
+
+
+def oldest_capability(cudnn: str, cuda_major: int | None) -> GpuFloor | None:
+    """The oldest compute capability cuDNN ``cudnn`` ("8.2.1") supports, for a build made for ``cuda_major``.
+
+    None where nothing is known, including the releases NVIDIA published no floor for (8.6, 8.7): ask
+    :func:`support_floor` to tell those apart.
+    """
+    row = support_floor(cudnn, cuda_major)
+    return row if isinstance(row, GpuFloor) else None
 
 
 @dataclass(frozen=True)
@@ -67,17 +114,9 @@ class KnownBad:
     source: str
 
 
+# NVIDIA's release notes only. That cuDNN 9.11 and later fail on GPUs older than compute capability 7.5 is the
+# floor above, not a known-bad row: nothing more specific (convolutions, Ampere) was published by NVIDIA.
 KNOWN_BAD: tuple[KnownBad, ...] = (
-    KnownBad(
-        "cudnn-pre-ampere-convolutions",
-        ">=9.11",
-        "8.0",
-        None,
-        None,
-        "cuDNN 9.11 and later break convolutions on GPUs older than Ampere",
-        "use cuDNN 9.10.x on this GPU (pip install 'nvidia-cudnn-cu12<9.11')",
-        "jax-30663",
-    ),
     KnownBad(
         "cudnn-pascal-fused-conv",
         ">=8.9.0,<8.9.2",

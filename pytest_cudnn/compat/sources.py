@@ -74,17 +74,36 @@ SOURCES: dict[str, str] = {
         "cudnn-support-matrix/index.html and cudnn-803 support matrix (7.6.3-7.6.5 rows)"
     ),
     "cudnn-matrix-8": (
-        "cuDNN 8 support matrices: https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn-803/support-matrix/, "
-        "cudnn-822, cudnn-840, cudnn-850 (SM 3.5 and later for CUDA 11 builds, 3.0 for 10.x builds)"
+        "cuDNN 8.0 to 8.5 support matrices: https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn-803/"
+        "support-matrix/index.html ('CUDA 11.0 | SM 3.5 and later', 'CUDA 10.2 | SM 3.0 and later'), cudnn-822, "
+        "cudnn-840 and https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn-850/pdf/cuDNN-Support-Matrix.pdf "
+        "('cuDNN 8.5.0 for CUDA 11.x ... SM 3.5 and later')"
+    ),
+    "cudnn-86-87-unknown": (
+        "No cuDNN 8.6 or 8.7 support matrix was found (cudnn-860 / cudnn-870 archives). Their own headers "
+        "(nvidia/cudnn/include/cudnn_version.h in the PyPI wheels nvidia-cudnn-cu11 8.6.0.163 and 8.7.0.84) define "
+        "CUDNN_MAX_SM_MAJOR_NUMBER 9 and no minimum. Measured, not published: their libcudnn_ops_infer.so.8 still "
+        "carries sm_35 SASS"
+    ),
+    "cudnn-88-header": (
+        "cuDNN 8.8's own header, nvidia/cudnn/include/cudnn_version.h in the PyPI wheels nvidia-cudnn-cu12 8.8.0.121 "
+        "and 8.8.1.3: '/* This is the minimum version we support devices below this will return "
+        "CUDNN_STATUS_ARCH_MISMATCH */ #define CUDNN_MIN_DEVICE_VERSION CUDNN_SM_50' (8.9.7's header says the same)"
     ),
     "cudnn-matrix-89": (
         "cuDNN 8.9.x support matrices: https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn-891/support-matrix/"
-        " and cudnn-896 (compute capability 5.0 to 9.0)"
+        " and cudnn-896 (compute capability 9.0 down to 5.0)"
     ),
     "cudnn-matrix-9": (
         "cuDNN 9 support matrices: https://docs.nvidia.com/deeplearning/cudnn/backend/v9.0.0/reference/"
-        "support-matrix.html, v9.5.0, 9.10.2 (5.0 and later) and 9.17.0 (7.5 and later only): "
-        "https://docs.nvidia.com/deeplearning/cudnn/latest/support-matrix/index.html"
+        "support-matrix.html, v9.5.0 and v9.5.1 (compute capability 9.0 down to 5.0, Maxwell and later)"
+    ),
+    "cudnn-911-floor": (
+        "cuDNN 9.11 and later support compute capability 7.5 and later only. The cuDNN 9.11.0 release notes and "
+        "support matrix could not be read here; what was read: pytorch/pytorch torch/backends/cudnn/__init__.py @ "
+        "017943b70f6920c395e3b6dac100e2cd7ecfa92a ('if __cudnn_version >= 91100 and min_cc < (7, 5)': 'cuDNN "
+        "version ... is not compatible with devices with SM < 7.5'), and the PyPI wheels: libcudnn_ops.so.9 of "
+        "nvidia-cudnn-cu12 9.10.2.21 carries SASS for sm_50 to sm_120, that of 9.11.0.98 for sm_75 to sm_120 only"
     ),
     "cudnn-9-encoding": (
         "cuDNN 9.0.0 release notes: CUDNN_VERSION is major*10000 + minor*100 + patch from 9.0.0 "
@@ -99,12 +118,11 @@ SOURCES: dict[str, str] = {
         "devices after the first invalid entry are hidden) and CUDA_DEVICE_ORDER (FASTEST_FIRST default, "
         "PCI_BUS_ID): https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars"
     ),
-    "jax-30663": (
-        "jax-ml/jax#30663 and PR jax-ml/jax#30671: cuDNN 9.11 and later break convolutions on pre-Ampere GPUs"
-    ),
     "cudnn-892-notes": (
-        "cuDNN 8.9.2 and 8.9.3 release notes (wrong results of fused convolution+bias+ReLU on Pascal, fixed in 8.9.2; "
-        "Maxwell in 8.9.3), quoted in https://gitlab.com/nvidia/container-images/cuda/-/issues/217"
+        "cuDNN 8.9.2 release notes, quoted in https://gitlab.com/nvidia/container-images/cuda/-/issues/217: 'Use of "
+        "CUDNN_ATTR_ENGINE_GLOBAL_INDEX = 15 for fused convolutions with bias and ReLU could generate incorrect "
+        "results on the Pascal GPU architectures for cuDNN 8.9 releases. This issue is now fixed in 8.9.2.' The "
+        "issue adds 'another similar issue related to Maxwell GPUS (fixed in 8.9.3)' (8.9.3 notes not read)"
     ),
     "cudnn-765-notes": (
         "cuDNN 7.6.5 release notes, known issues: RNN and multi-head attention nondeterministic when built with "
