@@ -198,17 +198,26 @@ static int driver_devices(int *n) {
 """
 
 
+_HANG_NOTE = """\
+static void hang_note(void) {
+  const char *path = getenv("SIMHOST_HANG_LOG"); FILE *f;
+  if (path && (f = fopen(path, "a"))) { fprintf(f, "%d\\n", (int)getpid()); fclose(f); } }
+"""
+
+
 def cudart_source(version: int, behaviour: str = "normal") -> str:
-    """libcudart stand-in. ``behaviour``: "normal", "hang" (cudaRuntimeGetVersion never returns),
-    "segfault" or "abort" (it crashes)."""
+    """libcudart stand-in. ``behaviour``: "normal", "hang" (cudaRuntimeGetVersion never returns; it first
+    appends its process id to $SIMHOST_HANG_LOG, so a test knows the hang is reached), "segfault" or "abort"
+    (it crashes)."""
     trap = {
         "normal": "",
-        "hang": "for (;;) sleep(1);",
+        "hang": "hang_note(); for (;;) sleep(1);",
         "segfault": "*(volatile int *)0 = 1;",
         "abort": "abort();",
     }[behaviour]
     return (
-        "#include <stdlib.h>\n#include <unistd.h>\n"
+        "#include <stdio.h>\n#include <stdlib.h>\n#include <unistd.h>\n"
+        + _HANG_NOTE
         + _DRIVER_PROLOGUE
         + textwrap.dedent(
             f"""\

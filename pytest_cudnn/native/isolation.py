@@ -7,6 +7,10 @@ loaded would win every later lookup of that soname). A grandchild that aborts, s
 timeout is killed and reported as an error that names its library and the signal or the time it took,
 with the tail of what it printed. On systems without fork the child runs the jobs one after another; the
 caller's own timeout still bounds the whole run.
+
+No probe process outlives its caller, whatever ends the caller: on Linux the child and each grandchild ask the
+kernel to SIGKILL them when their parent dies (prctl PR_SET_PDEATHSIG), which covers SIGKILL and SIGTERM of the
+caller, and the caller's :class:`Child` kills its process when an exception (KeyboardInterrupt) stops it.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import marshal
 import os
 import select
 import sys
-import time
+from time import monotonic
 
 # The child imports this module at start-up, so it imports only what the child needs: not typing (mypy reads
 # this name as typing.TYPE_CHECKING), not contextlib, not signal (only a crash report needs signal names).
@@ -31,14 +35,17 @@ if TYPE_CHECKING:
 
 __all__ = ["Child", "ProbeFailure", "run_jobs"]
 
-# marshal, not json: it is built in, so the child imports nothing to read its jobs (json costs it ~17 ms).
+# The child runs without site (-S) for speed, so editable installs' import hooks are absent: argv hands it the
+# folder this package lives in, and the caller's process id for its parent-death check. It imports this module
+# and arms the parent-death signal at once, while the caller is still discovering libraries, then waits for its
+# jobs on stdin.
 _BOOT = (
-    "import sys,marshal;"
-    "path,jobs,timeout=marshal.load(sys.stdin.buffer);"
-    "sys.path[:]=path;"
+    "import sys;"
+    "sys.path[:0]=sys.argv[1:2];"
     "from pytest_cudnn.native.isolation import child_main;"
-    "child_main(jobs,timeout)"
+    "child_main(int(sys.argv[2]))"
 )
+_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _TAIL = 400
 
 
@@ -53,7 +60,9 @@ class Child:
     def __init__(self, env: Mapping[str, str], python: str | None = None) -> None:
         import subprocess
 
-        self.command = [python or sys.executable, "-I", "-S", "-c", _BOOT]
+        # The parent-death signal fires when the *thread* that started the child ends (prctl(2)): the caller
+        # starts, runs and closes a Child in one thread (probe_environment).
+        self.command = [python or sys.executable, "-I", "-S", "-c", _BOOT, _PACKAGE_ROOT, str(os.getpid())]
         cwd = os.environ.get("TEMP", "C:\\") if os.name == "nt" else "/"
         try:
             self.process = subprocess.Popen(
@@ -68,32 +77,34 @@ class Child:
             raise ProbeFailure(f"cannot start {self.command[0]}: {error}") from error
 
     def run(self, jobs: Sequence[Job], job_timeout: float, total_timeout: float) -> list[Result]:
-        import subprocess
+        from .bounded import communicate
 
-        # The child runs without site (-S) for speed, so editable installs' import hooks are absent: hand it the
-        # folder this package lives in, then the caller's absolute path entries (never "" or ".").
-        package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        search_path = [package_root] + [p for p in sys.path if p and os.path.isabs(p) and p != package_root]
+        # This package's folder, then the caller's absolute path entries (never "" or ".").
+        search_path = [_PACKAGE_ROOT] + [p for p in sys.path if p and os.path.isabs(p) and p != _PACKAGE_ROOT]
         request = marshal.dumps((search_path, [dict(job) for job in jobs], float(job_timeout)))
-        try:
-            output, errors = self.process.communicate(request, timeout=total_timeout)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            output, _ = self.process.communicate()
+        # Not communicate(timeout=...): its wait polls time.sleep through the time module (see bounded.py).
+        finished = communicate(self.process, request, total_timeout)
+        output, errors = finished.stdout, finished.stderr
+        if finished.timed_out:
             return _collect(jobs, output, f"the probe process took longer than {total_timeout:g} s and was stopped")
-        except OSError as error:  # the child died before reading its jobs
-            self.process.kill()
-            output, errors = self.process.communicate()
-            return _collect(jobs, output, f"the probe process failed: {error}: {_tail(errors)}")
+        if finished.input_error is not None:  # the child died before reading its jobs
+            return _collect(jobs, output, f"the probe process failed: {finished.input_error}: {_tail(errors)}")
         problem = None
-        if self.process.returncode != 0:
-            problem = f"the probe process exited with status {self.process.returncode}: {_tail(errors)}"
+        if finished.returncode != 0:
+            problem = f"the probe process exited with status {finished.returncode}: {_tail(errors)}"
         return _collect(jobs, output, problem)
 
     def close(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.communicate()
+        """Kill the child if it still runs, reap it, close its pipes; safe to call more than once."""
+        if self.process.returncode is None:
+            try:  # noqa: SIM105 - contextlib is not imported in the child, which imports this module
+                self.process.kill()
+            except OSError:
+                pass
+            self.process.wait()  # a blocking waitpid, no polling
+        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
+            if stream is not None:
+                stream.close()
 
 
 def _collect(jobs: Sequence[Job], output: bytes, problem: str | None) -> list[Result]:
@@ -119,14 +130,34 @@ def _tail(data: bytes) -> str:
     return text[-_TAIL:] if text else "(no output)"
 
 
-def child_main(jobs: list[Job], timeout: float) -> None:
+def child_main(parent: int) -> None:
     """Entry point of the child interpreter: one marshalled (index, result) per job, as each finishes."""
+    die_with_parent(parent)
+    # marshal, not json: it is built in, so the child imports nothing to read its jobs (json costs it ~17 ms).
+    path, jobs, timeout = marshal.load(sys.stdin.buffer)
+    sys.path[:] = path
     from . import calls  # noqa: F401  (ctypes and the probe functions, imported once, before the forks share them)
 
     out = sys.stdout.buffer
     for index, result in run_jobs(jobs, timeout):
         marshal.dump((index, _plain(result)), out)
         out.flush()
+
+
+def die_with_parent(parent: int) -> None:
+    """Have the kernel SIGKILL this process when its parent dies, then make sure the parent is still ``parent``:
+    it may have died between starting this process and the request (prctl(2), PR_SET_PDEATHSIG). Linux only;
+    elsewhere the caller's own kill on interruption is what there is."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes  # the probe functions import it anyway
+
+    try:
+        ctypes.CDLL(None).prctl(1, ctypes.c_ulong(9), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0))
+    except (OSError, AttributeError):  # pragma: no cover - a libc without prctl
+        return
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 class _Running:
@@ -136,9 +167,11 @@ class _Running:
         self.job = job
         result_read, result_write = os.pipe()
         output_read, output_write = os.pipe()
+        parent = os.getpid()
         self.pid = os.fork()
         if self.pid == 0:  # pragma: no cover - runs in the grandchild, measured through its answers
             try:
+                die_with_parent(parent)  # a fork does not inherit the parent-death signal
                 os.close(result_read)
                 os.close(output_read)
                 os.dup2(output_write, 1)
@@ -150,7 +183,7 @@ class _Running:
                 os._exit(0)
         os.close(result_write)
         os.close(output_write)
-        self.started = time.monotonic()
+        self.started = monotonic()
         self.buffers: dict[int, bytearray] = {result_read: bytearray(), output_read: bytearray()}
         self.result_fd = result_read
         self.open: set[int] = {result_read, output_read}
@@ -191,10 +224,10 @@ def run_jobs(jobs: Sequence[Job], timeout: float) -> list[tuple[int, Result]]:
     while running:
         owners = {fd: entry for entry in running.values() for fd in entry.open}
         deadline = min(entry.started for entry in running.values()) + timeout
-        ready, _, _ = select.select(list(owners), [], [], max(0.0, deadline - time.monotonic()))
+        ready, _, _ = select.select(list(owners), [], [], max(0.0, deadline - monotonic()))
         for fd in ready:
             owners[fd].read(fd)
-        now = time.monotonic()
+        now = monotonic()
         for index, entry in list(running.items()):
             if not entry.open:
                 answers.append((index, entry.finish(None)))

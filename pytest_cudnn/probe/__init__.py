@@ -14,7 +14,6 @@ import os
 import platform
 import re
 import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -42,6 +41,7 @@ from ..environment import (
     by_file,
     soname_order,
 )
+from ..native import bounded
 from ..native.isolation import Child, ProbeFailure
 from ..versions import InvalidVersionValue, cuda_version_from_int, cudnn_version_from_int
 from .discovery import (
@@ -212,9 +212,9 @@ def _ldconfig(arch_tag: str) -> tuple[tuple[str, str], ...]:
     )
     if binary is None:
         return ()
-    try:
-        listing = subprocess.run([binary, "-p"], capture_output=True, timeout=10, check=False, env={"LC_ALL": "C"})
-    except (OSError, subprocess.SubprocessError):
+    try:  # not subprocess.run(timeout=...): its wait polls time.sleep through the time module (native/bounded.py)
+        listing = bounded.run([binary, "-p"], timeout=10, env={"LC_ALL": "C"})
+    except OSError:
         return ()
     return parse_ldconfig(listing.stdout.decode("utf-8", "replace"), arch_tag)
 

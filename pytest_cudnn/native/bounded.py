@@ -1,0 +1,155 @@
+"""Run a process to its end or to a deadline, without polling.
+
+subprocess's own deadlines (``communicate(timeout=...)``, ``run(timeout=...)``) end in ``Popen._wait``, which
+polls ``time.sleep`` looked up through the time module on every turn. A test that patches ``time.sleep`` while
+pytest runs in-process (pytest-rerunfailures' own suite) then sees those calls. Here the pipes are read with
+``selectors`` until EOF or the deadline, the process is killed at the deadline and reaped with one blocking
+``waitpid``; the clock is bound at import, so a later patch of ``time.monotonic`` changes nothing.
+
+Caller side only: the probe's child interpreter never imports this module (see isolation.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import selectors
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from time import monotonic
+
+__all__ = ["Finished", "communicate", "run"]
+
+# A pipe the selector reports writable takes this much without blocking (POSIX PIPE_BUF; Linux has 4096).
+_PIPE_BUF = getattr(select, "PIPE_BUF", 512)
+_CHUNK = 65536
+
+
+@dataclass(frozen=True)
+class Finished:
+    """How a process ended, and everything it wrote."""
+
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool  # it was still running at the deadline and was killed
+    input_error: OSError | None = None  # its input could not be written: it died (or closed stdin) first
+
+
+def run(
+    command: Sequence[str], timeout: float, env: Mapping[str, str] | None = None, cwd: str | None = None
+) -> Finished:
+    """Run ``command`` with no input; raises OSError when it cannot start."""
+    process = subprocess.Popen(
+        list(command),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=None if env is None else dict(env),
+        cwd=cwd,
+    )
+    return communicate(process, b"", timeout)
+
+
+def communicate(process: subprocess.Popen[bytes], data: bytes, timeout: float) -> Finished:
+    """Write ``data`` to the process, read its output until EOF, kill it at ``timeout`` seconds, reap it.
+
+    Interrupted (KeyboardInterrupt, SystemExit, anything), it kills and reaps the process before the exception
+    goes on: a caller that stops waiting leaves no process behind.
+    """
+    deadline = monotonic() + timeout
+    stdout_fd = process.stdout.fileno() if process.stdout is not None else -1
+    stderr_fd = process.stderr.fileno() if process.stderr is not None else -1
+    output = {fd: bytearray() for fd in (stdout_fd, stderr_fd) if fd >= 0}
+    reading = set(output)
+    pending = memoryview(data)
+    input_error: OSError | None = None
+    timed_out = False
+    exit_fd = None
+    try:
+        with selectors.DefaultSelector() as selector:
+            for fd in reading:
+                selector.register(fd, selectors.EVENT_READ)
+            stdin_fd = -1
+            writing = process.stdin is not None and bool(pending)
+            if process.stdin is not None:
+                if writing:
+                    stdin_fd = process.stdin.fileno()
+                    selector.register(stdin_fd, selectors.EVENT_WRITE)
+                else:
+                    process.stdin.close()
+            exit_fd = _exit_fd(process)
+            if exit_fd is not None:
+                selector.register(exit_fd, selectors.EVENT_READ)
+            exited = exit_fd is None  # without a pidfd the exit is awaited after the output ends
+            while reading or writing or not exited:
+                remaining = deadline - monotonic()
+                if remaining <= 0:
+                    timed_out = True
+                    break
+                for key, _ in selector.select(remaining):
+                    if key.fd == exit_fd:
+                        exited = True
+                        selector.unregister(exit_fd)
+                    elif key.fd == stdin_fd:
+                        try:
+                            pending = pending[os.write(stdin_fd, pending[:_PIPE_BUF]) :]
+                        except OSError as error:  # BrokenPipeError: it ended, or closed its input, first
+                            input_error, pending = error, pending[:0]
+                        if not pending:
+                            writing = False
+                            selector.unregister(stdin_fd)
+                            process.stdin.close()  # type: ignore[union-attr]
+                    else:
+                        _read(key.fd, output, reading, selector)
+                if exit_fd is not None and exited and reading:
+                    # It has exited, yet its pipes are open: a process it started holds them. Take what is there
+                    # and stop, rather than wait on a writer that is not the process.
+                    break
+            if timed_out:
+                _kill(process)
+            returncode = process.wait()  # one blocking waitpid: no polling
+            for _ in range(256):  # what is left in the pipes; bounded, in case another writer still holds them
+                ready = [key.fd for key, _ in selector.select(0) if key.fd in reading]
+                if not ready:
+                    break
+                for fd in ready:
+                    _read(fd, output, reading, selector)
+    except BaseException:
+        _kill(process)
+        process.wait()
+        raise
+    finally:
+        if exit_fd is not None:
+            os.close(exit_fd)
+        for stream in (process.stdin, process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+    stdout, stderr = (bytes(output.get(fd, b"")) for fd in (stdout_fd, stderr_fd))
+    return Finished(returncode, stdout, stderr, timed_out, input_error)
+
+
+def _read(fd: int, output: dict[int, bytearray], reading: set[int], selector: selectors.BaseSelector) -> None:
+    chunk = os.read(fd, _CHUNK)
+    if chunk:
+        output[fd] += chunk
+    else:
+        selector.unregister(fd)
+        reading.discard(fd)
+
+
+def _exit_fd(process: subprocess.Popen[bytes]) -> int | None:
+    """A descriptor that becomes readable when the process exits (pidfd_open(2), Linux 5.3), so the deadline
+    also bounds a process that closed its output but goes on running; None where there is none."""
+    try:
+        return os.pidfd_open(process.pid)  # type: ignore[attr-defined,unused-ignore]
+    except (AttributeError, OSError):  # not Linux, an old kernel, or a seccomp filter refusing it
+        return None
+
+
+def _kill(process: subprocess.Popen[bytes]) -> None:
+    if process.returncode is None:
+        with contextlib.suppress(OSError):  # already gone
+            process.kill()
