@@ -10,14 +10,19 @@ Pure module: no ctypes, no pytest, no framework imports.
 
 from __future__ import annotations
 
+import datetime
 import enum
 import json
+import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .serde import DecodeError, from_json, to_json
+from packaging.version import InvalidVersion, Version
+
+from .serde import DecodeError, Rule, from_json, rule, to_json
 
 __all__ = [
     "ALLOWED_VARIABLES",
@@ -108,6 +113,41 @@ INSTALL_VARIABLES: dict[str, Via] = {
 }
 
 
+def _pattern(expected: str, regex: str) -> dict[str, Rule]:
+    compiled = re.compile(regex, re.ASCII)  # ASCII digits only: int() and the version parsers read these
+    return rule(expected, lambda text: compiled.fullmatch(text) is not None)
+
+
+def _is_pep440(text: str) -> bool:
+    try:
+        Version(text)
+    except InvalidVersion:
+        return False
+    return True
+
+
+def _is_iso_time(text: str) -> bool:
+    try:
+        datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return True
+
+
+# What a value must be beyond its type, checked when a snapshot is loaded (serde reads each field's metadata), so
+# that nothing after loading trips on a hand-edited value. Each is what the probe itself writes.
+_DRIVER_VERSION = _pattern("a driver version such as '535.104.05'", r"[0-9]+(\.[0-9]+)+")  # as nvidia-smi prints
+_CUDA_VERSION = _pattern("a CUDA version such as '12.4'", r"[0-9]+\.[0-9]+")  # versions.cuda_version_from_int
+_CUDNN_VERSION = _pattern("a version such as '9.1.0'", r"[0-9]+\.[0-9]+\.[0-9]+")
+_BUILD_VERSION = _pattern("a version such as '12.5.1' or '9'", r"[0-9]+(\.[0-9]+)*")  # tensorflow_version_field
+_PEP440_VERSION = rule("a PEP 440 version such as '2.18.0'", _is_pep440)
+_CAPABILITY = _pattern("a compute capability such as '8.0'", r"[0-9]+\.[0-9]+")
+_NON_NEGATIVE = rule("a non-negative integer", lambda number: number >= 0)
+_SECONDS = rule("a non-negative number of seconds", lambda number: math.isfinite(number) and number >= 0)
+_ISO_TIME = rule("an ISO 8601 time such as '2026-11-21T10:00:00+00:00'", _is_iso_time)
+_CONTEXT = rule("'process' or 'tensorflow'", lambda text: text in ("process", "tensorflow"))
+
+
 @dataclass(frozen=True)
 class Candidate:
     """One file on disk that could satisfy a library name."""
@@ -116,7 +156,7 @@ class Candidate:
     path: str  # absolute path where it was found
     real_path: str  # symlinks resolved: two candidates with one real_path are one copy
     via: tuple[Via, ...]  # every mechanism that found it, loader mechanisms first
-    loader_rank: int | None  # place in the loader's search order for this name; None: the loader never looks there
+    loader_rank: int | None = field(metadata=_NON_NEGATIVE)  # rank in the loader's search; None: it never looks there
 
 
 def soname_order(name: str) -> tuple[int, str]:
@@ -137,7 +177,7 @@ class Resolution:
     """Which copy of one library name the loader picks, and which copies it shadows."""
 
     name: str  # soname or DLL name, e.g. "libcudnn.so.8"
-    context: str  # "process": a plain dlopen; "tensorflow": with TensorFlow's own RUNPATH folders
+    context: str = field(metadata=_CONTEXT)  # "process": a plain dlopen; "tensorflow": with TensorFlow's own RUNPATH
     candidates: tuple[Candidate, ...]  # loader order first (winner first), then copies the loader never sees
     predicted: str | None  # the path the loader's search rules give
     loaded: str | None  # the path a real dlopen in a child process loaded (None: not tried, or nothing)
@@ -148,13 +188,13 @@ class Resolution:
 class Gpu:
     """One GPU as NVML numbers it (PCI bus order)."""
 
-    index: int
+    index: int = field(metadata=_NON_NEGATIVE)
     name: str | None
     uuid: str | None
     pci_bus_id: str | None
-    compute_capability: str | None  # "8.6"
-    memory_total: int | None  # bytes
-    memory_free: int | None  # bytes, at probe time
+    compute_capability: str | None = field(metadata=_CAPABILITY)  # "8.6"
+    memory_total: int | None = field(metadata=_NON_NEGATIVE)  # bytes
+    memory_free: int | None = field(metadata=_NON_NEGATIVE)  # bytes, at probe time
     error: str | None  # the first NVML call that failed for this device
 
 
@@ -166,9 +206,9 @@ class Driver:
     path: str | None  # the libnvidia-ml the loader picked
     reason: str | None  # why absent or what failed, NVML's own words
     nvml_error: int | None  # NVML return code when it failed (9 driver not loaded, 12 library not found, 18 ...)
-    version: str | None  # exactly as NVML prints it, e.g. "535.104.05"
-    cuda_version_raw: int | None  # nvmlSystemGetCudaDriverVersion: newest CUDA this driver supports
-    cuda_version: str | None
+    version: str | None = field(metadata=_DRIVER_VERSION)  # exactly as NVML prints it, e.g. "535.104.05"
+    cuda_version_raw: int | None = field(metadata=_NON_NEGATIVE)  # nvmlSystemGetCudaDriverVersion: newest CUDA
+    cuda_version: str | None = field(metadata=_CUDA_VERSION)
     nvml_version: str | None
     gpus: tuple[Gpu, ...]
 
@@ -180,10 +220,10 @@ class CudaDriver:
     state: State
     path: str | None
     reason: str | None
-    version_raw: int | None  # cuDriverGetVersion
-    version: str | None
+    version_raw: int | None = field(metadata=_NON_NEGATIVE)  # cuDriverGetVersion
+    version: str | None = field(metadata=_CUDA_VERSION)
     init_status: int | None  # cuInit(0)
-    device_count: int | None  # cuDeviceGetCount, only when cuInit succeeded
+    device_count: int | None = field(metadata=_NON_NEGATIVE)  # cuDeviceGetCount, only when cuInit succeeded
 
 
 @dataclass(frozen=True)
@@ -195,12 +235,12 @@ class CudaRuntime:
     names: tuple[str, ...]  # the names this copy answers to, e.g. ("libcudart.so.12",)
     via: tuple[Via, ...]
     reason: str | None
-    version_raw: int | None  # cudaRuntimeGetVersion
-    version: str | None
-    driver_version_raw: int | None  # cudaDriverGetVersion: 0 means no driver was found at all
+    version_raw: int | None = field(metadata=_NON_NEGATIVE)  # cudaRuntimeGetVersion
+    version: str | None = field(metadata=_CUDA_VERSION)
+    driver_version_raw: int | None = field(metadata=_NON_NEGATIVE)  # cudaDriverGetVersion: 0 is no driver at all
     device_count_status: int | None  # cudaGetDeviceCount's status
     device_count_error: str | None  # cudaGetErrorString of that status
-    device_count: int | None  # only when the status was 0
+    device_count: int | None = field(metadata=_NON_NEGATIVE)  # only when the status was 0
     real_path: str = ""  # symlinks resolved: the file this copy really is
     failure: Failure | None = None  # how the probe failed, when state is ERROR
 
@@ -214,11 +254,11 @@ class Cudnn:
     names: tuple[str, ...]
     via: tuple[Via, ...]
     reason: str | None  # for an error: what killed or failed the probe, naming the library
-    version_raw: int | None  # cudnnGetVersion
-    version: str | None  # "8.9.7", from cudnnGetProperty or decoded from version_raw
+    version_raw: int | None = field(metadata=_NON_NEGATIVE)  # cudnnGetVersion
+    version: str | None = field(metadata=_CUDNN_VERSION)  # "8.9.7", from cudnnGetProperty or decoded from version_raw
     version_source: str | None  # "cudnnGetProperty", "cudnnGetVersion" or the header read when calls failed
-    cudart_version_raw: int | None  # cudnnGetCudartVersion: the CUDA runtime this build was made for
-    cudart_version: str | None
+    cudart_version_raw: int | None = field(metadata=_NON_NEGATIVE)  # cudnnGetCudartVersion: the CUDA it was built for
+    cudart_version: str | None = field(metadata=_CUDA_VERSION)
     siblings_missing: tuple[str, ...]  # sub-libraries absent from the folder (cuDNN 8 and 9 are split)
     create_status: int | None  # cudnnCreate's status
     create_error: str | None  # cudnnGetErrorString of it
@@ -235,15 +275,15 @@ class TensorFlow:
     state: State
     reason: str | None
     distribution: str | None  # e.g. "tensorflow", "tensorflow-gpu", "tf-nightly"
-    version: str | None
+    version: str | None = field(metadata=_PEP440_VERSION)  # from its distribution's metadata
     location: str | None  # the package folder
     build_info_path: str | None
     build_info_format: str | None  # which generation of build_info.py this is
     is_cuda_build: bool | None
     cuda_version_raw: str | None  # as written in build_info, e.g. "10.1", "64_101", "12.5.1"
-    cuda_version: str | None
+    cuda_version: str | None = field(metadata=_BUILD_VERSION)
     cudnn_version_raw: str | None
-    cudnn_version: str | None
+    cudnn_version: str | None = field(metadata=_BUILD_VERSION)
     compute_capabilities: tuple[str, ...]  # e.g. ("sm_60", "compute_90")
     cudart_name: str | None  # the soname or DLL name it loads for the CUDA runtime
     cudnn_name: str | None
@@ -299,8 +339,8 @@ class Environment:
     schema: str
     schema_version: int
     host: Host
-    probed_at: str  # ISO 8601, UTC
-    probe_seconds: float
+    probed_at: str = field(metadata=_ISO_TIME)  # UTC
+    probe_seconds: float = field(metadata=_SECONDS)
     variables: Mapping[str, str]  # allowlisted environment variables only
     driver: Driver
     cuda_driver: CudaDriver

@@ -1,8 +1,10 @@
 """Typed JSON round trip for the frozen dataclasses of the environment model and the reports.
 
-Decoding checks every value against the dataclass's annotations and says where a bad value sits
-(``driver.gpus[1].memory_total: expected an integer, got 'lots'``), so a hand-edited or foreign snapshot
-gets a precise error instead of a traceback later. Nothing is ever evaluated: JSON in, plain values out.
+Decoding checks every value against the dataclass's annotations, and against the :class:`Rule` a field
+declares beside itself (``version: str | None = field(metadata=rule("a version such as '9.1.0'", ...))``), and
+says where a bad value sits (``driver.gpus[1].memory_total: expected an integer, got 'lots'``), so a hand-edited
+or foreign snapshot gets a precise error instead of a traceback later. Nothing is ever evaluated: JSON in, plain
+values out.
 """
 
 from __future__ import annotations
@@ -10,12 +12,14 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
+import reprlib
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
-__all__ = ["DecodeError", "from_json", "to_json"]
+__all__ = ["RULE", "DecodeError", "Rule", "from_json", "rule", "to_json"]
 
 T = TypeVar("T")
 
@@ -27,6 +31,23 @@ class DecodeError(ValueError):
         super().__init__(f"{where or '<top>'}: {problem}")
         self.where = where
         self.problem = problem
+
+
+RULE = "pytest_cudnn.rule"  # the field metadata key a Rule is declared under
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What a field's value must be beyond its type. It applies to the decoded value, to each item of a tuple,
+    and never to None; ``accepts`` is called only with values of the field's type and never raises."""
+
+    expected: str  # as the error says it: "a version such as '9.1.0'"
+    accepts: Callable[[Any], bool]
+
+
+def rule(expected: str, accepts: Callable[[Any], bool]) -> dict[str, Rule]:
+    """Field metadata declaring a rule: ``field(metadata=rule("a non-negative integer", lambda n: n >= 0))``."""
+    return {RULE: Rule(expected, accepts)}
 
 
 def to_json(value: Any) -> Any:
@@ -50,8 +71,17 @@ def from_json(cls: type[T], data: Any, where: str = "") -> T:
 _SCALARS: dict[type, str] = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
 
 
+# Bounded in depth and length: a snapshot can nest lists as deep as the JSON parser allows, and repr() of that
+# would itself recurse too deeply, or build megabytes to print 60 characters.
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 3, 60, 60
+
+
 def _describe(data: Any) -> str:
-    text = repr(data)
+    try:
+        text = _REPR.repr(data)
+    except ValueError:  # an integer too long to print (sys.get_int_max_str_digits)
+        text = f"an integer of {data.bit_length()} bits" if isinstance(data, int) else type(data).__name__
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -118,7 +148,7 @@ def _decode_dataclass(cls: type, data: Any, where: str) -> Any:
     fields = {field.name: field for field in dataclasses.fields(cls)}
     unknown = sorted(set(data) - set(fields))
     if unknown:
-        raise DecodeError(where, f"unknown field {unknown[0]!r}")
+        raise DecodeError(where, f"unknown field {_describe(unknown[0])}")
     values = {}
     for name, field in fields.items():
         path = f"{where}.{name}" if where else name
@@ -127,4 +157,17 @@ def _decode_dataclass(cls: type, data: Any, where: str) -> Any:
                 continue
             raise DecodeError(path, "missing")
         values[name] = _decode(hints[name], data[name], path)
+        declared = field.metadata.get(RULE)
+        if declared is not None:
+            _check(declared, values[name], path)
     return cls(**values)
+
+
+def _check(declared: Rule, value: Any, where: str) -> None:
+    if value is None:
+        return
+    if isinstance(value, tuple):
+        for index, item in enumerate(value):
+            _check(declared, item, f"{where}[{index}]")
+    elif not declared.accepts(value):
+        raise DecodeError(where, f"expected {declared.expected}, got {_describe(value)}")

@@ -7,7 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from pytest_cudnn.cli import main
+
 from .simhost import SimGpu, SimHost
+
+EXAMPLES = Path(__file__).parent.parent / "examples" / "snapshots"
 
 
 def test_snapshot_then_replay_reproduces_the_diagnosis(host: SimHost) -> None:
@@ -105,3 +111,18 @@ def test_the_doctor_imports_no_framework_and_not_pytest() -> None:
     )
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert completed.stdout.strip() == "[]"
+
+
+def test_a_snapshot_value_that_would_crash_the_diagnosis_exits_2_naming_the_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = json.loads((EXAMPLES / "healthy-tf2.18-a100.json").read_text())
+    data["cudnns"][0]["version"] = "9.x"
+    snap = tmp_path / "snap.json"
+    snap.write_text(json.dumps(data))
+    assert main(["doctor", "--env", str(snap)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        f"pytest-cudnn: error: snapshot {snap}: cudnns[0].version: expected a version such as '9.1.0', got '9.x'\n"
+    )

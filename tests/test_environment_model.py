@@ -159,3 +159,80 @@ def test_integers_are_accepted_where_a_number_is_expected(tmp_path: Path) -> Non
     data = json.loads(sample().dumps())
     data["probe_seconds"] = 1
     assert load_snapshot(_write(tmp_path, data)).probe_seconds == 1.0
+
+
+def _set(where: str, value: Any) -> dict[str, Any]:
+    """The sample snapshot with the value at ``where`` ("driver.gpus[0].index") replaced."""
+    data: dict[str, Any] = json.loads(sample().dumps())
+    *parents, last = where.replace("[", ".").replace("]", "").split(".")
+    target: Any = data
+    for key in parents:
+        target = target[int(key)] if key.isdigit() else target[key]
+    target[last] = value
+    return data
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "expected"),
+    [
+        ("cudnns[0].version", "9.x", "a version such as '9.1.0'"),
+        ("cudnns[0].version", "9.1", "a version such as '9.1.0'"),
+        ("cudnns[0].version", "", "a version such as '9.1.0'"),
+        ("cudnns[0].version", "\u0669.1.0", "a version such as '9.1.0'"),  # an Arabic-Indic nine
+        ("cudnns[0].cudart_version", "11.x", "a CUDA version such as '12.4'"),
+        ("cuda_runtimes[0].version", "12", "a CUDA version such as '12.4'"),
+        ("cuda_driver.version", "twelve", "a CUDA version such as '12.4'"),
+        ("driver.cuda_version", "12.2 ", "a CUDA version such as '12.4'"),
+        ("driver.version", "latest", "a driver version such as '535.104.05'"),
+        ("driver.version", "535", "a driver version such as '535.104.05'"),
+        ("driver.gpus[0].compute_capability", "sm_75", "a compute capability such as '8.0'"),
+        ("driver.gpus[0].compute_capability", "-7.5", "a compute capability such as '8.0'"),
+        ("driver.gpus[0].index", -1, "a non-negative integer"),
+        ("driver.gpus[0].memory_total", -1, "a non-negative integer"),
+        ("driver.gpus[0].memory_free", -(2**40), "a non-negative integer"),
+        ("driver.cuda_version_raw", -1, "a non-negative integer"),
+        ("cuda_driver.version_raw", -12020, "a non-negative integer"),
+        ("cuda_driver.device_count", -1, "a non-negative integer"),
+        ("cuda_runtimes[0].version_raw", -1, "a non-negative integer"),
+        ("cuda_runtimes[0].driver_version_raw", -1, "a non-negative integer"),
+        ("cuda_runtimes[0].device_count", -2, "a non-negative integer"),
+        ("cudnns[0].version_raw", -8907, "a non-negative integer"),
+        ("cudnns[0].cudart_version_raw", -1, "a non-negative integer"),
+        ("resolutions[0].candidates[0].loader_rank", -1, "a non-negative integer"),
+        ("resolutions[0].context", "elsewhere", "'process' or 'tensorflow'"),
+        ("tensorflow.version", "two", "a PEP 440 version such as '2.18.0'"),
+        ("tensorflow.cuda_version", "12.x", "a version such as '12.5.1' or '9'"),
+        ("tensorflow.cudnn_version", "9.x", "a version such as '12.5.1' or '9'"),
+        ("probe_seconds", -0.5, "a non-negative number of seconds"),
+        ("probed_at", "yesterday", "an ISO 8601 time such as '2026-11-21T10:00:00+00:00'"),
+    ],
+)
+def test_a_value_that_breaks_its_rule_is_refused_naming_the_field(
+    tmp_path: Path, where: str, value: Any, expected: str
+) -> None:
+    path = _write(tmp_path, _set(where, value))
+    with pytest.raises(InvalidSnapshot) as error:
+        load_snapshot(path)
+    assert str(error.value) == f"{path}: {where}: expected {expected}, got {value!r}"
+
+
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [
+        ("cudnns[0].version", "10.0.0"),
+        ("cudnns[0].version", None),
+        ("driver.version", "552.44"),  # Windows drivers have two parts
+        ("driver.version", "470.256.02"),
+        ("driver.gpus[0].compute_capability", "12.0"),
+        ("driver.gpus[0].memory_free", 0),
+        ("tensorflow.version", "2.19.0.dev20241101"),
+        ("tensorflow.version", "2.4.0+nv21.2"),
+        ("tensorflow.cuda_version", "10"),
+        ("tensorflow.cudnn_version", "8.9.7"),
+        ("probed_at", "2026-11-21T10:00:00Z"),
+        ("probe_seconds", 0),
+    ],
+)
+def test_values_the_rules_accept(where: str, value: Any) -> None:
+    env = Environment.from_json(_set(where, value))
+    assert Environment.from_json(env.to_json()) == env
