@@ -194,7 +194,7 @@ def test_a_hanging_runtime_is_killed_after_the_timeout(host: SimHost) -> None:
 
     env = json.loads(completed.stdout)["environment"]
     [runtime] = planted(env["cuda_runtimes"], host)
-    assert runtime["state"] == "error"
+    assert (runtime["state"], runtime["failure"]) == ("error", "hung")
     assert runtime["reason"].startswith(f"{hung / 'libcudart.so.12'}: did not answer within 1 s")
 
 
@@ -204,6 +204,7 @@ def test_a_segfaulting_runtime_is_recorded_by_signal(host: SimHost) -> None:
     host.ld_library_path.append(str(crash))
     _, report = host.doctor_json()
     [runtime] = planted(report["environment"]["cuda_runtimes"], host)
+    assert runtime["failure"] == "crashed"
     assert "killed by SIGSEGV" in runtime["reason"]
 
 

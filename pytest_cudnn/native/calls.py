@@ -13,6 +13,8 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 
+from .isolation import NOT_THE_LIBRARY, UNLOADABLE
+
 __all__ = ["JOBS", "loaded_path"]
 
 TYPE_CHECKING = False  # as in isolation.py: the child does not import typing
@@ -59,6 +61,12 @@ def _load(path: str) -> ctypes.CDLL:
     if not (os.path.isabs(path) or (os.sep not in path and "/" not in path)):
         raise ValueError(f"refusing to load a relative path: {path!r}")
     return ctypes.CDLL(path)
+
+
+def _unloadable(path: str, error: OSError) -> Result:
+    """dlopen refused the file: a damaged or foreign file, a link loop, no permission, a dependency it cannot
+    find. ctypes' OSError carries dlerror(3), the loader's own words, which name the file at fault."""
+    return {"error": f"{path}: OSError: {error}", "failure": UNLOADABLE}
 
 
 def _function(library: ctypes.CDLL, name: str, restype: Any, *argtypes: Any) -> Callable[..., Any] | None:
@@ -275,12 +283,15 @@ def probe_cuda_driver(job: Result) -> Result:
 def probe_cudart(job: Result) -> Result:
     """One CUDA runtime by absolute path. cudaGetDeviceCount leaves its output untouched on error, so the
     count is read only when the status is 0 (field notes; CUDA Runtime API)."""
-    library = _load(job["path"])
+    try:
+        library = _load(job["path"])
+    except OSError as error:
+        return _unloadable(job["path"], error)
     result: Result = {"loaded": loaded_path(library)}
     version = ctypes.c_int(0)
     runtime_version = _function(library, "cudaRuntimeGetVersion", ctypes.c_int, ctypes.POINTER(ctypes.c_int))
     if runtime_version is None:
-        return {**result, "error": "no cudaRuntimeGetVersion symbol: not a CUDA runtime"}
+        return {**result, "error": "no cudaRuntimeGetVersion symbol: not a CUDA runtime", "failure": NOT_THE_LIBRARY}
     status = runtime_version(ctypes.byref(version))
     if status == 0:
         result["version_raw"] = version.value
@@ -306,11 +317,14 @@ def probe_cudnn(job: Result) -> Result:
     """One cuDNN by absolute path: version (by property, so neither integer encoding matters), the CUDA
     runtime it was built for, and whether a handle can be created. A front library whose sub-libraries are
     missing aborts the process on the first call (field notes): that is why this runs in a child."""
-    library = _load(job["path"])
+    try:
+        library = _load(job["path"])
+    except OSError as error:
+        return _unloadable(job["path"], error)
     result: Result = {"loaded": loaded_path(library)}
     get_version = _function(library, "cudnnGetVersion", ctypes.c_size_t)
     if get_version is None:
-        return {**result, "error": "no cudnnGetVersion symbol: not a cuDNN library"}
+        return {**result, "error": "no cudnnGetVersion symbol: not a cuDNN library", "failure": NOT_THE_LIBRARY}
     result["version_raw"] = int(get_version())
     get_property = _function(library, "cudnnGetProperty", ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_int))
     if get_property is not None:

@@ -86,7 +86,8 @@ class Child:
         finished = communicate(self.process, request, total_timeout)
         output, errors = finished.stdout, finished.stderr
         if finished.timed_out:
-            return _collect(jobs, output, f"the probe process took longer than {total_timeout:g} s and was stopped")
+            stopped = f"the probe process took longer than {total_timeout:g} s and was stopped"
+            return _collect(jobs, output, stopped, timed_out=True)
         if finished.input_error is not None:  # the child died before reading its jobs
             return _collect(jobs, output, f"the probe process failed: {finished.input_error}: {_tail(errors)}")
         problem = None
@@ -107,7 +108,9 @@ class Child:
                 stream.close()
 
 
-def _collect(jobs: Sequence[Job], output: bytes, problem: str | None) -> list[Result]:
+def _collect(jobs: Sequence[Job], output: bytes, problem: str | None, timed_out: bool = False) -> list[Result]:
+    """One result per job: its answer, or an error saying why there is none. Jobs still unanswered when the whole
+    child was stopped at its deadline were running then: they hung."""
     results: dict[int, Result] = {}
     stream = io.BytesIO(output)
     while True:
@@ -118,7 +121,11 @@ def _collect(jobs: Sequence[Job], output: bytes, problem: str | None) -> list[Re
         if isinstance(message, tuple) and len(message) == 2 and isinstance(message[0], int):
             results[message[0]] = message[1] if isinstance(message[1], dict) else {}
     missing = problem or "the probe process ended without an answer"
-    return [results.get(index, {"error": f"{_describe(job)}: {missing}"}) for index, job in enumerate(jobs)]
+    failure = HUNG if timed_out else NO_ANSWER
+    return [
+        results.get(index, {"error": f"{_describe(job)}: {missing}", "failure": failure})
+        for index, job in enumerate(jobs)
+    ]
 
 
 def _describe(job: Job) -> str:
@@ -214,6 +221,10 @@ class _Running:
 
 _MAX_OUTPUT = 1 << 20
 
+# How a job failed, in each answer's "failure" (the values of environment.Failure, which the child does not import:
+# the caller turns them into the enum).
+UNLOADABLE, CRASHED, HUNG, NOT_THE_LIBRARY, NO_ANSWER = "unloadable", "crashed", "hung", "not-the-library", "no-answer"
+
 
 def run_jobs(jobs: Sequence[Job], timeout: float) -> list[tuple[int, Result]]:
     """Run every job in its own forked process, side by side; answers in job order."""
@@ -264,6 +275,7 @@ def _answer(job: Job, status: int, result: bytes, output: bytes, timed_out: floa
     if timed_out is not None:
         return {
             "error": f"{_describe(job)}: did not answer within {timed_out:g} s and was killed",
+            "failure": HUNG,
             "output": _tail(output),
         }
     if os.WIFSIGNALED(status):
@@ -274,14 +286,24 @@ def _answer(job: Job, status: int, result: bytes, output: bytes, timed_out: floa
             name = signal.Signals(number).name
         except ValueError:
             name = f"signal {number}"
-        return {"error": f"{_describe(job)}: the process was killed by {name}", "output": _tail(output)}
+        return {
+            "error": f"{_describe(job)}: the process was killed by {name}",
+            "failure": CRASHED,
+            "output": _tail(output),
+        }
     try:
         answer = marshal.loads(result)
     except (EOFError, ValueError, TypeError):
+        # An exit with no answer: the library called exit(), or the answer could not be written. Nothing tells
+        # which, so it is no answer rather than a crash.
         code = os.WEXITSTATUS(status)
-        return {"error": f"{_describe(job)}: exited with status {code} without an answer", "output": _tail(output)}
+        return {
+            "error": f"{_describe(job)}: exited with status {code} without an answer",
+            "failure": NO_ANSWER,
+            "output": _tail(output),
+        }
     if not isinstance(answer, dict):
-        return {"error": f"{_describe(job)}: answered {answer!r}"}
+        return {"error": f"{_describe(job)}: answered {answer!r}", "failure": NO_ANSWER}
     if output.strip():
         answer.setdefault("output", _tail(output))
     return answer

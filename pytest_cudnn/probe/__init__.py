@@ -32,6 +32,7 @@ from ..environment import (
     Cudnn,
     Driver,
     Environment,
+    Failure,
     Gpu,
     Host,
     PathCheck,
@@ -113,7 +114,11 @@ def probe_environment(options: ProbeOptions | None = None, environ: Mapping[str,
             jobs += [{"kind": "resolve", "name": name} for name in names]
         if child is None:
             results = [
-                {"error": f"{job.get('path') or job.get('name') or job['kind']}: {start_failure}"} for job in jobs
+                {
+                    "error": f"{job.get('path') or job.get('name') or job['kind']}: {start_failure}",
+                    "failure": Failure.NO_ANSWER.value,
+                }
+                for job in jobs
             ]
         else:
             results = child.run(jobs, options.job_timeout, options.total_timeout)
@@ -270,6 +275,14 @@ def _failure(answer: Mapping[str, Any]) -> str | None:
     return error
 
 
+def _failure_kind(answer: Mapping[str, Any]) -> Failure | None:
+    """How the probe of one copy failed, as the child classified it (native/isolation.py)."""
+    try:
+        return Failure(answer["failure"]) if answer.get("error") else None
+    except (KeyError, ValueError):
+        return None
+
+
 def _driver(answer: Mapping[str, Any]) -> Driver:
     error = _failure(answer)
     gpus = tuple(
@@ -333,6 +346,7 @@ def _runtime(copy: Sequence[Candidate], answer: Mapping[str, Any]) -> CudaRuntim
         device_count_error=_str(answer.get("device_count_error")),
         device_count=_int(answer.get("device_count")),
         real_path=first.real_path,
+        failure=_failure_kind(answer),
     )
 
 
@@ -419,4 +433,5 @@ def _cudnn(layout: Layout, fs: FileSystem, copy: Sequence[Candidate], answer: Ma
         create_error=_str(answer.get("create_error")),
         last_error=_str(answer.get("last_error")),
         real_path=first.real_path,
+        failure=_failure_kind(answer),
     )

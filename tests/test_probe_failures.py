@@ -1,0 +1,182 @@
+"""How a probe failed, as a machine-readable kind: each answer from the isolation layer says whether the library
+could not be loaded, crashed, hung, is not the library its name says, or gave no answer at all."""
+
+from __future__ import annotations
+
+import marshal
+import os
+import signal
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from pytest_cudnn.environment import Failure, State
+from pytest_cudnn.native.isolation import Child, _answer, _collect
+from pytest_cudnn.probe import ProbeOptions, probe_environment
+
+from .simhost import Compiler, cudart_source, cudnn_source
+
+JOB = {"kind": "cudart", "path": "/opt/lib/libcudart.so.12"}
+
+
+def exited(code: int) -> int:
+    return code << 8  # a wait status as waitpid(2) gives it (WIFEXITED, WEXITSTATUS)
+
+
+def killed(number: int) -> int:
+    return number  # WIFSIGNALED, WTERMSIG
+
+
+@pytest.mark.parametrize(
+    ("status", "result", "timed_out", "failure"),
+    [
+        pytest.param(exited(0), marshal.dumps({"version_raw": 12020}), None, None, id="an answer"),
+        pytest.param(
+            exited(0), marshal.dumps({"error": "x", "failure": "unloadable"}), None, "unloadable", id="its own kind"
+        ),
+        pytest.param(killed(signal.SIGABRT), b"", None, "crashed", id="aborted"),
+        pytest.param(killed(signal.SIGSEGV), b"", None, "crashed", id="segfault"),
+        pytest.param(killed(signal.SIGKILL), b"", 2.0, "hung", id="killed at its timeout"),
+        pytest.param(exited(0), b"", 2.0, "hung", id="timed out"),
+        pytest.param(exited(0), b"", None, "no-answer", id="silent exit"),
+        pytest.param(exited(3), b"", None, "no-answer", id="exit status without an answer"),
+        pytest.param(exited(0), b"\x00garbage", None, "no-answer", id="unreadable answer"),
+        pytest.param(exited(0), marshal.dumps([1, 2]), None, "no-answer", id="not a mapping"),
+    ],
+)
+def test_a_grandchild_ending_is_classified(
+    status: int, result: bytes, timed_out: float | None, failure: str | None
+) -> None:
+    answer = _answer(JOB, status, result, b"", timed_out)
+    assert answer.get("failure") == failure
+    assert ("error" in answer) == (failure is not None)
+
+
+@pytest.mark.parametrize(
+    ("problem", "failure", "timed_out"),
+    [
+        (None, "no-answer", False),
+        ("the probe process exited with status 1: boom", "no-answer", False),
+        ("the probe process took longer than 5 s and was stopped", "hung", True),
+    ],
+)
+def test_a_job_the_child_never_answered_is_classified(problem: str | None, failure: str, timed_out: bool) -> None:
+    answered = marshal.dumps((0, {"version_raw": 12020}))
+    results = _collect([JOB, JOB], answered, problem, timed_out=timed_out)
+    assert "failure" not in results[0]
+    assert results[1]["failure"] == failure
+    assert results[1]["error"].startswith(f"{JOB['path']}: ")
+
+
+# Each builder plants one file in a folder and returns (job kind, the path to probe).
+Builder = Callable[[Path, Compiler], tuple[str, Path]]
+
+
+def corrupt(folder: Path, compiler: Compiler) -> tuple[str, Path]:
+    path = folder / "libcudart.so.12"
+    path.write_bytes(b"\x7fELF" + os.urandom(4092))
+    return "cudart", path
+
+
+def truncated(folder: Path, compiler: Compiler) -> tuple[str, Path]:
+    whole = compiler.shared_library(cudart_source(12020), "libcudart.so.12", folder / "whole.so")
+    path = folder / "libcudart.so.12"
+    path.write_bytes(whole.read_bytes()[:2000])
+    return "cudart", path
+
+
+def symlink_loop(folder: Path, compiler: Compiler) -> tuple[str, Path]:
+    path = folder / "libcudnn.so.8"
+    path.symlink_to(path)
+    return "cudnn", path
+
+
+def a_folder(folder: Path, compiler: Compiler) -> tuple[str, Path]:
+    path = folder / "libcudart.so.12"
+    path.mkdir()
+    return "cudart", path
+
+
+def another_library(folder: Path, compiler: Compiler) -> tuple[str, Path]:
+    return "cudart", compiler.shared_library("int unrelated(void) { return 0; }\n", "x", folder / "libcudart.so.12")
+
+
+def another_library_as_cudnn(folder: Path, compiler: Compiler) -> tuple[str, Path]:
+    return "cudnn", compiler.shared_library("int unrelated(void) { return 0; }\n", "x", folder / "libcudnn.so.7")
+
+
+def behaving(behaviour: str) -> Builder:
+    def build(folder: Path, compiler: Compiler) -> tuple[str, Path]:
+        path = folder / "libcudart.so.12"
+        return "cudart", compiler.shared_library(cudart_source(12020, behaviour), path.name, path)
+
+    return build
+
+
+def whole_cudnn7(folder: Path, compiler: Compiler) -> tuple[str, Path]:
+    path = folder / "libcudnn.so.7"
+    return "cudnn", compiler.shared_library(cudnn_source((7, 6, 5), 10010), path.name, path)
+
+
+@pytest.mark.parametrize(
+    ("build", "failure"),
+    [
+        pytest.param(corrupt, Failure.UNLOADABLE, id="corrupt"),
+        # The loader maps the segments the header promises, past the end of the file, and dies of SIGBUS.
+        pytest.param(truncated, Failure.CRASHED, id="truncated"),
+        pytest.param(symlink_loop, Failure.UNLOADABLE, id="symlink loop"),
+        pytest.param(a_folder, Failure.UNLOADABLE, id="a folder"),
+        pytest.param(another_library, Failure.NOT_THE_LIBRARY, id="not a runtime"),
+        pytest.param(another_library_as_cudnn, Failure.NOT_THE_LIBRARY, id="not a cudnn"),
+        pytest.param(behaving("hang"), Failure.HUNG, id="hang"),
+        pytest.param(behaving("abort"), Failure.CRASHED, id="abort"),
+        pytest.param(behaving("segfault"), Failure.CRASHED, id="segfault"),
+        pytest.param(behaving("normal"), None, id="a runtime"),
+        pytest.param(whole_cudnn7, None, id="a cudnn"),
+    ],
+)
+def test_each_way_a_library_fails_has_its_kind(
+    tmp_path: Path, compiler: Compiler, build: Builder, failure: Failure | None
+) -> None:
+    kind, path = build(tmp_path, compiler)
+    child = Child(dict(os.environ))
+    try:
+        [answer] = child.run([{"kind": kind, "path": str(path)}], job_timeout=1, total_timeout=60)
+    finally:
+        child.close()
+    assert answer.get("failure") == (failure.value if failure else None), answer
+    if failure is Failure.UNLOADABLE:
+        assert answer["error"].startswith(f"{path}: OSError: {path}")  # the loader's own words, naming the file
+
+
+def test_a_child_that_cannot_start_gives_no_answer(tmp_path: Path) -> None:
+    env = probe_environment(ProbeOptions(python=str(tmp_path / "no-python")))
+    assert env.cuda_runtimes, "this machine has a CUDA runtime (field notes): its probe must say it got no answer"
+    assert {(r.state, r.failure) for r in env.cuda_runtimes} == {(State.ERROR, Failure.NO_ANSWER)}
+
+
+def test_a_child_that_exits_at_once_gives_no_answer() -> None:
+    env = probe_environment(ProbeOptions(python="/bin/false"))
+    assert {(r.state, r.failure) for r in env.cuda_runtimes} == {(State.ERROR, Failure.NO_ANSWER)}
+
+
+def test_a_child_past_the_total_timeout_leaves_its_unanswered_jobs_hung(tmp_path: Path, compiler: Compiler) -> None:
+    _, path = behaving("hang")(tmp_path, compiler)
+    child = Child(dict(os.environ))
+    try:
+        [answer] = child.run([{"kind": "cudart", "path": str(path)}], job_timeout=600, total_timeout=1)
+    finally:
+        child.close()
+    assert answer["failure"] == "hung"
+
+
+def test_the_environment_carries_the_kind(tmp_path: Path, compiler: Compiler) -> None:
+    folder = tmp_path / "lib"
+    folder.mkdir()
+    corrupt(folder, compiler)
+    env = probe_environment(environ={"LD_LIBRARY_PATH": str(folder)})
+    [runtime] = [r for r in env.cuda_runtimes if r.path.startswith(str(folder))]
+    assert (runtime.state, runtime.failure) == (State.ERROR, Failure.UNLOADABLE)
+    healthy = [r for r in env.cuda_runtimes if not r.path.startswith(str(folder))]
+    assert all(r.failure is None for r in healthy if r.state is State.FOUND)
