@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import doctest
+from types import ModuleType
+
 import pytest
 
 from pytest_cudnn.compat import cuda, cudnn, tensorflow
@@ -71,17 +74,43 @@ def test_and_cuda_pins(version: str, cudnn_spec: str) -> None:
 @pytest.mark.parametrize(
     ("spec", "version", "meets"),
     [
-        ("==9.3.0.75", "9.3.0", True),
+        # Installed distributions (dist-info versions), compared by PEP 440 as pip compares them.
         ("==9.3.0.75", "9.3.0.75", True),
-        ("==9.3.0.75", "9.1.0", False),
-        (">=9.3.0.75,<10.0", "9.10.2", True),
-        (">=9.3.0.75,<10.0", "9.3.0", False),  # 9.3.0 < 9.3.0.75 by PEP 440: the library's patch is unknown
-        (">=9.3.0.75,<10.0", "10.0.0", False),
+        ("==9.3.0.75", "9.3.0", False),  # distribution 9.3.0 is 9.3.0.0, not 9.3.0.75
+        ("==9.3.0.75", "9.3", False),
+        ("==9.3.0.75", "9.3.0.750", False),
+        ("==9.3.0.75", "9.1.0.70", False),
+        ("==12.5.82", "12.5.82", True),
+        (">=9.3.0.75,<10.0", "9.10.2.21", True),
+        (">=9.3.0.75,<10.0", "9.3.0.75", True),
+        (">=9.3.0.75,<10.0", "9.3.0.74", False),
+        (">=9.3.0.75,<10.0", "10.0.0.1", False),
+        (">=9.3.0.75,<10.0", "10.0.0rc1", False),  # <10.0 excludes pre-releases of 10.0 (PEP 440)
+        ("<10.0,>=9.3.0.75", "9.5.1.17", True),  # the order METADATA writes from 2.20
+        ("==2.16.5", "2.16.5", True),
         ("==8.9.4.25", "garbage", False),
+        ("not a specifier", "9.3.0.75", False),
     ],
 )
 def test_wheel_pins(spec: str, version: str, meets: bool) -> None:
     assert tensorflow.in_pins(spec, version) is meets
+
+
+@pytest.mark.parametrize(
+    ("spec", "version", "meets"),
+    [
+        # A library's own three parts (cudnnGetVersion): the wheel ==9.3.0.75 holds library 9.3.0.
+        ("==9.3.0.75", "9.3.0", True),
+        ("==9.3.0.75", "9.3", False),
+        ("==9.3.0.75", "9.1.0", False),
+        ("==9.3.*", "9.4.0", False),
+        (">=9.3.0.75,<10.0", "9.3.0", False),  # 9.3.0.74 is below the range: a library alone cannot tell
+        (">=9.3.0.75,<10.0", "9.10.2", True),
+        ("==8.9.4.25", "garbage", False),
+    ],
+)
+def test_library_versions_against_wheel_pins(spec: str, version: str, meets: bool) -> None:
+    assert tensorflow.library_in_pins(spec, version) is meets
 
 
 @pytest.mark.parametrize(
@@ -247,3 +276,9 @@ def test_cudnn_floor_outside_the_tables(version: str) -> None:
 )
 def test_known_bad(version: str, capability: str, cudart: str, codes: list[str]) -> None:
     assert [row.code for row in cudnn.known_bad(version, capability, cudart)] == codes
+
+
+@pytest.mark.parametrize("module", [cuda, cudnn, tensorflow])
+def test_the_docstring_examples_hold(module: ModuleType) -> None:
+    result = doctest.testmod(module)
+    assert result.failed == 0

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from packaging.specifiers import SpecifierSet
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 __all__ = [
@@ -20,6 +20,7 @@ __all__ = [
     "accepts_cudnn",
     "and_cuda_pins",
     "in_pins",
+    "library_in_pins",
     "library_names",
     "tested_build",
 ]
@@ -214,13 +215,48 @@ def accepts_cudnn(compiled: str, loaded: str) -> bool:
 
 
 def in_pins(spec: str, version: str) -> bool:
-    """Whether a four-part wheel version (9.3.0.75) or a three-part library version (9.3.0) meets a pin."""
+    """Whether the installed distribution version ``version`` (from its dist-info, "9.3.0.75") meets the published
+    requirement ``spec`` ("==9.3.0.75"), by PEP 440 as pip decides it.
+
+    A distribution 9.3.0 does not meet ==9.3.0.75 (9.3.0 is 9.3.0.0). For the three parts a library reports about
+    itself, use :func:`library_in_pins`.
+
+    >>> in_pins("==9.3.0.75", "9.3.0.75"), in_pins("==9.3.0.75", "9.3.0"), in_pins(">=9.3.0.75,<10.0", "9.10.2.21")
+    (True, False, True)
+    """
     try:
         specifier = SpecifierSet(spec)
         candidate = Version(version)
-    except (InvalidVersion, ValueError):
+    except (InvalidVersion, InvalidSpecifier):
+        return False
+    # An installed pre-release satisfies a requirement for pip (prereleases only gate what pip picks to install).
+    return specifier.contains(candidate, prereleases=True)
+
+
+def library_in_pins(spec: str, version: str) -> bool:
+    """Whether a library's own three-part version ("9.3.0", from cudnnGetVersion) can be the wheel a pin names:
+    ==9.3.0.75 is wheel 9.3.0.75, whose library says 9.3.0. Ranges need the wheel's version (:func:`in_pins`).
+
+    >>> [library_in_pins("==9.3.0.75", version) for version in ("9.3.0", "9.3", "9.1.0")]
+    [True, False, False]
+    """
+    try:
+        specifier = SpecifierSet(spec)
+        candidate = Version(version)
+    except (InvalidVersion, InvalidSpecifier):
         return False
     if specifier.contains(candidate, prereleases=True):
         return True
-    # A library reports three parts where the wheel pin has four: 9.3.0 meets ==9.3.0.75.
-    return all(s.operator == "==" and s.version.startswith(version + ".") for s in specifier)
+    exact = [_version_or_none(s.version) for s in specifier if s.operator == "=="]
+    return (
+        len(candidate.release) == 3
+        and len(exact) == len(specifier) > 0
+        and all(pin is not None and pin.release[:3] == candidate.release for pin in exact)
+    )
+
+
+def _version_or_none(text: str) -> Version | None:
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None  # a wildcard pin ("9.3.*") is not one wheel
