@@ -13,6 +13,7 @@ from pytest_cudnn.compat.sources import SOURCES
 ROWS: list[object] = [
     *tensorflow.TESTED_BUILDS,
     *tensorflow.AND_CUDA,
+    *tensorflow.AND_CUDA_EXTRAS,
     *cuda.TOOLKIT_DRIVERS,
     *cuda.MINOR_COMPATIBILITY,
     *cuda.ARCHITECTURES,
@@ -69,6 +70,92 @@ def test_and_cuda_pins(version: str, cudnn_spec: str) -> None:
     assert pins is not None
     assert pins.cudnn == cudnn_spec
     assert tensorflow.and_cuda_pins("2.13.0") is None
+
+
+@pytest.mark.parametrize(
+    ("version", "python", "command", "left_out"),
+    [
+        ("2.14.1", "3.10.12", "pip install 'tensorflow[and-cuda]==2.14.1'", ()),
+        # tensorrt==8.5.3.1 has no distribution for 3.11: name the nvidia pins one by one.
+        (
+            "2.14.1",
+            "3.11.9",
+            "pip install 'nvidia-cuda-runtime-cu11==11.8.89' 'nvidia-cublas-cu11==11.11.3.6' ",
+            ("tensorrt==8.5.3.1",),
+        ),
+        ("2.14.0", "3.11", "pip install 'nvidia-cuda-runtime-cu11==11.8.89' ", ("tensorrt==8.5.3.1",)),
+        # 2.15.0's extra installs nowhere; 2.15.0.post1 dropped the tensorrt pins.
+        (
+            "2.15.0",
+            "3.9",
+            "pip install 'nvidia-cublas-cu12==12.2.5.6' ",
+            ("tensorrt==8.6.1.post1", "tensorrt-bindings==8.6.1", "tensorrt-libs==8.6.1"),
+        ),
+        ("2.15.0.post1", "3.11", "pip install 'tensorflow[and-cuda]==2.15.0.post1'", ()),
+        ("2.16.2", "3.12", "pip install 'tensorflow[and-cuda]==2.16.2'", ()),
+        ("2.20.0", "3.13", "pip install 'tensorflow[and-cuda]==2.20.0'", ()),
+        ("2.21.0", "3.10", "pip install 'tensorflow[and-cuda]==2.21.0'", ()),
+    ],
+)
+def test_and_cuda_remedy_installs_on_this_python(
+    version: str, python: str, command: str, left_out: tuple[str, ...]
+) -> None:
+    remedy = tensorflow.and_cuda_remedy(version, python)
+    assert remedy is not None
+    assert remedy.command.startswith(command)
+    assert remedy.uses_extra is (not left_out)
+    assert remedy.left_out == left_out
+    assert "tensorrt" not in remedy.command
+
+
+@pytest.mark.parametrize(
+    ("version", "python"),
+    [
+        ("2.14.1", "3.12"),  # no tensorflow 2.14 wheel for 3.12
+        ("2.19.0", "3.13"),
+        ("2.20.0", "3.14"),
+        ("2.21.0", "3.9"),
+        ("2.13.0", "3.10"),  # no extra before 2.14
+        ("2.19.2", "3.12"),  # not a release: nothing to install
+        ("2.18.0", "three"),
+    ],
+)
+def test_and_cuda_remedy_without_an_installable_answer(version: str, python: str) -> None:
+    assert tensorflow.and_cuda_remedy(version, python) is None
+
+
+def test_the_extra_table_covers_every_release_from_2_14_once() -> None:
+    releases = [release for row in tensorflow.AND_CUDA_EXTRAS for release in row.releases]
+    assert len(releases) == len(set(releases)) == 15
+    for row in tensorflow.AND_CUDA_EXTRAS:
+        assert set(row.extra_pythons) <= set(row.pythons)
+        # The series summary (and_cuda_pins) agrees with the full extra.
+        pins = tensorflow.and_cuda_pins(row.releases[0])
+        assert pins is not None
+        assert tensorflow.pin_for(row.releases[0], "cudnn") == tensorflow.Pin("cudnn", pins.cudnn_package, pins.cudnn)
+        assert tensorflow.pin_for(row.releases[0], "cudart") == tensorflow.Pin(
+            "cudart", pins.runtime_package, pins.runtime
+        )
+
+
+@pytest.mark.parametrize(
+    ("version", "component", "requirement"),
+    [
+        ("2.14.1", "cudnn", "nvidia-cudnn-cu11==8.7.0.84"),
+        ("2.14.1", "cublas", "nvidia-cublas-cu11==11.11.3.6"),
+        ("2.14.1", "nvrtc", None),  # 2.14's extra pins no NVRTC, which its cuDNN 8.7 loads
+        ("2.15.1", "nvrtc", "nvidia-cuda-nvrtc-cu12==12.2.140"),
+        ("2.19.0", "nccl", "nvidia-nccl-cu12==2.23.4"),
+        ("2.18.1", "nccl", "nvidia-nccl-cu12==2.21.5"),
+        ("2.21.0", "cudnn", "nvidia-cudnn-cu12>=9.3.0.75,<10.0"),
+        ("2.19.2", "cudnn", "nvidia-cudnn-cu12==9.3.0.75"),  # an unlisted patch: its series agrees
+        ("2.15.2", "cudnn", None),  # 2.15.0 and 2.15.1 published different extras
+        ("2.13.0", "cudnn", None),
+    ],
+)
+def test_pinned_package_per_component(version: str, component: str, requirement: str | None) -> None:
+    pin = tensorflow.pin_for(version, component)
+    assert (pin.requirement if pin else None) == requirement
 
 
 @pytest.mark.parametrize(

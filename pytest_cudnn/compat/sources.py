@@ -20,7 +20,18 @@ SOURCES: dict[str, str] = {
     ),
     "tf-and-cuda": (
         "Requires-Dist ...; extra == 'and-cuda' in the METADATA of the tensorflow wheels on PyPI "
-        "(cp311 manylinux x86_64, releases 2.14.0 to 2.21.0), written from tensorflow/tools/pip_package/setup.py"
+        "(cp310 manylinux x86_64, releases 2.14.0 to 2.21.0, read through pip's installation report), written from "
+        "tensorflow/tools/pip_package/setup.py"
+    ),
+    "tf-and-cuda-pythons": (
+        "The Requires-Dist ...; extra == 'and-cuda' lines of each tensorflow wheel from 2.14.0 to 2.21.0, and which "
+        "Pythons the extra installs on: pip 26.3 'pip install --dry-run --only-binary=:all: --python-version 3.X "
+        "--platform manylinux_2_17_x86_64 ... manylinux_2_35_x86_64 tensorflow[and-cuda]==V' against PyPI for "
+        "CPython 3.9 to 3.14, 2026-11-22. Failures: 2.14.x on 3.11 'No matching distribution found for "
+        "tensorrt==8.5.3.1'; 2.15.0 on 3.9-3.11 'tensorrt==8.6.1.post1 (from versions: 8.5.1.7, 8.5.2.2, 8.5.3.1, "
+        "8.6.0, 10.0.0b6)' and 'tensorrt-libs==8.6.1 (from versions: none)'; elsewhere 'No matching distribution "
+        "found for tensorflow==V' (no wheel for that Python). The nvidia-* pins alone, with tensorflow==V, resolve "
+        "for 2.14.0/2.14.1 on 3.11 and 2.15.0 on 3.9-3.11"
     ),
     "tf-windows-gpu-end": (
         "https://www.tensorflow.org/install/source_windows#gpu: 'GPU support on native-Windows is only available "
