@@ -59,6 +59,20 @@ class Compiler:
         shutil.copyfile(built, destination)
         return destination
 
+    def link_against(self, sonames: Sequence[str]) -> list[str]:
+        """gcc flags that make a library need (DT_NEEDED) each of ``sonames``: empty stand-ins with those sonames
+        are built in a folder of the cache, which only the link sees."""
+        if not sonames:
+            return []
+        folder = self.cache / "needed"
+        for soname in sonames:
+            self.shared_library(f"int {_c_identifier(soname)} = 1;\n", soname, folder / soname, libs=())
+        return ["-Wl,--no-as-needed", f"-L{folder}", *(f"-l:{soname}" for soname in sonames)]
+
+
+def _c_identifier(text: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in text)
+
 
 def _c_string(text: str) -> str:
     return json.dumps(text)  # a JSON string literal is a valid C string literal for ASCII text
@@ -246,7 +260,9 @@ def cudnn_encoded(major: int, minor: int, patch: int) -> int:
 
 def cudnn_source(version: tuple[int, int, int], cudart_version: int) -> str:
     """libcudnn front library stand-in. A split release (8, 9) loads its first sub-library from its own
-    folder on the first call and aborts, as the real one does, when that fails."""
+    folder on the first call and aborts, as the real one does, when that fails. A sub-library that exports
+    ``cudnn_sublibrary_init`` is then initialised, and a failure of that (see :func:`cudnn_sublibrary_source`)
+    aborts the same way, with the same message."""
     major, minor, patch = version
     first = {8: "libcudnn_ops_infer.so.8", 9: "libcudnn_graph.so.9"}.get(major)
     not_initialized = 1001 if major >= 9 else 1
@@ -267,8 +283,14 @@ def cudnn_source(version: tuple[int, int, int], cudart_version: int) -> str:
               snprintf(path, sizeof path, "%s", info.dli_fname);
               char folder[PATH_MAX]; snprintf(folder, sizeof folder, "%s", dirname(path));
               char sibling[PATH_MAX]; snprintf(sibling, sizeof sibling, "%s/{first}", folder);
-              if (!dlopen(sibling, RTLD_NOW)) {{
+              void *handle = dlopen(sibling, RTLD_NOW);
+              if (!handle) {{
                 fprintf(stderr, "Could not load library {first}. Error: %s\\n", dlerror());
+                abort(); }}
+              const char *(*init)(void) = (const char *(*)(void))dlsym(handle, "cudnn_sublibrary_init");
+              const char *error = init ? init() : 0;
+              if (error) {{
+                fprintf(stderr, "Could not load library {first}. Error: %s\\n", error);
                 abort(); }}
               done = 1; }}
             """
@@ -315,6 +337,19 @@ def cudnn_source(version: tuple[int, int, int], cudart_version: int) -> str:
             """
         )
     )
+
+
+def cudnn_sublibrary_source(part: str, needs: str | None = None) -> str:
+    """A cuDNN sub-library stand-in. ``needs``: a library it dlopens when the front library initialises it, as
+    cuDNN 8's sub-libraries load libnvrtc lazily; when that fails it hands dlerror(3) back and the front library
+    prints, as cuDNN 8.7.0.84 does, "Could not load library libcudnn_ops_infer.so.8. Error: libnvrtc.so: cannot
+    open shared object file: No such file or directory", then aborts."""
+    source = f"int cudnn_{part}_present = 1;\n"
+    if needs:
+        source = "#include <dlfcn.h>\n" + source
+        load = f"dlopen({_c_string(needs)}, RTLD_NOW)"
+        source += f"const char *cudnn_sublibrary_init(void) {{ return {load} ? 0 : dlerror(); }}\n"
+    return source
 
 
 TF_BUILD_INFO_DIR = Path(__file__).parent / "data" / "build_info"
@@ -386,12 +421,19 @@ class SimHost:
         cudart_version: int,
         siblings: bool | Sequence[str] = True,
         header: bool = False,
+        sublibrary_needs: str | None = None,
+        needs: Sequence[str] = (),
     ) -> Path:
+        """A cuDNN front library and its sub-libraries. ``sublibrary_needs``: a library its first sub-library
+        dlopens when initialised (absent from the host unless planted: the cuDNN 8 / libnvrtc case).
+        ``needs``: libraries the front library itself is linked against (DT_NEEDED) that are not planted, so the
+        loader refuses it with "libfoo.so.1: cannot open shared object file"."""
         major = version[0]
         where = self.folder(str(folder)) if not Path(folder).is_absolute() else Path(folder)
         soname = f"libcudnn.so.{major}"
         full = f"{soname}.{version[1]}.{version[2]}"
-        target = self.compiler.shared_library(cudnn_source(version, cudart_version), soname, where / full)
+        libs = [*self.compiler.link_against(needs), "-ldl"]
+        target = self.compiler.shared_library(cudnn_source(version, cudart_version), soname, where / full, libs)
         link = where / soname
         if not link.exists():
             link.symlink_to(target.name)
@@ -404,7 +446,9 @@ class SimHost:
             wanted = siblings
         for part in wanted:
             name = f"libcudnn_{part}.so.{major}"
-            self.compiler.shared_library(f"int cudnn_{part}_present = 1;\n", name, where / name, libs=())
+            needed = sublibrary_needs if part == parts[0] else None
+            source = cudnn_sublibrary_source(part, needed)
+            self.compiler.shared_library(source, name, where / name, libs=("-ldl",) if needed else ())
         if header:
             include = where.parent / "include"
             include.mkdir(parents=True, exist_ok=True)

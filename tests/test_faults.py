@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from typing import Any
 
 import pytest
 
 from pytest_cudnn.probe.discovery import FAMILIES, Layout, RealFileSystem, find_candidates
 
-from .simhost import SimGpu, SimHost
+from .simhost import Compiler, SimGpu, SimHost
 from .test_simulated_hosts import planted
 
 
@@ -123,3 +125,56 @@ def test_a_child_interpreter_that_cannot_start_is_an_error_not_a_crash(tmp_path:
     assert env.driver.state.value == "error"
     assert env.driver.reason is not None
     assert f"cannot start {tmp_path / 'no-python'}" in env.driver.reason
+
+
+def loader_finds(name: str) -> bool:
+    """Whether a plain dlopen of ``name`` succeeds on this machine (asked in a child: nothing loads here)."""
+    code = f"import ctypes, sys\ntry:\n    ctypes.CDLL({name!r})\nexcept OSError:\n    sys.exit(1)\n"
+    return subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+CUDNN_87_MESSAGE = (
+    "Could not load library libcudnn_ops_infer.so.8. Error: libnvrtc.so: cannot open shared object file: "
+    "No such file or directory"
+)
+
+
+@pytest.mark.skipif(loader_finds("libnvrtc.so"), reason="this machine has a libnvrtc.so the loader finds")
+def test_a_cudnn_whose_sub_library_cannot_load_its_dependency_names_the_dependency(host: SimHost) -> None:
+    # cuDNN 8.7.0.84, as TensorFlow 2.14 pins it, without the CUDA toolkit's NVRTC: the sub-library is there,
+    # the library it loads is not, and the process aborts.
+    host.add_driver([SimGpu()])
+    folder = host.folder("opt/cudnn-8.7/lib")
+    host.add_cudnn(folder, (8, 7, 0), cudart_version=11080, sublibrary_needs="libnvrtc.so")
+    host.ld_library_path.append(str(folder))
+    _, report = host.doctor_json()
+    [cudnn] = planted(report["environment"]["cudnns"], host)
+    assert (cudnn["state"], cudnn["failure"]) == ("error", "crashed")
+    assert cudnn["missing_dependencies"] == ["libnvrtc.so"]  # the dependency, not the sub-library that exists
+    assert cudnn["siblings_missing"] == []
+    assert CUDNN_87_MESSAGE in cudnn["reason"]
+    assert "killed by SIGABRT" in cudnn["reason"]
+    assert "cudnn-dependency-missing" in {f["code"] for f in report["findings"]}
+
+
+def test_the_same_cudnn_with_its_dependency_on_the_loader_path_loads(host: SimHost, compiler: Compiler) -> None:
+    host.add_driver([SimGpu()])
+    folder = host.folder("opt/cudnn-8.7/lib")
+    host.add_cudnn(folder, (8, 7, 0), cudart_version=11080, sublibrary_needs="libnvrtc.so")
+    compiler.shared_library("int nvrtc_present = 1;\n", "libnvrtc.so", folder / "libnvrtc.so", libs=())
+    host.ld_library_path.append(str(folder))
+    _, report = host.doctor_json()
+    [cudnn] = planted(report["environment"]["cudnns"], host)
+    assert (cudnn["state"], cudnn["failure"], cudnn["version"]) == ("found", None, "8.7.0")
+    assert cudnn["missing_dependencies"] == []
+
+
+def test_a_cudnn_whose_own_dependency_is_missing_cannot_be_loaded_and_names_it(host: SimHost) -> None:
+    folder = host.folder("opt/cudnn/lib")
+    host.add_cudnn(folder, (9, 1, 0), cudart_version=12030, needs=["libpytest_cudnn_absent.so.1"])
+    host.ld_library_path.append(str(folder))
+    _, report = host.doctor_json()
+    [cudnn] = planted(report["environment"]["cudnns"], host)
+    assert (cudnn["state"], cudnn["failure"]) == ("error", "unloadable")
+    assert cudnn["missing_dependencies"] == ["libpytest_cudnn_absent.so.1"]
+    assert "libpytest_cudnn_absent.so.1: cannot open shared object file" in cudnn["reason"]

@@ -180,3 +180,64 @@ def test_the_environment_carries_the_kind(tmp_path: Path, compiler: Compiler) ->
     assert (runtime.state, runtime.failure) == (State.ERROR, Failure.UNLOADABLE)
     healthy = [r for r in env.cuda_runtimes if not r.path.startswith(str(folder))]
     assert all(r.failure is None for r in healthy if r.state is State.FOUND)
+
+
+@pytest.mark.parametrize(
+    ("text", "own", "missing"),
+    [
+        pytest.param(
+            "Could not load library libcudnn_ops_infer.so.8. Error: libnvrtc.so: cannot open shared object file: "
+            "No such file or directory\n",
+            (),
+            ["libnvrtc.so"],
+            id="cuDNN 8.7 names the dependency of its sub-library",
+        ),
+        pytest.param(
+            "libcublasLt.so.11: cannot open shared object file: No such file or directory",
+            ("libcudnn.so.8",),
+            ["libcublasLt.so.11"],
+            id="dlerror for a front library's own DT_NEEDED",
+        ),
+        pytest.param(
+            "Could not load library libcudnn_graph.so.9. Error: /opt/lib/libcudnn_graph.so.9: cannot open shared "
+            "object file: No such file or directory",
+            (),
+            ["libcudnn_graph.so.9"],
+            id="a path is reduced to its file name",
+        ),
+        pytest.param(
+            "/opt/my libs/libcudnn.so.8: cannot open shared object file: Too many levels of symbolic links",
+            ("libcudnn.so.8",),
+            [],
+            id="the library itself is not its own dependency",
+        ),
+        pytest.param(
+            "a.so.1: cannot open shared object file: No such file or directory\n"
+            "b.so.2: cannot open shared object file: No such file or directory\n"
+            "a.so.1: cannot open shared object file: No such file or directory",
+            (),
+            ["a.so.1", "b.so.2"],
+            id="each once, in order",
+        ),
+        pytest.param("/opt/lib/libcudart.so.12: invalid ELF header", (), [], id="a damaged file names nothing"),
+        pytest.param("Invalid handle. Cannot load symbol cudnnCreate", (), [], id="cuDNN 9's missing symbol"),
+        pytest.param(": cannot open shared object file", (), [], id="no name at all"),
+        pytest.param("", (), [], id="silence"),
+    ],
+)
+def test_missing_libraries_are_read_from_what_the_loader_and_the_library_said(
+    text: str, own: tuple[str, ...], missing: list[str]
+) -> None:
+    from pytest_cudnn.native.calls import missing_libraries
+
+    assert missing_libraries(text, own) == missing
+
+
+def test_a_crash_keeps_the_dependency_named_anywhere_in_what_was_printed() -> None:
+    # The error keeps only the tail of the output; the name is read from all of it.
+    output = b"Could not load library libcudnn_ops_infer.so.8. Error: libnvrtc.so: cannot open shared object file\n"
+    answer = _answer(
+        {"kind": "cudnn", "path": "/opt/libcudnn.so.8"}, killed(signal.SIGABRT), b"", output + b"x" * 5000, None
+    )
+    assert answer["missing"] == ["libnvrtc.so"]
+    assert "libnvrtc.so" not in answer["output"]

@@ -124,6 +124,7 @@ def test_incomplete_cudnn_aborts_only_its_own_probe(host: SimHost) -> None:
     assert "killed by SIGABRT" in cudnn["reason"]
     assert "Could not load library libcudnn_graph.so.9" in cudnn["reason"]
     assert cudnn["siblings_missing"][0] == "libcudnn_graph.so.9"
+    assert cudnn["missing_dependencies"] == []  # its own sub-libraries are siblings_missing, not dependencies
     # The version still comes from a file that was read, and says which.
     assert cudnn["version"] == "9.1.0"
     assert cudnn["version_source"] == str(broken.parent / "include" / "cudnn_version.h")

@@ -11,11 +11,11 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from .isolation import NOT_THE_LIBRARY, UNLOADABLE
 
-__all__ = ["JOBS", "loaded_path"]
+__all__ = ["JOBS", "loaded_path", "missing_libraries"]
 
 TYPE_CHECKING = False  # as in isolation.py: the child does not import typing
 if TYPE_CHECKING:
@@ -66,7 +66,47 @@ def _load(path: str) -> ctypes.CDLL:
 def _unloadable(path: str, error: OSError) -> Result:
     """dlopen refused the file: a damaged or foreign file, a link loop, no permission, a dependency it cannot
     find. ctypes' OSError carries dlerror(3), the loader's own words, which name the file at fault."""
-    return {"error": f"{path}: OSError: {error}", "failure": UNLOADABLE}
+    result: Result = {"error": f"{path}: OSError: {error}", "failure": UNLOADABLE}
+    missing = missing_libraries(str(error), own_names(path))
+    if missing:
+        result["missing"] = missing
+    return result
+
+
+# glibc's loader says "<name>: cannot open shared object file: <reason>" for a library it could not open
+# (elf/dl-load.c, _dl_map_object); cuDNN 8 repeats it when a sub-library's dependency fails: "Could not load
+# library libcudnn_ops_infer.so.8. Error: libnvrtc.so: cannot open shared object file: No such file or directory".
+_CANNOT_OPEN = ": cannot open shared object file"
+
+
+def missing_libraries(text: str, own: Sequence[str] = ()) -> list[str]:
+    """The libraries ``text`` (dlerror(3), or what a library printed) says could not be opened, by file name,
+    once each, in order; names in ``own`` (the library probed, which may itself be the file at fault) are left
+    out. String scanning only: the child does not import re.
+
+    >>> missing_libraries("Could not load library libcudnn_ops_infer.so.8. Error: libnvrtc.so: cannot open "
+    ...                   "shared object file: No such file or directory")
+    ['libnvrtc.so']
+    """
+    names: list[str] = []
+    at = text.find(_CANNOT_OPEN)
+    while at >= 0:
+        head = text[:at]
+        start = max(head.rfind(separator) for separator in " \t\n'\"") + 1
+        name = head[start:].rsplit("/", 1)[-1]
+        if name and name not in own and name not in names:
+            names.append(name)
+        at = text.find(_CANNOT_OPEN, at + len(_CANNOT_OPEN))
+    return names
+
+
+def own_names(path: str) -> tuple[str, ...]:
+    """The file names a library answers to: its own, and the one its links end at."""
+    try:
+        real = os.path.realpath(path)
+    except (OSError, ValueError):
+        real = path
+    return (os.path.basename(path), os.path.basename(real))
 
 
 def _function(library: ctypes.CDLL, name: str, restype: Any, *argtypes: Any) -> Callable[..., Any] | None:

@@ -272,6 +272,22 @@ def _run_here(job: Job) -> Result:
 
 
 def _answer(job: Job, status: int, result: bytes, output: bytes, timed_out: float | None) -> Result:
+    answer = _ending(job, status, result, output, timed_out)
+    if output and job.get("path"):
+        # What the library printed may name a dependency it could not load (cuDNN 8 prints dlerror before it
+        # aborts): read all of it, not only the tail that is kept.
+        from .calls import missing_libraries, own_names
+
+        said = missing_libraries(output.decode("utf-8", "replace"), own_names(job["path"]))
+        known = answer.get("missing")
+        known = known if isinstance(known, list) else []
+        merged = known + [name for name in said if name not in known]
+        if merged:
+            answer["missing"] = merged
+    return answer
+
+
+def _ending(job: Job, status: int, result: bytes, output: bytes, timed_out: float | None) -> Result:
     if timed_out is not None:
         return {
             "error": f"{_describe(job)}: did not answer within {timed_out:g} s and was killed",

@@ -255,6 +255,10 @@ def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _strings(value: Any) -> list[str]:
+    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
+
+
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
@@ -434,4 +438,6 @@ def _cudnn(layout: Layout, fs: FileSystem, copy: Sequence[Candidate], answer: Ma
         last_error=_str(answer.get("last_error")),
         real_path=first.real_path,
         failure=_failure_kind(answer),
+        # Its own sub-libraries, absent from its folder, are siblings_missing: one cause, one field.
+        missing_dependencies=tuple(name for name in _strings(answer.get("missing")) if name not in missing),
     )
