@@ -4,12 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from pytest_cudnn.probe.discovery import note_unreadable
+
 
 class FakeFileSystem:
-    """``files`` are full paths; ``links`` map a path to the path it points at."""
+    """``files`` are full paths; ``links`` map a path to the path it points at; ``errors`` map a folder to the
+    OSError listing it raises (a PermissionError for a folder root cannot be denied, say)."""
 
-    def __init__(self, files: Iterable[str], links: Mapping[str, str] | None = None, windows: bool = False) -> None:
+    def __init__(
+        self,
+        files: Iterable[str],
+        links: Mapping[str, str] | None = None,
+        windows: bool = False,
+        errors: Mapping[str, OSError] | None = None,
+    ) -> None:
         self.windows = windows
+        self.unreadable: dict[str, str] = {}
+        self.errors = {self._key(k): v for k, v in (errors or {}).items()}
         self.links = {self._key(k): v for k, v in (links or {}).items()}
         self.folders: dict[str, list[str]] = {}
         for path in [*files, *(links or {})]:
@@ -29,6 +40,10 @@ class FakeFileSystem:
         return folder.replace("/", "\\").rstrip("\\").lower() if self.windows else folder.rstrip("/")
 
     def listdir(self, folder: str) -> Sequence[str] | None:
+        error = self.errors.get(self._key(folder))
+        if error is not None:
+            note_unreadable(self.unreadable, folder, error)
+            return None
         return self.folders.get(self._key(folder))
 
     def realpath(self, path: str) -> str:

@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
+import errno
+
+import pytest
+
 from pytest_cudnn.environment import Via
-from pytest_cudnn.probe.discovery import FAMILIES, Layout, find_candidates, parse_ldconfig, relative_path_entries
+from pytest_cudnn.probe.discovery import (
+    FAMILIES,
+    Layout,
+    find_candidates,
+    note_unreadable,
+    parse_ldconfig,
+    relative_path_entries,
+)
 
 from .fakefs import FakeFileSystem
 
@@ -113,6 +124,70 @@ def test_relative_and_empty_ld_library_path_entries_are_reported_and_never_searc
     layout = linux({"LD_LIBRARY_PATH": "lib::/abs:"})
     assert relative_path_entries(layout) == ["lib", "", ""]
     assert [c.path for c in find_candidates(layout, CUDNN, fs)] == ["/abs/libcudnn.so.8"]
+
+
+# Folders that cannot be listed ---------------------------------------------------------------------
+
+DENIED = PermissionError(errno.EACCES, "Permission denied")
+LOOP = OSError(errno.ELOOP, "Too many levels of symbolic links")
+
+
+def test_every_folder_the_search_needs_but_cannot_list_is_recorded_with_the_reason() -> None:
+    wheel = "/venv/site-packages/nvidia/cudnn/lib"
+    fs = FakeFileSystem(
+        ["/ok/libcudnn.so.8", "/locked/libcudnn.so.8", f"{wheel}/libcudnn.so.9", "/ldc/libcudnn.so.8"],
+        errors={
+            "/locked": DENIED,
+            "/loop": LOOP,
+            "/usr/lib/x86_64-linux-gnu": DENIED,  # a default folder
+            "/ldc": DENIED,  # a folder the ldconfig cache names
+            "/cuda": DENIED,  # CUDA_HOME itself
+            wheel: PermissionError(errno.EACCES, "Permission denied"),
+        },
+    )
+    layout = linux(
+        {"LD_LIBRARY_PATH": "/ok:/locked:/loop:/missing", "CUDA_HOME": "/cuda"},
+        ldconfig=(("libcudnn.so.8", "/ldc/libcudnn.so.8"),),
+        site_dirs=("/venv/site-packages",),
+    )
+    candidates = find_candidates(layout, CUDNN, fs)
+    assert [c.path for c in candidates] == ["/ok/libcudnn.so.8"]
+    assert fs.unreadable == {
+        "/locked": "Permission denied",
+        "/loop": "Too many levels of symbolic links",
+        "/usr/lib/x86_64-linux-gnu": "Permission denied",
+        "/ldc": "Permission denied",
+        "/cuda": "Permission denied",
+        wheel: "Permission denied",
+    }
+
+
+def test_an_unreadable_folder_is_recorded_once_and_hides_the_folders_below_it() -> None:
+    fs = FakeFileSystem(
+        ["/cuda/lib64/libcudart.so.12"],
+        errors={"/cuda": DENIED, "/cuda/lib64": DENIED, "/opt/x": DENIED},
+    )
+    layout = linux({"LD_LIBRARY_PATH": "/opt/x:/opt/x/", "CUDA_HOME": "/cuda"})
+    find_candidates(layout, CUDNN, fs)
+    find_candidates(layout, CUDART, fs)  # a second search over the same folders
+    assert fs.unreadable == {"/opt/x": "Permission denied", "/cuda": "Permission denied"}
+
+
+@pytest.mark.parametrize(
+    ("error", "recorded"),
+    [
+        (PermissionError(errno.EACCES, "Permission denied"), "Permission denied"),
+        (PermissionError(errno.EPERM, "Operation not permitted"), "Operation not permitted"),
+        (OSError(errno.ELOOP, "Too many levels of symbolic links"), "Too many levels of symbolic links"),
+        (OSError(errno.EIO, "Input/output error"), "Input/output error"),
+        (FileNotFoundError(errno.ENOENT, "No such file or directory"), None),
+        (NotADirectoryError(errno.ENOTDIR, "Not a directory"), None),
+    ],
+)
+def test_only_a_folder_that_is_there_but_cannot_be_listed_is_unreadable(error: OSError, recorded: str | None) -> None:
+    unreadable: dict[str, str] = {}
+    note_unreadable(unreadable, "/opt/lib/", error)
+    assert unreadable == ({"/opt/lib": recorded} if recorded else {})
 
 
 # Windows ------------------------------------------------------------------------------------------

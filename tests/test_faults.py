@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from pytest_cudnn.environment import Unreadable
+from pytest_cudnn.probe import probe_environment
 from pytest_cudnn.probe.discovery import FAMILIES, Layout, RealFileSystem, find_candidates
 
 from .simhost import Compiler, SimGpu, SimHost
@@ -103,8 +105,13 @@ def test_unreadable_folders_are_skipped_and_unreadable_libraries_are_errors(
 
     monkeypatch.setattr(os, "listdir", listdir)
     layout = Layout(system="Linux", variables={"LD_LIBRARY_PATH": str(locked)})
-    assert RealFileSystem().listdir(str(locked)) is None
-    assert find_candidates(layout, FAMILIES["cudart"], RealFileSystem()) == []
+    fs = RealFileSystem()
+    assert fs.listdir(str(locked)) is None
+    assert find_candidates(layout, FAMILIES["cudart"], fs) == []
+    assert fs.unreadable == {str(locked): "Permission denied"}
+    # The probe says so: copies there are unknown, not absent.
+    env = probe_environment(environ={"LD_LIBRARY_PATH": f"{locked}:{locked}/"})
+    assert env.unreadable == (Unreadable(str(locked), "Permission denied"),)
 
 
 def test_a_library_that_cannot_be_opened_is_an_error_naming_it(host: SimHost) -> None:

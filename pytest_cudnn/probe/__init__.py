@@ -39,6 +39,7 @@ from ..environment import (
     Resolution,
     State,
     TensorFlow,
+    Unreadable,
     by_file,
     soname_order,
 )
@@ -98,7 +99,7 @@ def probe_environment(options: ProbeOptions | None = None, environ: Mapping[str,
     try:
         layout = gather_layout(environ)
         fs = RealFileSystem()
-        tensorflow = probe_tensorflow(layout, [p for p in sys.path if os.path.isabs(p)])
+        tensorflow = probe_tensorflow(layout, [p for p in sys.path if os.path.isabs(p)], fs)
         cudart_candidates = find_candidates(layout, FAMILIES["cudart"], fs)
         cudnn_candidates = find_candidates(layout, FAMILIES["cudnn"], fs)
         cudart_copies = by_file(cudart_candidates)
@@ -170,6 +171,7 @@ def probe_environment(options: ProbeOptions | None = None, environ: Mapping[str,
             for name, value in layout.variables.items()
             if name in INSTALL_VARIABLES
         ),
+        unreadable=tuple(Unreadable(path, reason) for path, reason in fs.unreadable.items()),
     )
 
 

@@ -19,6 +19,7 @@ reads those variables. Copies found only there get ``loader_rank=None``: present
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -35,22 +36,48 @@ __all__ = [
     "RealFileSystem",
     "find_candidates",
     "loader_order",
+    "note_unreadable",
     "parse_ldconfig",
 ]
 
 
 class FileSystem(Protocol):
+    #: Folders that exist but could not be listed, with the operating system's reason, in the order met: copies
+    #: in them are unknown, not absent. Filled by :meth:`listdir` through :func:`note_unreadable`.
+    unreadable: dict[str, str]
+
     def listdir(self, folder: str) -> Sequence[str] | None:
         """File names in ``folder``, or None when it is missing, not a folder or unreadable."""
 
     def realpath(self, path: str) -> str: ...
 
 
+# A folder that is not there, or not a folder, is simply absent: the loader skips it without a word too.
+_ABSENT = (errno.ENOENT, errno.ENOTDIR)
+
+
+def note_unreadable(unreadable: dict[str, str], folder: str, error: OSError) -> None:
+    """Record ``folder`` as unreadable when ``error`` says it exists but cannot be listed (permission, a link
+    loop, an I/O error). Once a folder is recorded, folders below it are not: they fail for its reason."""
+    if error.errno in _ABSENT:
+        return
+    key = folder.rstrip("/\\") or folder
+    if key in unreadable or any(key.startswith(known + sep) for known in unreadable for sep in "/\\"):
+        return
+    unreadable[key] = error.strerror or str(error)
+
+
 class RealFileSystem:
+    def __init__(self) -> None:
+        self.unreadable: dict[str, str] = {}
+
     def listdir(self, folder: str) -> Sequence[str] | None:
         try:
             return os.listdir(folder)
-        except (OSError, ValueError):
+        except OSError as error:
+            note_unreadable(self.unreadable, folder, error)
+            return None
+        except ValueError:  # a NUL in the name
             return None
 
     def realpath(self, path: str) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 from ..compat.tensorflow import library_names
 from ..environment import State, TensorFlow
 from ..versions import InvalidVersionValue, tensorflow_version_field
-from .discovery import Layout, RealFileSystem, wheel_library_dirs
+from .discovery import FileSystem, Layout, RealFileSystem, wheel_library_dirs
 
 __all__ = ["BuildInfo", "InvalidBuildInfo", "parse_build_info", "probe_tensorflow"]
 
@@ -100,8 +100,10 @@ def _string_keys(value: Any, filename: str) -> dict[str, Any]:
     return value
 
 
-def probe_tensorflow(layout: Layout, search_path: Sequence[str]) -> TensorFlow:
-    """Locate the ``tensorflow`` package on ``search_path`` (normally sys.path) and read its build facts."""
+def probe_tensorflow(layout: Layout, search_path: Sequence[str], fs: FileSystem | None = None) -> TensorFlow:
+    """Locate the ``tensorflow`` package on ``search_path`` (normally sys.path) and read its build facts. ``fs``
+    lists its site folder and the wheel folders beside it (and records those it cannot list)."""
+    fs = fs or RealFileSystem()
     try:
         spec = importlib.machinery.PathFinder.find_spec("tensorflow", [p for p in search_path if p])
     except (ImportError, OSError, ValueError):
@@ -110,8 +112,8 @@ def probe_tensorflow(layout: Layout, search_path: Sequence[str]) -> TensorFlow:
         return TensorFlow.not_read("no 'tensorflow' package on the Python path")
     location = os.path.abspath(next(iter(spec.submodule_search_locations)))
     site = os.path.dirname(location)
-    distribution, version = _distribution(site)
-    library_dirs = tuple(wheel_library_dirs(layout, [site]))
+    distribution, version = _distribution(site, fs)
+    library_dirs = tuple(wheel_library_dirs(layout, [site], fs))
     build_info_path = os.path.join(location, "python", "platform", "build_info.py")
     known = {
         "distribution": distribution,
@@ -186,9 +188,9 @@ def _text(value: Any) -> str | None:
     return str(value)
 
 
-def _distribution(site: str) -> tuple[str | None, str | None]:
+def _distribution(site: str, fs: FileSystem) -> tuple[str | None, str | None]:
     """The installed distribution that owns ``site/tensorflow``, from its .dist-info / .egg-info metadata."""
-    entries = RealFileSystem().listdir(site) or ()
+    entries = fs.listdir(site) or ()
     for entry in sorted(entries):
         stem, _, suffix = entry.rpartition(".")
         if suffix not in ("dist-info", "egg-info") or not stem.lower().startswith(_PROVIDER_PREFIXES):
