@@ -7,7 +7,7 @@ from types import ModuleType
 
 import pytest
 
-from pytest_cudnn.compat import cuda, cudnn, tensorflow
+from pytest_cudnn.compat import cuda, cudnn, libraries, tensorflow
 from pytest_cudnn.compat.sources import SOURCES
 
 ROWS: list[object] = [
@@ -20,6 +20,8 @@ ROWS: list[object] = [
     *cudnn.GPU_FLOORS,
     *cudnn.UNKNOWN_FLOORS,
     *cudnn.KNOWN_BAD,
+    *libraries.PROVIDERS,
+    *libraries.CUDNN_LOADS,
 ]
 
 
@@ -365,7 +367,86 @@ def test_known_bad(version: str, capability: str, cudart: str, codes: list[str])
     assert [row.code for row in cudnn.known_bad(version, capability, cudart)] == codes
 
 
-@pytest.mark.parametrize("module", [cuda, cudnn, tensorflow])
+@pytest.mark.parametrize("module", [cuda, cudnn, libraries, tensorflow])
 def test_the_docstring_examples_hold(module: ModuleType) -> None:
     result = doctest.testmod(module)
     assert result.failed == 0
+
+
+@pytest.mark.parametrize(
+    ("soname", "cuda_major", "requirement", "file", "folder"),
+    [
+        # cuDNN 8.7 dlopens the unversioned name; the CUDA 11 wheel ships only libnvrtc.so.11.2.
+        ("libnvrtc.so", 11, "nvidia-cuda-nvrtc-cu11", "libnvrtc.so.11.2", "nvidia/cuda_nvrtc/lib"),
+        ("libnvrtc.so", 12, "nvidia-cuda-nvrtc-cu12", "libnvrtc.so.12", "nvidia/cuda_nvrtc/lib"),
+        ("libnvrtc.so.11.2", None, "nvidia-cuda-nvrtc-cu11", "libnvrtc.so.11.2", "nvidia/cuda_nvrtc/lib"),
+        ("libnvrtc.so.12", 12, "nvidia-cuda-nvrtc-cu12", "libnvrtc.so.12", "nvidia/cuda_nvrtc/lib"),
+        ("libnvrtc.so.13", None, "nvidia-cuda-nvrtc", "libnvrtc.so.13", "nvidia/cu13/lib"),
+        (
+            "libnvrtc-builtins.so.11.8",
+            11,
+            "nvidia-cuda-nvrtc-cu11==11.8.*",
+            "libnvrtc-builtins.so.11.8",
+            "nvidia/cuda_nvrtc/lib",
+        ),
+        (
+            "libnvrtc-builtins.so.12.5",
+            None,
+            "nvidia-cuda-nvrtc-cu12==12.5.*",
+            "libnvrtc-builtins.so.12.5",
+            "nvidia/cuda_nvrtc/lib",
+        ),
+        ("libcublas.so.11", 11, "nvidia-cublas-cu11", "libcublas.so.11", "nvidia/cublas/lib"),
+        ("libcublasLt.so.12", None, "nvidia-cublas-cu12", "libcublasLt.so.12", "nvidia/cublas/lib"),
+        ("libcublasLt.so.13", 13, "nvidia-cublas", "libcublasLt.so.13", "nvidia/cu13/lib"),
+        ("libcudart.so.11.0", 11, "nvidia-cuda-runtime-cu11", "libcudart.so.11.0", "nvidia/cuda_runtime/lib"),
+        ("libcudart.so.13", None, "nvidia-cuda-runtime", "libcudart.so.13", "nvidia/cu13/lib"),
+        # zlib: cuDNN 8.3+ needs it and no pip wheel ships it.
+        ("libz.so.1", 11, None, None, None),
+        ("zlibwapi.dll", None, None, None, None),
+    ],
+)
+def test_library_providers(
+    soname: str, cuda_major: int | None, requirement: str | None, file: str | None, folder: str | None
+) -> None:
+    found = libraries.provider(soname, cuda_major)
+    assert found is not None
+    assert (found.requirement, found.file, found.folder) == (requirement, file, folder)
+    assert found.exact is (file == soname)
+    assert found.note or found.exact
+
+
+@pytest.mark.parametrize(
+    ("soname", "cuda_major"),
+    [
+        ("libnvrtc.so", None),  # which wheel depends on the CUDA major
+        ("libnvrtc.so.12", 11),  # the name says 12
+        ("libcublas.so.10", 10),  # no CUDA 10 wheels
+        ("libcudnn.so.8", 11),  # not a CUDA library
+        ("", None),
+    ],
+)
+def test_library_providers_not_tabled(soname: str, cuda_major: int | None) -> None:
+    assert libraries.provider(soname, cuda_major) is None
+
+
+@pytest.mark.parametrize(
+    ("version", "system", "sonames"),
+    [
+        ("8.7.0", "Linux", ["libnvrtc.so", "libcublas.so.{cuda}", "libcublasLt.so.{cuda}", "libz.so.1"]),
+        ("8.5.0", "Linux", ["libcublas.so.{cuda}", "libcublasLt.so.{cuda}", "libz.so.1"]),
+        ("8.2.4", "Linux", ["libcublas.so.{cuda}", "libcublasLt.so.{cuda}"]),
+        ("9.3.0", "Linux", ["libcublasLt.so.{cuda}", "libz.so.1"]),
+        ("8.5.0", "Windows", ["zlibwapi.dll"]),
+        ("8.2.1", "Windows", []),
+        ("garbage", "Linux", []),
+    ],
+)
+def test_what_cudnn_loads_besides_itself(version: str, system: str, sonames: list[str]) -> None:
+    assert [row.soname for row in libraries.cudnn_loads(version, system)] == sonames
+
+
+def test_every_library_cudnn_loads_has_a_provider_row() -> None:
+    for row in libraries.CUDNN_LOADS:
+        for major in (11, 12) if "{cuda}" in row.soname or row.soname == "libnvrtc.so" else (None,):
+            assert libraries.provider(row.soname.format(cuda=major), major) is not None, row

@@ -140,6 +140,58 @@ SOURCES: dict[str, str] = {
         "CUDA 10.2 cuBLAS (https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn-801-preview/"
         "cudnn-release-notes/rel_7xx.html)"
     ),
+    "nvrtc-wheels": (
+        "File lists of the PyPI wheels nvidia-cuda-nvrtc-cu11 11.8.89 (nvidia/cuda_nvrtc/lib/libnvrtc.so.11.2, "
+        "libnvrtc-builtins.so.11.8), nvidia-cuda-nvrtc-cu12 12.5.82 (nvidia/cuda_nvrtc/lib/libnvrtc.so.12, "
+        "libnvrtc-builtins.so.12.5) and nvidia-cuda-nvrtc 13.0.88 (nvidia/cu13/lib/libnvrtc.so.13, "
+        "libnvrtc-builtins.so.13.0); the same names in pytorch/pytorch#145582 ('libnvrtc-builtins.so.11.8 "
+        "libnvrtc-builtins.so.12.4 libnvrtc.so.11.2 libnvrtc.so.12'); pytorch/pytorch#57204: 'NVRTC versioning has "
+        "changed starting 11.3'"
+    ),
+    "nvrtc-builtins": (
+        "pytorch/pytorch#58101: 'When jit-compiling cuda code, libnvrtc tries to dlopen libnvrtc-builtins.so.11.1'; "
+        "pytorch/builder#908: 'NVRTC from CUDA-11.X have changed to look for versioned libnvrtc-builtins.so files'"
+    ),
+    "cudnn-87-nvrtc": (
+        "pytorch/pytorch#97041 (malfet): opening libcudnn_cnn_infer.so.8 leaves 'dlerror is libnvrtc.so: cannot open "
+        "shared object file: No such file or directory'; pytorch/pytorch#99451 'Workaround for CuDNN-8.7+ load bug': "
+        "'Preload cudnn_cnn_infer and consume dlerror to prevent spurious call to abort() from libcudnn.so.8, if "
+        "libnvrtc.so is missing on the system'. Measured: libcudnn_cnn_infer.so.8 and libcudnn_adv_infer.so.8 of the "
+        "nvidia-cudnn-cu11 8.7.0.84 wheel name 'libnvrtc.so', and no nvidia-cuda-nvrtc wheel ships that name "
+        "(see nvrtc-wheels). TensorFlow 2.14's [and-cuda] extra pins no NVRTC wheel at all"
+    ),
+    "cublas-wheels": (
+        "File lists of the PyPI wheels nvidia-cublas-cu11 11.11.3.6 (nvidia/cublas/lib/libcublas.so.11, "
+        "libcublasLt.so.11), nvidia-cublas-cu12 12.5.3.2 (nvidia/cublas/lib/libcublas.so.12, libcublasLt.so.12) and "
+        "nvidia-cublas 13.0.2.14 (nvidia/cu13/lib/libcublas.so.13, libcublasLt.so.13)"
+    ),
+    "cudart-wheels": (
+        "File lists of the PyPI wheels nvidia-cuda-runtime-cu11 11.8.89 (nvidia/cuda_runtime/lib/libcudart.so.11.0), "
+        "nvidia-cuda-runtime-cu12 12.5.82 (nvidia/cuda_runtime/lib/libcudart.so.12) and nvidia-cuda-runtime 13.0.96 "
+        "(nvidia/cu13/lib/libcudart.so.13)"
+    ),
+    "cudnn-8-cublas": (
+        "cuDNN 9.0.0 release notes: 'cuDNN no longer depends on the cuBLAS library; instead cuDNN now depends on the "
+        "cuBLASLt library' (https://docs.nvidia.com/deeplearning/cudnn/release-notes.html). Measured: "
+        "libcudnn_ops_infer.so.8 of the nvidia-cudnn-cu11 8.7.0.84 wheel has DT_NEEDED libcublas.so.11 and "
+        "libcublasLt.so.11, RUNPATH $ORIGIN:$ORIGIN/../../cublas/lib"
+    ),
+    "cudnn-9-cublaslt": (
+        "cuDNN 9.0.0 release notes: 'cuDNN now depends on the cuBLASLt library for certain primitive linear algebra "
+        "operators' (https://docs.nvidia.com/deeplearning/cudnn/release-notes.html). Measured: libcudnn_adv.so.9 and "
+        "libcudnn_engines_precompiled.so.9 of nvidia-cudnn-cu12 9.10.2.21 and 9.11.0.98 name 'libcublasLt.so.12'"
+    ),
+    "cudnn-zlib": (
+        "cupy/cupy#6226: 'cuDNN 8.3.0+ requires zlib as a dependency. This is not a problem for most Linux "
+        "environments (because zlib often comes with the default installation), but Windows users are required to "
+        "install the DLL by hand', citing https://docs.nvidia.com/deeplearning/cudnn/install-guide/index.html"
+        "#install-zlib-windows ('Add the directory path of zlibwapi.dll to the environment variable'), and 'the only "
+        "possible location to install zlibwapi.dll is C:\\Windows\\System32 or the directory where python.exe "
+        "resides, because the DLL search path has been restricted in Python 3.8+'; the message 'Could not locate "
+        "zlibwapi.dll. Please make sure it is in your library path!' in microsoft/onnxruntime#17510 (cuDNN 8.5.0.96). "
+        "Measured: libcudnn_cnn_infer.so.8 of the 8.7.0.84 wheel and every sub-library of the 9.10.2.21 and "
+        "9.11.0.98 wheels have DT_NEEDED libz.so.1"
+    ),
     "python-38-dll": (
         "Python 3.8 changelog (bpo-36085): DLL dependencies of extension modules and ctypes are resolved only from "
         "the application folder, System32 and os.add_dll_directory folders, no longer PATH; "

@@ -1,0 +1,327 @@
+"""Libraries that cuDNN and CUDA load at run time, and the pip wheel that ships each one.
+
+Pure data and lookups; rows cite :mod:`pytest_cudnn.compat.sources`. Only what was read or measured is here: the
+wheels' file lists, the ELF dependencies of the cuDNN wheels, and what PyTorch and CuPy maintainers wrote about
+cuDNN's loading. Windows DLL names other than ``zlibwapi.dll`` are not covered.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+__all__ = [
+    "CUDNN_LOADS",
+    "PROVIDERS",
+    "CudnnLoad",
+    "Provider",
+    "WheelLibrary",
+    "cudnn_loads",
+    "provider",
+]
+
+
+@dataclass(frozen=True)
+class WheelLibrary:
+    """A library file a pip wheel ships, by the soname pattern it answers."""
+
+    pattern: str  # full-match regular expression over the soname; groups fill ``version``
+    cuda_major: int | None  # the CUDA major the file belongs to (None: not tied to CUDA)
+    package: str | None  # the pip distribution; None where no wheel ships it
+    file: str | None  # the file in the wheel ("libnvrtc.so.11.2"); None where no wheel ships it
+    folder: str | None  # its folder under site-packages
+    version: str  # the requirement's specifier ("==12.{1}.*" is filled from the pattern's groups), or ""
+    note: str  # what else a fix must say
+    source: str
+
+
+# Sonames are matched in order: the first row whose pattern matches (and whose major agrees) answers.
+PROVIDERS: tuple[WheelLibrary, ...] = (
+    # NVRTC. The wheels ship only versioned names: the CUDA 11.8 wheel's library is libnvrtc.so.11.2 (NVRTC's
+    # versioning changed at 11.3), and NVRTC loads libnvrtc-builtins.so.<major>.<minor> of its own release
+    # ("nvrtc-wheels", "nvrtc-builtins").
+    WheelLibrary(
+        r"libnvrtc\.so\.11\.2",
+        11,
+        "nvidia-cuda-nvrtc-cu11",
+        "libnvrtc.so.11.2",
+        "nvidia/cuda_nvrtc/lib",
+        "",
+        "",
+        "nvrtc-wheels",
+    ),
+    WheelLibrary(
+        r"libnvrtc\.so\.12",
+        12,
+        "nvidia-cuda-nvrtc-cu12",
+        "libnvrtc.so.12",
+        "nvidia/cuda_nvrtc/lib",
+        "",
+        "",
+        "nvrtc-wheels",
+    ),
+    WheelLibrary(
+        r"libnvrtc\.so\.13", 13, "nvidia-cuda-nvrtc", "libnvrtc.so.13", "nvidia/cu13/lib", "", "", "nvrtc-wheels"
+    ),
+    WheelLibrary(
+        r"libnvrtc-builtins\.so\.11\.(\d+)",
+        11,
+        "nvidia-cuda-nvrtc-cu11",
+        "libnvrtc-builtins.so.11.{0}",
+        "nvidia/cuda_nvrtc/lib",
+        "==11.{0}.*",
+        "the builtins of the same CUDA release as libnvrtc",
+        "nvrtc-builtins",
+    ),
+    WheelLibrary(
+        r"libnvrtc-builtins\.so\.12\.(\d+)",
+        12,
+        "nvidia-cuda-nvrtc-cu12",
+        "libnvrtc-builtins.so.12.{0}",
+        "nvidia/cuda_nvrtc/lib",
+        "==12.{0}.*",
+        "the builtins of the same CUDA release as libnvrtc",
+        "nvrtc-builtins",
+    ),
+    WheelLibrary(
+        r"libnvrtc-builtins\.so\.13\.(\d+)",
+        13,
+        "nvidia-cuda-nvrtc",
+        "libnvrtc-builtins.so.13.{0}",
+        "nvidia/cu13/lib",
+        "==13.{0}.*",
+        "the builtins of the same CUDA release as libnvrtc",
+        "nvrtc-builtins",
+    ),
+    # The unversioned name that cuDNN 8.7+ dlopens: no wheel ships it, only the versioned file of the major.
+    WheelLibrary(
+        r"libnvrtc\.so",
+        11,
+        "nvidia-cuda-nvrtc-cu11",
+        "libnvrtc.so.11.2",
+        "nvidia/cuda_nvrtc/lib",
+        "",
+        "no wheel ships the unversioned libnvrtc.so; the wheel has libnvrtc.so.11.2 only",
+        "cudnn-87-nvrtc",
+    ),
+    WheelLibrary(
+        r"libnvrtc\.so",
+        12,
+        "nvidia-cuda-nvrtc-cu12",
+        "libnvrtc.so.12",
+        "nvidia/cuda_nvrtc/lib",
+        "",
+        "no wheel ships the unversioned libnvrtc.so; the wheel has libnvrtc.so.12 only",
+        "cudnn-87-nvrtc",
+    ),
+    WheelLibrary(
+        r"libnvrtc\.so",
+        13,
+        "nvidia-cuda-nvrtc",
+        "libnvrtc.so.13",
+        "nvidia/cu13/lib",
+        "",
+        "no wheel ships the unversioned libnvrtc.so; the wheel has libnvrtc.so.13 only",
+        "cudnn-87-nvrtc",
+    ),
+    # cuBLAS and cuBLASLt ("cublas-wheels").
+    WheelLibrary(
+        r"libcublas\.so\.11", 11, "nvidia-cublas-cu11", "libcublas.so.11", "nvidia/cublas/lib", "", "", "cublas-wheels"
+    ),
+    WheelLibrary(
+        r"libcublasLt\.so\.11",
+        11,
+        "nvidia-cublas-cu11",
+        "libcublasLt.so.11",
+        "nvidia/cublas/lib",
+        "",
+        "",
+        "cublas-wheels",
+    ),
+    WheelLibrary(
+        r"libcublas\.so\.12", 12, "nvidia-cublas-cu12", "libcublas.so.12", "nvidia/cublas/lib", "", "", "cublas-wheels"
+    ),
+    WheelLibrary(
+        r"libcublasLt\.so\.12",
+        12,
+        "nvidia-cublas-cu12",
+        "libcublasLt.so.12",
+        "nvidia/cublas/lib",
+        "",
+        "",
+        "cublas-wheels",
+    ),
+    WheelLibrary(
+        r"libcublas\.so\.13", 13, "nvidia-cublas", "libcublas.so.13", "nvidia/cu13/lib", "", "", "cublas-wheels"
+    ),
+    WheelLibrary(
+        r"libcublasLt\.so\.13", 13, "nvidia-cublas", "libcublasLt.so.13", "nvidia/cu13/lib", "", "", "cublas-wheels"
+    ),
+    # The CUDA runtime ("cudart-wheels").
+    WheelLibrary(
+        r"libcudart\.so\.11\.0",
+        11,
+        "nvidia-cuda-runtime-cu11",
+        "libcudart.so.11.0",
+        "nvidia/cuda_runtime/lib",
+        "",
+        "",
+        "cudart-wheels",
+    ),
+    WheelLibrary(
+        r"libcudart\.so\.12",
+        12,
+        "nvidia-cuda-runtime-cu12",
+        "libcudart.so.12",
+        "nvidia/cuda_runtime/lib",
+        "",
+        "",
+        "cudart-wheels",
+    ),
+    WheelLibrary(
+        r"libcudart\.so\.13", 13, "nvidia-cuda-runtime", "libcudart.so.13", "nvidia/cu13/lib", "", "", "cudart-wheels"
+    ),
+    # zlib: cuDNN 8.3 and later need it; no pip wheel ships it ("cudnn-zlib").
+    WheelLibrary(
+        r"libz\.so\.1",
+        None,
+        None,
+        None,
+        None,
+        "",
+        "no pip wheel ships zlib: it comes with the operating system's zlib package",
+        "cudnn-zlib",
+    ),
+    WheelLibrary(
+        r"zlibwapi\.dll",
+        None,
+        None,
+        None,
+        None,
+        "",
+        "no pip wheel ships zlibwapi.dll: install zlib as NVIDIA's cuDNN installation guide says ('Installing "
+        "Zlib' for Windows) and put its folder where the process finds DLLs (from Python 3.8 PATH is not "
+        "searched: System32, the folder of python.exe, or os.add_dll_directory)",
+        "cudnn-zlib",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Provider:
+    """Who provides ``soname`` for CUDA major ``cuda_major``: a pip wheel, or nothing pip can install."""
+
+    soname: str  # what was asked for
+    cuda_major: int | None
+    package: str | None  # None: no pip wheel ships it (see ``note``)
+    file: str | None  # the file the wheel ships; differs from ``soname`` where the wheel has another name
+    folder: str | None
+    requirement: str | None  # "nvidia-cuda-nvrtc-cu12==12.5.*", or the bare package name
+    note: str
+    source: str
+
+    @property
+    def exact(self) -> bool:
+        """Whether the wheel ships the very name asked for (False: libnvrtc.so asked, libnvrtc.so.11.2 shipped)."""
+        return self.file == self.soname
+
+
+def provider(soname: str, cuda_major: int | None = None) -> Provider | None:
+    """The pip wheel that provides library ``soname`` for CUDA ``cuda_major``; None where nothing is tabled or the
+    answer depends on a major not given.
+
+    A versioned name carries its own major ("libcublas.so.12"); a ``cuda_major`` that disagrees finds nothing. The
+    unversioned "libnvrtc.so" needs ``cuda_major`` to say which wheel.
+
+    >>> p = provider("libnvrtc.so", 11)
+    >>> p.requirement, p.file, p.exact
+    ('nvidia-cuda-nvrtc-cu11', 'libnvrtc.so.11.2', False)
+    >>> provider("libnvrtc-builtins.so.12.5").requirement
+    'nvidia-cuda-nvrtc-cu12==12.5.*'
+    """
+    name = soname.strip()
+    found = [
+        (row, match)
+        for row in PROVIDERS
+        if (match := re.fullmatch(row.pattern, name))
+        and (cuda_major is None or row.cuda_major is None or row.cuda_major == cuda_major)
+    ]
+    if len(found) != 1:
+        return None
+    row, match = found[0]
+    groups = match.groups()
+    file = row.file.format(*groups) if row.file else None
+    requirement = f"{row.package}{row.version.format(*groups)}" if row.package else None
+    return Provider(name, row.cuda_major, row.package, file, row.folder, requirement, row.note, row.source)
+
+
+@dataclass(frozen=True)
+class CudnnLoad:
+    """A library cuDNN needs at run time beyond its own sub-libraries."""
+
+    cudnn: str  # specifier over the cuDNN version
+    system: str  # "Linux" or "Windows"
+    soname: str  # "{cuda}" stands for the CUDA major of the cuDNN build
+    how: str  # "DT_NEEDED" (the loader fails without it) or "dlopen" (cuDNN opens it when it needs it)
+    consequence: str
+    source: str
+
+
+CUDNN_LOADS: tuple[CudnnLoad, ...] = (
+    CudnnLoad(
+        ">=8.7,<9",
+        "Linux",
+        "libnvrtc.so",
+        "dlopen",
+        "a missing libnvrtc.so makes libcudnn.so.8 abort the process on its first call ('Could not load library "
+        "libcudnn_cnn_infer.so.8. Error: libnvrtc.so: cannot open shared object file')",
+        "cudnn-87-nvrtc",
+    ),
+    CudnnLoad(
+        ">=8,<9",
+        "Linux",
+        "libcublas.so.{cuda}",
+        "DT_NEEDED",
+        "cuDNN 8 depends on cuBLAS: libcudnn_ops_infer.so.8 of 8.7.0.84 cannot be loaded without it",
+        "cudnn-8-cublas",
+    ),
+    CudnnLoad(
+        ">=8,<9",
+        "Linux",
+        "libcublasLt.so.{cuda}",
+        "DT_NEEDED",
+        "libcudnn_ops_infer.so.8 of 8.7.0.84 cannot be loaded without it",
+        "cudnn-8-cublas",
+    ),
+    CudnnLoad(
+        ">=9",
+        "Linux",
+        "libcublasLt.so.{cuda}",
+        "dlopen",
+        "cuDNN 9 depends on cuBLASLt (no longer on cuBLAS) for some operations",
+        "cudnn-9-cublaslt",
+    ),
+    CudnnLoad(
+        ">=8.3", "Linux", "libz.so.1", "DT_NEEDED", "cuDNN's sub-libraries cannot be loaded without it", "cudnn-zlib"
+    ),
+    CudnnLoad(
+        ">=8.3,<9",
+        "Windows",
+        "zlibwapi.dll",
+        "dlopen",
+        "cuDNN prints 'Could not locate zlibwapi.dll. Please make sure it is in your library path!'",
+        "cudnn-zlib",
+    ),
+)
+
+
+def cudnn_loads(cudnn: str, system: str) -> tuple[CudnnLoad, ...]:
+    """The libraries cuDNN ``cudnn`` ("8.7.0") needs on ``system`` besides its own sub-libraries."""
+    try:
+        version = Version(cudnn)
+    except InvalidVersion:
+        return ()
+    return tuple(row for row in CUDNN_LOADS if row.system == system and version in SpecifierSet(row.cudnn))
