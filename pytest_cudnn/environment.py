@@ -18,7 +18,7 @@ import os
 import re
 import stat
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -377,9 +377,10 @@ class Environment:
                 f"schema_version {version!r} is not supported (this pytest-cudnn reads {SCHEMA_VERSION})",
             )
         try:
-            return from_json(cls, data)
+            env = from_json(cls, data)
         except DecodeError as error:
             raise InvalidSnapshot(source, str(error)) from None
+        return _allowlisted(env)
 
     def library_runtime(self, path: str) -> CudaRuntime | None:
         return next((runtime for runtime in self.cuda_runtimes if runtime.path == path), None)
@@ -398,6 +399,30 @@ class InvalidSnapshot(ValueError):
         super().__init__(f"{source}: {problem}")
         self.source = source
         self.problem = problem
+
+
+def _allowlisted(env: Environment) -> Environment:
+    """Only the variables the probe itself would record. A hand-edited or foreign snapshot can hold others (keys,
+    tokens), and whatever is replayed is printed by the doctor and written into reports: those are dropped, and a
+    note names them, never their values."""
+    allowed = ALLOWED_VARIABLES + (WINDOWS_ONLY_VARIABLES if env.host.system == "Windows" else ())
+    ignored = {name for name in env.variables if name not in allowed}
+    ignored |= {check.variable for check in env.paths if check.variable not in INSTALL_VARIABLES}
+    if not ignored:
+        return env
+    names = [repr(name if len(name) <= 40 else name[:37] + "...") for name in sorted(ignored)]
+    shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+    said = (
+        f"variable {shown} is not on pytest-cudnn's allowlist: ignored, and its value is not shown"
+        if len(names) == 1
+        else f"variables {shown} are not on pytest-cudnn's allowlist: ignored, and their values are not shown"
+    )
+    return replace(
+        env,
+        variables={name: value for name, value in env.variables.items() if name in allowed},
+        paths=tuple(check for check in env.paths if check.variable in INSTALL_VARIABLES),
+        notes=(*env.notes, f"the snapshot's {said}"),
+    )
 
 
 # Measured: a snapshot of 10,000 GPUs is 3.3 MB, 4.1 MB when each GPU records an NVML error. 16 MiB is four times
@@ -434,9 +459,7 @@ def _read_snapshot(source: str) -> bytes:
             kind = next((name for test, name in _NOT_REGULAR if test(info.st_mode)), "a special file")
             raise InvalidSnapshot(source, f"is {kind}, not a regular file")
         if info.st_size > MAX_SNAPSHOT_BYTES:
-            raise InvalidSnapshot(
-                source, f"is {info.st_size} bytes; a snapshot is at most {_size(MAX_SNAPSHOT_BYTES)}"
-            )
+            raise InvalidSnapshot(source, f"is {info.st_size} bytes; a snapshot is at most {_size(MAX_SNAPSHOT_BYTES)}")
         while left > 0:  # st_size can be 0 for a file that holds more (/proc), or grow after fstat
             chunk = os.read(fd, min(left, 2**20))
             if not chunk:

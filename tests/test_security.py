@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
+from pytest_cudnn.cli import main
 from pytest_cudnn.diagnosis import diagnose, verdict
-from pytest_cudnn.environment import ALLOWED_VARIABLES, load_snapshot
+from pytest_cudnn.environment import ALLOWED_VARIABLES, Environment, load_snapshot
 from pytest_cudnn.report import doctor_json, doctor_text, markdown_summary
 
 from .simhost import SimGpu, SimHost
@@ -92,3 +93,55 @@ def test_secrets_never_reach_a_snapshot_the_doctor_or_a_report(host: SimHost) ->
     assert completed.returncode == 0, completed.stdout
     for output in (report.read_text(), summary.read_text(), (host.root / "junit.xml").read_text(), completed.stdout):
         assert _secrets_in(output) == []
+
+
+def _hostile_snapshot(tmp_path: Path, system: str = "Linux") -> Path:
+    data = json.loads(SNAPSHOTS[0].read_text())
+    data["host"]["system"] = system
+    data["variables"] = {"CUDA_VISIBLE_DEVICES": "0", "PATH": "/secret-path-hunter2-secret", **SECRETS}
+    data["paths"] = [{"variable": "HF_TOKEN", "value": SECRETS["HF_TOKEN"], "is_dir": False}]
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_a_replayed_snapshot_keeps_only_allowlisted_variables_and_names_the_others(tmp_path: Path) -> None:
+    env = load_snapshot(_hostile_snapshot(tmp_path))
+    assert dict(env.variables) == {"CUDA_VISIBLE_DEVICES": "0"}
+    assert env.paths == ()
+    assert env.notes[-1] == (
+        "the snapshot's variables 'AWS_SECRET_ACCESS_KEY', 'CUDA_TOKEN', 'HF_TOKEN', 'PATH' are not on pytest-cudnn's "
+        "allowlist: ignored, and their values are not shown"
+    )
+    assert Environment.from_json(env.to_json()) == env  # ignored once, noted once
+
+
+def test_path_is_kept_from_a_windows_snapshot(tmp_path: Path) -> None:
+    env = load_snapshot(_hostile_snapshot(tmp_path, system="Windows"))
+    assert dict(env.variables) == {"CUDA_VISIBLE_DEVICES": "0", "PATH": "/secret-path-hunter2-secret"}
+    assert "'PATH'" not in env.notes[-1]
+
+
+def test_secrets_in_a_replayed_snapshot_reach_neither_the_doctor_nor_a_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], pytester: pytest.Pytester
+) -> None:
+    snapshot = _hostile_snapshot(tmp_path)
+    for args in (["doctor", "--env", str(snapshot)], ["doctor", "--json", "--env", str(snapshot)]):
+        main(args)
+        out, err = capsys.readouterr()
+        assert not [value for value in SECRETS.values() if value in out + err]
+        assert "'AWS_SECRET_ACCESS_KEY'" in out  # named in the note, once
+    pytester.makepyfile("def test_a():\n    pass\n")
+    report = tmp_path / "report.json"
+    result = pytester.runpytest("-p", "no:hypothesispytest", f"--gpu-env={snapshot}", f"--gpu-report={report}", "-v")
+    assert not [value for value in SECRETS.values() if value in result.stdout.str() + report.read_text()]
+
+
+def test_one_ignored_variable_is_named_in_the_singular(tmp_path: Path) -> None:
+    data = json.loads(SNAPSHOTS[0].read_text())
+    data["variables"] = {"HF_TOKEN": SECRETS["HF_TOKEN"]}
+    path = tmp_path / "snap.json"
+    path.write_text(json.dumps(data))
+    assert load_snapshot(path).notes[-1] == (
+        "the snapshot's variable 'HF_TOKEN' is not on pytest-cudnn's allowlist: ignored, and its value is not shown"
+    )
