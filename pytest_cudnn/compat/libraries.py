@@ -38,176 +38,46 @@ class WheelLibrary:
     source: str
 
 
-# Sonames are matched in order: the first row whose pattern matches (and whose major agrees) answers.
-PROVIDERS: tuple[WheelLibrary, ...] = (
-    # NVRTC. The wheels ship only versioned names: the CUDA 11.8 wheel's library is libnvrtc.so.11.2 (NVRTC's
-    # versioning changed at 11.3), and NVRTC loads libnvrtc-builtins.so.<major>.<minor> of its own release
-    # ("nvrtc-wheels", "nvrtc-builtins").
-    WheelLibrary(
-        r"libnvrtc\.so\.11\.2",
-        11,
-        "nvidia-cuda-nvrtc-cu11",
-        "libnvrtc.so.11.2",
-        "nvidia/cuda_nvrtc/lib",
-        "",
-        "",
-        "nvrtc-wheels",
-    ),
-    WheelLibrary(
-        r"libnvrtc\.so\.12",
-        12,
-        "nvidia-cuda-nvrtc-cu12",
-        "libnvrtc.so.12",
-        "nvidia/cuda_nvrtc/lib",
-        "",
-        "",
-        "nvrtc-wheels",
-    ),
-    WheelLibrary(
-        r"libnvrtc\.so\.13", 13, "nvidia-cuda-nvrtc", "libnvrtc.so.13", "nvidia/cu13/lib", "", "", "nvrtc-wheels"
-    ),
-    WheelLibrary(
-        r"libnvrtc-builtins\.so\.11\.(\d+)",
-        11,
-        "nvidia-cuda-nvrtc-cu11",
-        "libnvrtc-builtins.so.11.{0}",
-        "nvidia/cuda_nvrtc/lib",
-        "==11.{0}.*",
-        "the builtins of the same CUDA release as libnvrtc",
-        "nvrtc-builtins",
-    ),
-    WheelLibrary(
-        r"libnvrtc-builtins\.so\.12\.(\d+)",
-        12,
-        "nvidia-cuda-nvrtc-cu12",
-        "libnvrtc-builtins.so.12.{0}",
-        "nvidia/cuda_nvrtc/lib",
-        "==12.{0}.*",
-        "the builtins of the same CUDA release as libnvrtc",
-        "nvrtc-builtins",
-    ),
-    WheelLibrary(
-        r"libnvrtc-builtins\.so\.13\.(\d+)",
-        13,
-        "nvidia-cuda-nvrtc",
-        "libnvrtc-builtins.so.13.{0}",
-        "nvidia/cu13/lib",
-        "==13.{0}.*",
-        "the builtins of the same CUDA release as libnvrtc",
-        "nvrtc-builtins",
-    ),
-    # The unversioned name that cuDNN 8.7+ dlopens: no wheel ships it, only the versioned file of the major.
-    WheelLibrary(
-        r"libnvrtc\.so",
-        11,
-        "nvidia-cuda-nvrtc-cu11",
-        "libnvrtc.so.11.2",
-        "nvidia/cuda_nvrtc/lib",
-        "",
-        "no wheel ships the unversioned libnvrtc.so; the wheel has libnvrtc.so.11.2 only",
-        "cudnn-87-nvrtc",
-    ),
-    WheelLibrary(
-        r"libnvrtc\.so",
-        12,
-        "nvidia-cuda-nvrtc-cu12",
-        "libnvrtc.so.12",
-        "nvidia/cuda_nvrtc/lib",
-        "",
-        "no wheel ships the unversioned libnvrtc.so; the wheel has libnvrtc.so.12 only",
-        "cudnn-87-nvrtc",
-    ),
-    WheelLibrary(
-        r"libnvrtc\.so",
-        13,
-        "nvidia-cuda-nvrtc",
-        "libnvrtc.so.13",
-        "nvidia/cu13/lib",
-        "",
-        "no wheel ships the unversioned libnvrtc.so; the wheel has libnvrtc.so.13 only",
-        "cudnn-87-nvrtc",
-    ),
-    # cuBLAS and cuBLASLt ("cublas-wheels").
-    WheelLibrary(
-        r"libcublas\.so\.11", 11, "nvidia-cublas-cu11", "libcublas.so.11", "nvidia/cublas/lib", "", "", "cublas-wheels"
-    ),
-    WheelLibrary(
-        r"libcublasLt\.so\.11",
-        11,
-        "nvidia-cublas-cu11",
-        "libcublasLt.so.11",
-        "nvidia/cublas/lib",
-        "",
-        "",
-        "cublas-wheels",
-    ),
-    WheelLibrary(
-        r"libcublas\.so\.12", 12, "nvidia-cublas-cu12", "libcublas.so.12", "nvidia/cublas/lib", "", "", "cublas-wheels"
-    ),
-    WheelLibrary(
-        r"libcublasLt\.so\.12",
-        12,
-        "nvidia-cublas-cu12",
-        "libcublasLt.so.12",
-        "nvidia/cublas/lib",
-        "",
-        "",
-        "cublas-wheels",
-    ),
-    WheelLibrary(
-        r"libcublas\.so\.13", 13, "nvidia-cublas", "libcublas.so.13", "nvidia/cu13/lib", "", "", "cublas-wheels"
-    ),
-    WheelLibrary(
-        r"libcublasLt\.so\.13", 13, "nvidia-cublas", "libcublasLt.so.13", "nvidia/cu13/lib", "", "", "cublas-wheels"
-    ),
-    # The CUDA runtime ("cudart-wheels").
-    WheelLibrary(
-        r"libcudart\.so\.11\.0",
-        11,
-        "nvidia-cuda-runtime-cu11",
-        "libcudart.so.11.0",
-        "nvidia/cuda_runtime/lib",
-        "",
-        "",
-        "cudart-wheels",
-    ),
-    WheelLibrary(
-        r"libcudart\.so\.12",
-        12,
-        "nvidia-cuda-runtime-cu12",
-        "libcudart.so.12",
-        "nvidia/cuda_runtime/lib",
-        "",
-        "",
-        "cudart-wheels",
-    ),
-    WheelLibrary(
-        r"libcudart\.so\.13", 13, "nvidia-cuda-runtime", "libcudart.so.13", "nvidia/cu13/lib", "", "", "cudart-wheels"
-    ),
-    # zlib: cuDNN 8.3 and later need it; no pip wheel ships it ("cudnn-zlib").
-    WheelLibrary(
-        r"libz\.so\.1",
-        None,
-        None,
-        None,
-        None,
-        "",
-        "no pip wheel ships zlib: it comes with the operating system's zlib package",
-        "cudnn-zlib",
-    ),
-    WheelLibrary(
-        r"zlibwapi\.dll",
-        None,
-        None,
-        None,
-        None,
-        "",
-        "no pip wheel ships zlibwapi.dll: install zlib as NVIDIA's cuDNN installation guide says ('Installing "
-        "Zlib' for Windows) and put its folder where the process finds DLLs (from Python 3.8 PATH is not "
-        "searched: System32, the folder of python.exe, or os.add_dll_directory)",
-        "cudnn-zlib",
-    ),
+# Files the wheels ship under their own names: (soname, CUDA major, package, folder, source). The NVRTC wheels ship
+# only versioned names: the CUDA 11.8 wheel's library is libnvrtc.so.11.2 (NVRTC's versioning changed at 11.3).
+_SHIPPED = (
+    ("libnvrtc.so.11.2", 11, "nvidia-cuda-nvrtc-cu11", "nvidia/cuda_nvrtc/lib", "nvrtc-wheels"),
+    ("libnvrtc.so.12", 12, "nvidia-cuda-nvrtc-cu12", "nvidia/cuda_nvrtc/lib", "nvrtc-wheels"),
+    ("libnvrtc.so.13", 13, "nvidia-cuda-nvrtc", "nvidia/cu13/lib", "nvrtc-wheels"),
+    ("libcublas.so.11", 11, "nvidia-cublas-cu11", "nvidia/cublas/lib", "cublas-wheels"),
+    ("libcublasLt.so.11", 11, "nvidia-cublas-cu11", "nvidia/cublas/lib", "cublas-wheels"),
+    ("libcublas.so.12", 12, "nvidia-cublas-cu12", "nvidia/cublas/lib", "cublas-wheels"),
+    ("libcublasLt.so.12", 12, "nvidia-cublas-cu12", "nvidia/cublas/lib", "cublas-wheels"),
+    ("libcublas.so.13", 13, "nvidia-cublas", "nvidia/cu13/lib", "cublas-wheels"),
+    ("libcublasLt.so.13", 13, "nvidia-cublas", "nvidia/cu13/lib", "cublas-wheels"),
+    ("libcudart.so.11.0", 11, "nvidia-cuda-runtime-cu11", "nvidia/cuda_runtime/lib", "cudart-wheels"),
+    ("libcudart.so.12", 12, "nvidia-cuda-runtime-cu12", "nvidia/cuda_runtime/lib", "cudart-wheels"),
+    ("libcudart.so.13", 13, "nvidia-cuda-runtime", "nvidia/cu13/lib", "cudart-wheels"),
 )
+_NVRTC = {11: ("nvidia-cuda-nvrtc-cu11", "nvidia/cuda_nvrtc/lib", "libnvrtc.so.11.2"),
+          12: ("nvidia-cuda-nvrtc-cu12", "nvidia/cuda_nvrtc/lib", "libnvrtc.so.12"),
+          13: ("nvidia-cuda-nvrtc", "nvidia/cu13/lib", "libnvrtc.so.13")}  # fmt: skip
+
+# Sonames are matched against every row; a lookup answers only when exactly one row fits.
+PROVIDERS: tuple[WheelLibrary, ...] = (
+    *(WheelLibrary(re.escape(name), major, package, name, folder, "", "", source)
+      for name, major, package, folder, source in _SHIPPED),
+    # NVRTC loads libnvrtc-builtins.so.<major>.<minor> of its own release: the wheel of that minor ships it.
+    *(WheelLibrary(rf"libnvrtc-builtins\.so\.{major}\.(\d+)", major, package, f"libnvrtc-builtins.so.{major}.{{0}}",
+                   folder, f"=={major}.{{0}}.*", "the builtins of the same CUDA release as libnvrtc", "nvrtc-builtins")
+      for major, (package, folder, _) in _NVRTC.items()),
+    # The unversioned name that cuDNN 8.7+ dlopens: no wheel ships it, only the versioned file of the major.
+    *(WheelLibrary(r"libnvrtc\.so", major, package, file, folder, "",
+                   f"no wheel ships the unversioned libnvrtc.so; {package} has {file} only", "cudnn-87-nvrtc")
+      for major, (package, folder, file) in _NVRTC.items()),
+    # zlib: cuDNN 8.3 and later need it; no pip wheel ships it ("cudnn-zlib").
+    WheelLibrary(r"libz\.so\.1", None, None, None, None, "",
+                 "no pip wheel ships zlib: it comes with the operating system's zlib package", "cudnn-zlib"),
+    WheelLibrary(r"zlibwapi\.dll", None, None, None, None, "",
+                 "no pip wheel ships zlibwapi.dll: install zlib as NVIDIA's cuDNN installation guide says ('Installing "
+                 "Zlib' for Windows) and put its folder where the process finds DLLs (from Python 3.8 PATH is not "
+                 "searched: System32, the folder of python.exe, or os.add_dll_directory)", "cudnn-zlib"),
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -265,7 +135,7 @@ class CudnnLoad:
     cudnn: str  # specifier over the cuDNN version
     system: str  # "Linux" or "Windows"
     soname: str  # "{cuda}" stands for the CUDA major of the cuDNN build
-    how: str  # "DT_NEEDED" (the loader fails without it) or "dlopen" (cuDNN opens it when it needs it)
+    how: str  # "DT_NEEDED" (the loader fails without it), "dlopen" (cuDNN opens it when it needs it), "run time"
     consequence: str
     source: str
 
@@ -311,7 +181,7 @@ CUDNN_LOADS: tuple[CudnnLoad, ...] = (
         ">=8.3,<9",
         "Windows",
         "zlibwapi.dll",
-        "dlopen",
+        "run time",
         "cuDNN prints 'Could not locate zlibwapi.dll. Please make sure it is in your library path!'",
         "cudnn-zlib",
     ),
