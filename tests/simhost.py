@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -486,11 +487,27 @@ class SimHost:
         (package / "__init__.py").write_text('raise RuntimeError("pytest-cudnn imported tensorflow")\n')
         text = (TF_BUILD_INFO_DIR / build_info).read_text() if "\n" not in build_info else build_info
         (package / "python" / "platform" / "build_info.py").write_text(text)
-        dist = self.site_packages / f"{distribution.replace('-', '_')}-{version}.dist-info"
-        dist.mkdir(exist_ok=True)
-        (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {distribution}\nVersion: {version}\n\n")
+        dist = self.add_distribution(distribution, version)
         (dist / "top_level.txt").write_text("tensorflow\n")
         return package
+
+    def add_distribution(self, name: str, version: str, site: Path | None = None, requires: Sequence[str] = ()) -> Path:
+        """Plant an installed distribution's ``<name>-<version>.dist-info`` as pip writes it: the folder name
+        escaped (runs of -, _, . become _), METADATA with the name as given, a header, a blank line, then the
+        description (which, like a real one, may hold lines that look like fields)."""
+        folder = (site or self.site_packages) / f"{re.sub(r'[-_.]+', '_', name)}-{version}.dist-info"
+        folder.mkdir(parents=True, exist_ok=True)
+        header = [
+            "Metadata-Version: 2.1",
+            f"Name: {name}",
+            f"Version: {version}",
+            "Summary: a simulated distribution",
+            *(f"Requires-Dist: {requirement}" for requirement in requires),
+        ]
+        body = ["", f"# {name}", "", "Name: not-a-header-field", "Version: 0.0.0"]
+        (folder / "METADATA").write_text("\n".join(header + body) + "\n")
+        (folder / "INSTALLER").write_text("pip\n")
+        return folder
 
     def wheel_folder(self, component: str) -> Path:
         """``site-packages/nvidia/<component>/lib``, where the nvidia-* wheels put their libraries."""

@@ -55,6 +55,7 @@ from .discovery import (
     parse_ldconfig,
     relative_path_entries,
 )
+from .distributions import installed_distributions
 from .tensorflow import probe_tensorflow
 
 __all__ = ["ProbeOptions", "cudnn_siblings_missing", "gather_layout", "probe_environment"]
@@ -99,7 +100,9 @@ def probe_environment(options: ProbeOptions | None = None, environ: Mapping[str,
     try:
         layout = gather_layout(environ)
         fs = RealFileSystem()
-        tensorflow = probe_tensorflow(layout, [p for p in sys.path if os.path.isabs(p)], fs)
+        site_path = [p for p in sys.path if os.path.isabs(p)]
+        tensorflow = probe_tensorflow(layout, site_path, fs)
+        distributions = installed_distributions(site_path, fs)
         cudart_candidates = find_candidates(layout, FAMILIES["cudart"], fs)
         cudnn_candidates = find_candidates(layout, FAMILIES["cudnn"], fs)
         cudart_copies = by_file(cudart_candidates)
@@ -172,6 +175,7 @@ def probe_environment(options: ProbeOptions | None = None, environ: Mapping[str,
             if name in INSTALL_VARIABLES
         ),
         unreadable=tuple(Unreadable(path, reason) for path, reason in fs.unreadable.items()),
+        distributions=distributions,
     )
 
 

@@ -20,6 +20,7 @@ from ..compat.tensorflow import library_names
 from ..environment import State, TensorFlow
 from ..versions import InvalidVersionValue, tensorflow_version_field
 from .discovery import FileSystem, Layout, RealFileSystem, wheel_library_dirs
+from .distributions import metadata_header
 
 __all__ = ["BuildInfo", "InvalidBuildInfo", "parse_build_info", "probe_tensorflow"]
 
@@ -198,19 +199,8 @@ def _distribution(site: str, fs: FileSystem) -> tuple[str | None, str | None]:
         folder = os.path.join(site, entry)
         if not _provides_tensorflow(folder):
             continue
-        name = version = None
         for filename in ("METADATA", "PKG-INFO"):
-            try:
-                with open(os.path.join(folder, filename), encoding="utf-8", errors="replace") as handle:
-                    for line in handle:
-                        if line.startswith("Name:"):
-                            name = line[5:].strip()
-                        elif line.startswith("Version:"):
-                            version = line[8:].strip()
-                        elif not line.strip():
-                            break
-            except OSError:
-                continue
+            name, version = metadata_header(os.path.join(folder, filename))
             if name:
                 return name, version
     return None, None

@@ -1,0 +1,81 @@
+"""The installed Python distributions that matter to the GPU stack, read from their ``*.dist-info`` metadata.
+
+A wheel's version is the one pins are written against, and it is not what the library reports: the
+``nvidia-cudnn-cu12`` 9.3.0.75 wheel ships a cuDNN that says 9.3.0, and TensorFlow's ``[and-cuda]`` extra pins
+``nvidia-cudnn-cu12==9.3.0.75`` (field notes). Only the header of each METADATA file is read (core metadata:
+the fields before the first blank line; the description follows it), and only for distribution folders whose
+name already matches, so the cost is one folder listing per site folder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+
+from ..environment import Distribution
+from .discovery import FileSystem, RealFileSystem
+
+__all__ = ["installed_distributions", "metadata_header", "relevant"]
+
+# Names compared in their normalised form (PEP 503: runs of -, _ and . are one -, lower case): every nvidia-*
+# wheel (cuDNN, the CUDA components, nvidia-ml-py), the frameworks that load them, and the CUDA builds of JAX
+# and CuPy (jax-cuda12-plugin, jax-cuda12-pjrt, cupy-cuda12x).
+_RELEVANT = re.compile(
+    r"nvidia-.+|tensorflow(?:-cpu|-gpu)?|tf-nightly|torch|jax|jaxlib|jax-cuda.*-(?:plugin|pjrt)|cupy-cuda.*"
+)
+_SEPARATORS = re.compile(r"[-_.]+")
+
+
+def relevant(name: str) -> bool:
+    """Whether a distribution named ``name`` is part of the GPU stack.
+
+    >>> [relevant(n) for n in ("nvidia_cudnn_cu12", "tensorflow-gpu", "tensorflow-estimator", "numpy")]
+    [True, True, False, False]
+    """
+    return _RELEVANT.fullmatch(_SEPARATORS.sub("-", name).lower()) is not None
+
+
+def metadata_header(path: str) -> tuple[str | None, str | None]:
+    """``Name`` and ``Version`` from the header of a METADATA (or PKG-INFO) file, as written; (None, None) when
+    it cannot be read. Reading stops at the first blank line, or as soon as both are known."""
+    name = version = None
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                if not line.strip():
+                    break
+                field, _, value = line.partition(":")
+                field = field.strip().lower()
+                if field == "name" and name is None:
+                    name = value.strip() or None
+                elif field == "version" and version is None:
+                    version = value.strip() or None
+                if name and version:
+                    break
+    except OSError:
+        pass
+    return name, version
+
+
+def installed_distributions(site_dirs: Iterable[str], fs: FileSystem | None = None) -> tuple[Distribution, ...]:
+    """The relevant distributions installed in ``site_dirs`` (absolute folders, in import order), each with the
+    folder that holds its dist-info. A distribution installed in two folders is listed twice: both are there,
+    the first one is imported."""
+    fs = fs or RealFileSystem()
+    found: list[Distribution] = []
+    seen: set[str] = set()
+    for site in site_dirs:
+        folder = os.path.abspath(site)
+        if folder in seen:
+            continue
+        seen.add(folder)
+        for entry in sorted(fs.listdir(folder) or ()):
+            # <name>-<version>.dist-info (the wheel spec escapes - as _ in both; old tools left it in the name,
+            # never in the version): the part before the last - names it, enough to skip the rest unopened.
+            if not entry.endswith(".dist-info") or not relevant(entry[: -len(".dist-info")].rpartition("-")[0]):
+                continue
+            name, version = metadata_header(os.path.join(folder, entry, "METADATA"))
+            if name and version and relevant(name):
+                found.append(Distribution(name=name, version=version, location=folder))
+    return tuple(found)
