@@ -77,8 +77,9 @@ SOURCES: dict[str, str] = {
         "337115da00c4ac712704d49ff734e3968ab80c2d (first and last CUDA release per sm_XX)"
     ),
     "cuda-13-arch-removal": (
-        "CUDA 13 release notes, 'Deprecated Architectures': offline compilation and library support for Maxwell, "
-        "Pascal and Volta removed in CUDA 13.0; https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/"
+        "CUDA 13 release notes, 'Deprecated Architectures': 'Offline compilation and library support for these "
+        "architectures [Maxwell, Pascal, and Volta] have been removed in CUDA Toolkit 13.0 major version release': "
+        "https://docs.nvidia.com/cuda/archive/13.1.0/cuda-toolkit-release-notes/index.html"
     ),
     "cudnn-matrix-7": (
         "cuDNN 7.6.x support matrix: https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn_760/"
