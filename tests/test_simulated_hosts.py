@@ -242,7 +242,7 @@ def test_doctor_text_names_versions_paths_and_mechanisms(host: SimHost, tmp_path
     completed = host.run("doctor")
     text = completed.stdout
     assert "Driver          535.104.05, supports CUDA up to 12.2" in text
-    assert "[0] Tesla T4, sm 7.5, 15.0 GiB free of 16.0 GiB, 00000000:3B:00.0" in text
+    assert "GPU 0 Tesla T4 (compute capability 7.5, Turing), 15.0 GiB free of 16.0 GiB, 00000000:3B:00.0" in text
     assert f"8.9.6   {lib64 / 'libcudnn.so.8'}  (via CUDNN_PATH)" in text
     assert "built for CUDA 11.8" in text
     assert f"  CUDNN_PATH           {lib64.parent}" in text
