@@ -100,3 +100,21 @@ def test_killing_pytest_while_a_probe_hangs_leaves_no_process(
     (suite / "test_gpu.py").write_text("import pytest\n\n@pytest.mark.requires_cudnn('>=9')\ndef test_a():\n    pass\n")
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--gpu-probe-timeout", "600", str(suite)]
     interrupt_while_hung(command, env, log, suite, sig)
+
+
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, SystemExit])
+def test_a_caller_stopped_while_waiting_kills_and_reaps_its_child(
+    stop: type[BaseException], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_cudnn.native.isolation import Child
+
+    child = Child(dict(os.environ))
+
+    def interrupt(*args: object) -> list[object]:
+        raise stop
+
+    monkeypatch.setattr("selectors.DefaultSelector.select", interrupt)
+    with pytest.raises(stop):
+        child.run([{"kind": "resolve", "name": "libpytest_cudnn_absent.so"}], job_timeout=600, total_timeout=600)
+    assert child.process.returncode == -signal.SIGKILL
+    child.close()  # and closing it afterwards is harmless
