@@ -1,14 +1,18 @@
 """``pytest-cudnn``: the doctor and snapshots, outside pytest.
 
-Exit codes (doctor): 0 the stack can run GPU work and holds together, 1 it cannot, 2 usage error or an
-unreadable snapshot. Importing this module imports neither pytest nor any framework.
+The doctor is the default command: ``pytest-cudnn --json`` is ``pytest-cudnn doctor --json``. Exit codes: 0 the
+stack can run GPU work and holds together, 1 it cannot, 2 a usage error or an unreadable snapshot, 130 interrupted
+(Ctrl-C), 141 standard output was closed (``pytest-cudnn doctor | head -1``). Importing this module imports neither
+pytest nor any framework.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -21,6 +25,23 @@ from .report import doctor_json, doctor_text
 __all__ = ["main"]
 
 EXIT_OK, EXIT_BROKEN, EXIT_USAGE = 0, 1, 2
+# As a shell reports a command that SIGINT or SIGPIPE ended: 128 + the signal's number.
+EXIT_INTERRUPTED, EXIT_CLOSED_OUTPUT = 130, 141
+
+_COMMANDS = ("doctor", "snapshot")
+_OWN_OPTIONS = ("-h", "--help", "--version")  # the only options that belong to no command
+
+_USAGE = """\
+pytest-cudnn [doctor] [--json] [--env FILE] [--timeout SECONDS]
+       pytest-cudnn snapshot [-o FILE] [--force] [--timeout SECONDS]
+       pytest-cudnn --version"""
+
+_EPILOG = """\
+Without a command, pytest-cudnn runs the doctor: pytest-cudnn --env snap.json is pytest-cudnn doctor --env snap.json.
+'pytest-cudnn doctor --help' and 'pytest-cudnn snapshot --help' describe each command's options.
+
+exit codes: 0 the GPU stack holds together, 1 it cannot run GPU work, 2 a usage error or an unreadable snapshot,
+130 interrupted, 141 standard output was closed"""
 
 
 def _timeout(text: str) -> float:
@@ -33,25 +54,57 @@ def _timeout(text: str) -> float:
     return value
 
 
+def _snapshot_path(text: str) -> str:
+    if not text:  # an empty --env must not fall back to probing the live host
+        raise argparse.ArgumentTypeError("an empty path names no snapshot file")
+    return text
+
+
+def _output_path(text: str) -> str:
+    if not text:  # an empty -o must not fall back to standard output
+        raise argparse.ArgumentTypeError("an empty path names no file to write")
+    return text
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pytest-cudnn",
+        usage=_USAGE,
         description="Diagnose the NVIDIA GPU stack (driver, CUDA runtime, cuDNN, TensorFlow) "
         "without importing a framework.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"pytest-cudnn {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    doctor = commands.add_parser("doctor", help="print the diagnosis (default)")
+    # prog given: argparse would otherwise build the commands' names from the whole usage text above.
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", prog="pytest-cudnn")
+    doctor = commands.add_parser("doctor", help="print the diagnosis (the default command)")
     doctor.add_argument("--json", action="store_true", help="print one JSON document instead of text")
-    doctor.add_argument("--env", metavar="FILE", help="replay a snapshot instead of probing this host")
+    doctor.add_argument(
+        "--env", metavar="FILE", type=_snapshot_path, help="replay a snapshot instead of probing this host"
+    )
     snapshot = commands.add_parser("snapshot", help="probe this host and save the environment as JSON")
-    snapshot.add_argument("-o", "--output", metavar="FILE", help="where to write (default: standard output)")
+    snapshot.add_argument(
+        "-o", "--output", metavar="FILE", type=_output_path, help="where to write (default: standard output)"
+    )
     snapshot.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
     for sub in (doctor, snapshot):
         sub.add_argument(
             "--timeout", type=_timeout, default=10.0, metavar="SECONDS", help="per-library probe timeout (default 10)"
         )
     return parser
+
+
+def _with_command(argv: Sequence[str]) -> list[str]:
+    """The arguments with the doctor named when no command is: ``--json`` alone is the doctor's option."""
+    if not argv or (argv[0].startswith("-") and argv[0] not in _OWN_OPTIONS):
+        return ["doctor", *argv]
+    return list(argv)
+
+
+def _error(message: str) -> None:
+    with contextlib.suppress(OSError):  # standard error may be closed too: there is no one left to tell
+        print(f"pytest-cudnn: {message}", file=sys.stderr)
 
 
 def _probe(timeout: float) -> Environment:
@@ -62,47 +115,93 @@ def _probe(timeout: float) -> Environment:
 
 def _doctor(args: argparse.Namespace) -> int:
     try:
-        env = load_snapshot(args.env) if args.env else _probe(args.timeout)
+        env = load_snapshot(args.env) if args.env is not None else _probe(args.timeout)
     except InvalidSnapshot as error:
-        print(f"pytest-cudnn: error: snapshot {error}", file=sys.stderr)
+        _error(f"error: snapshot {error}")
         return EXIT_USAGE
     findings = diagnose(env)
     result = verdict(findings)
     if args.json:
-        print(json.dumps(doctor_json(env, findings, result), indent=2))
+        sys.stdout.write(json.dumps(doctor_json(env, findings, result), indent=2) + "\n")
     else:
         sys.stdout.write(doctor_text(env, findings, result, source=args.env))
+    sys.stdout.flush()  # a closed pipe shows here, where main() handles it, not at interpreter exit
     return EXIT_OK if result.ok else EXIT_BROKEN
 
 
+def _output_problem(path: str, force: bool) -> str | None:
+    """Why a snapshot cannot be written to ``path``, found before the probe spends its time."""
+    if path.endswith(("/", os.sep)) or os.path.isdir(path):
+        return f"{path} is a folder: name the snapshot file to write"
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        # Replacing a device or a pipe (as --force would, by rename) is never what was meant: -o /dev/stdout as root
+        # would put a file where the device was.
+        return f"{path} is not a regular file; leave out -o to write to standard output"
+    if mode is not None and not force:
+        return f"{path} exists; use --force to overwrite it"
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        return f"cannot write {path}: {folder} {'is not a folder' if os.path.exists(folder) else 'does not exist'}"
+    return None
+
+
 def _snapshot(args: argparse.Namespace) -> int:
-    if args.output and os.path.exists(args.output) and not args.force:
-        print(f"pytest-cudnn: error: {args.output} exists; use --force to overwrite it", file=sys.stderr)
+    problem = _output_problem(args.output, args.force) if args.output is not None else None
+    if problem:
+        _error(f"error: {problem}")
         return EXIT_USAGE
     text = _probe(args.timeout).dumps()
-    if not args.output:
+    if args.output is None:
         sys.stdout.write(text)
+        sys.stdout.flush()
         return EXIT_OK
-    folder = os.path.dirname(os.path.abspath(args.output))
+    temporary = None
     try:
-        # Write beside the target and rename, so an interrupted run never leaves half a snapshot.
-        with tempfile.NamedTemporaryFile("w", dir=folder, delete=False, suffix=".tmp", encoding="utf-8") as handle:
+        # Write beside the target and rename, so an interrupted run never leaves half a snapshot; and remove the
+        # temporary file whatever stops the write (a full disk, Ctrl-C).
+        with tempfile.NamedTemporaryFile(
+            "w", dir=os.path.dirname(os.path.abspath(args.output)), delete=False, suffix=".tmp", encoding="utf-8"
+        ) as handle:
+            temporary = handle.name
             handle.write(text)
-        os.replace(handle.name, args.output)
+        os.replace(temporary, args.output)
+        temporary = None
     except OSError as error:
-        print(f"pytest-cudnn: error: cannot write {args.output}: {error.strerror or error}", file=sys.stderr)
+        _error(f"error: cannot write {args.output}: {error.strerror or error}")
         return EXIT_USAGE
-    print(f"pytest-cudnn: wrote {args.output}", file=sys.stderr)
+    finally:
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+    _error(f"wrote {args.output}")
     return EXIT_OK
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+def _run(argv: Sequence[str]) -> int:
+    args = _parser().parse_args(_with_command(argv))
     if args.command == "snapshot":
         return _snapshot(args)
-    if args.command is None:
-        args = _parser().parse_args(["doctor", *(argv if argv is not None else sys.argv[1:])])
     return _doctor(args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _run(sys.argv[1:] if argv is None else argv)
+    except KeyboardInterrupt:
+        _error("interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader is gone (| head): say nothing more, and point standard output at /dev/null so the interpreter's
+        # last flush does not fail again (Python docs, signal module, "Note on SIGPIPE").
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        return EXIT_CLOSED_OUTPUT
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from pytest_cudnn import cli
 from pytest_cudnn.cli import main
+from pytest_cudnn.environment import load_snapshot
 
 from .simhost import SimGpu, SimHost
 
@@ -125,4 +133,220 @@ def test_a_snapshot_value_that_would_crash_the_diagnosis_exits_2_naming_the_fiel
     assert out == ""
     assert err == (
         f"pytest-cudnn: error: snapshot {snap}: cudnns[0].version: expected a version such as '9.1.0', got '9.x'\n"
+    )
+
+
+HEALTHY = EXAMPLES / "healthy-tf2.18-a100.json"
+
+
+@pytest.fixture
+def no_probe(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail the test if the command probes this host: a usage error must be found before any probing."""
+
+    def probe(timeout: float) -> Any:
+        raise AssertionError("the command probed the live host")
+
+    monkeypatch.setattr(cli, "_probe", probe)
+
+
+# Ctrl-C and a closed standard output --------------------------------------------------------------
+
+
+def _interrupt(timeout: float) -> Any:
+    raise KeyboardInterrupt
+
+
+def _main(args: list[str]) -> int:
+    """main(), where a KeyboardInterrupt escaping it fails the test instead of stopping the test session."""
+    try:
+        return main(args)
+    except KeyboardInterrupt:
+        pytest.fail("KeyboardInterrupt escaped main()")
+
+
+@pytest.mark.parametrize("args", [["doctor"], [], ["snapshot"], ["--json"]])
+def test_ctrl_c_while_probing_exits_130_with_one_line(
+    args: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(cli, "_probe", _interrupt)
+    assert _main(args) == 130
+    assert capsys.readouterr() == ("", "pytest-cudnn: interrupted\n")
+
+
+@pytest.mark.parametrize("failure", [KeyboardInterrupt(), OSError(28, "No space left on device")])
+def test_a_snapshot_cut_short_while_written_leaves_no_file_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], failure: BaseException
+) -> None:
+    monkeypatch.setattr(cli, "_probe", lambda timeout: load_snapshot(HEALTHY))
+
+    def replace(source: Any, target: Any) -> None:
+        raise failure
+
+    monkeypatch.setattr(os, "replace", replace)
+    code = _main(["snapshot", "-o", str(tmp_path / "snap.json")])
+    assert list(tmp_path.iterdir()) == []
+    err = capsys.readouterr().err
+    if isinstance(failure, KeyboardInterrupt):
+        assert (code, err) == (130, "pytest-cudnn: interrupted\n")
+    else:
+        assert (code, err) == (
+            2,
+            f"pytest-cudnn: error: cannot write {tmp_path / 'snap.json'}: No space left on device\n",
+        )
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+@pytest.mark.parametrize("command", ["doctor", "snapshot"])
+def test_ctrl_c_in_a_terminal_stops_a_hanging_probe_with_130_and_one_line(host: SimHost, command: str) -> None:
+    host.add_cudart(host.folder("opt/hang"), 12020, behaviour="hang")
+    host.ld_library_path.append(str(host.root / "opt" / "hang"))
+    # A terminal's Ctrl-C sends SIGINT to the whole foreground process group: the command and its probe processes.
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pytest_cudnn", command, "--timeout", "60"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=host.environ(),
+        cwd=host.root,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not _children(process.pid) and time.monotonic() < deadline:  # the probe has started
+            time.sleep(0.05)
+        time.sleep(1)  # and reached the library that hangs
+        os.killpg(process.pid, signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    finally:
+        with contextlib.suppress(ProcessLookupError):  # the group's leftovers: a library stuck in a loop ignores SIGINT
+            os.killpg(process.pid, signal.SIGKILL)
+    assert (process.returncode, out, err) == (130, "", "pytest-cudnn: interrupted\n")
+
+
+def _closed_pipe_run(args: list[str]) -> subprocess.CompletedProcess[str]:
+    """``pytest-cudnn ARGS | head -0``: standard output is a pipe whose reader has already gone."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "pytest_cudnn", *args],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write)
+
+
+@pytest.mark.parametrize("args", [["doctor", "--env", str(HEALTHY)], ["--json", "--env", str(HEALTHY)], ["snapshot"]])
+def test_a_closed_standard_output_ends_quietly(args: list[str]) -> None:
+    completed = _closed_pipe_run(args)
+    assert (completed.returncode, completed.stderr) == (141, "")
+
+
+# The doctor is the default command ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--json", "--env", str(HEALTHY)],
+        ["--env", str(HEALTHY), "--json"],
+        [f"--env={HEALTHY}", "--json"],
+        ["--timeout", "5", "--json", "--env", str(HEALTHY)],
+        ["doctor", "--json", "--env", str(HEALTHY)],
+    ],
+)
+def test_the_doctors_options_work_without_the_word_doctor(
+    args: list[str], capsys: pytest.CaptureFixture[str], no_probe: None
+) -> None:
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out)["environment"] == load_snapshot(HEALTHY).to_json()
+
+
+def test_env_alone_replays_as_text(capsys: pytest.CaptureFixture[str], no_probe: None) -> None:
+    assert main(["--env", str(HEALTHY)]) == 0
+    assert f"replayed from {HEALTHY}" in capsys.readouterr().out
+
+
+def test_help_shows_both_commands_and_the_doctors_options(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["--help"])
+    assert exit_.value.code == 0
+    text = capsys.readouterr().out
+    for usage in (
+        "usage: pytest-cudnn [doctor] [--json] [--env FILE] [--timeout SECONDS]",
+        "pytest-cudnn snapshot [-o FILE] [--force] [--timeout SECONDS]",
+    ):
+        assert usage in text
+    assert "--env FILE" in text
+    assert "130" in text  # the exit codes
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["frobnicate"], "argument COMMAND: invalid choice: 'frobnicate'"),
+        (["--nope"], "unrecognized arguments: --nope"),
+        (["snapshot", "--json"], "unrecognized arguments: --json"),
+        (["doctor", "--env", ""], "argument --env: an empty path names no snapshot file"),
+        (["--env", ""], "argument --env: an empty path names no snapshot file"),
+        (["--env="], "argument --env: an empty path names no snapshot file"),
+        (["snapshot", "-o", ""], "argument -o/--output: an empty path names no file to write"),
+    ],
+)
+def test_usage_errors_name_the_argument_and_never_probe(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str], no_probe: None
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(args)
+    assert exit_.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("usage: pytest-cudnn")
+    assert message in err.splitlines()[-1]
+
+
+# Where a snapshot is written ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("make", "force", "problem"),
+    [
+        (lambda p: p.mkdir(), False, "{p} is a folder: name the snapshot file to write"),
+        (lambda p: p.mkdir(), True, "{p} is a folder: name the snapshot file to write"),
+        (os.mkfifo, True, "{p} is not a regular file; leave out -o to write to standard output"),
+        (os.mkfifo, False, "{p} is not a regular file; leave out -o to write to standard output"),
+        (lambda p: None, False, "cannot write {p}/snap.json: {p} does not exist"),
+        (lambda p: p.write_text("x"), False, "cannot write {p}/snap.json: {p} is not a folder"),
+    ],
+)
+def test_a_snapshot_target_that_cannot_be_written_is_refused_before_probing(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    no_probe: None,
+    make: Callable[[Path], Any],
+    force: bool,
+    problem: str,
+) -> None:
+    target = tmp_path / "target"
+    make(target)
+    output = target / "snap.json" if "{p}/snap.json" in problem else target
+    assert main(["snapshot", "-o", str(output), *(["--force"] if force else [])]) == 2
+    assert capsys.readouterr() == ("", f"pytest-cudnn: error: {problem.format(p=target)}\n")
+
+
+def test_a_trailing_slash_names_a_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str], no_probe: None) -> None:
+    assert main(["snapshot", "-o", f"{tmp_path}/new/"]) == 2
+    assert (
+        capsys.readouterr().err
+        == f"pytest-cudnn: error: {tmp_path}/new/ is a folder: name the snapshot file to write\n"
     )
