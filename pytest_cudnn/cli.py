@@ -155,6 +155,12 @@ def _snapshot(args: argparse.Namespace) -> int:
         _error(f"error: {problem}")
         return EXIT_USAGE
     text = _probe(args.timeout).dumps()
+    try:
+        # The probe records what the host says; a snapshot must hold values replay accepts (a local TensorFlow build
+        # can carry a version that is not PEP 440). Written all the same: it is still the record of this host.
+        Environment.from_json(json.loads(text))
+    except InvalidSnapshot as error:
+        _error(f"warning: --env will refuse this snapshot until its value is fixed: {error.problem}")
     if args.output is None:
         sys.stdout.write(text)
         sys.stdout.flush()

@@ -350,3 +350,17 @@ def test_a_trailing_slash_names_a_folder(tmp_path: Path, capsys: pytest.CaptureF
         capsys.readouterr().err
         == f"pytest-cudnn: error: {tmp_path}/new/ is a folder: name the snapshot file to write\n"
     )
+
+
+def test_a_snapshot_that_would_not_replay_is_written_with_a_warning_naming_the_value(host: SimHost) -> None:
+    # A locally built TensorFlow can carry a version that is not PEP 440; replay refuses it, so say so now.
+    host.add_tensorflow("2.15.0-custom", "tensorflow-2.15.0-linux.py")
+    snap = host.root / "snap.json"
+    completed = host.run("snapshot", "-o", str(snap))
+    assert completed.returncode == 0
+    assert completed.stderr.splitlines() == [
+        "pytest-cudnn: warning: --env will refuse this snapshot until its value is fixed: tensorflow.version: "
+        "expected a PEP 440 version such as '2.18.0', got '2.15.0-custom'",
+        f"pytest-cudnn: wrote {snap}",
+    ]
+    assert json.loads(snap.read_text())["tensorflow"]["version"] == "2.15.0-custom"
