@@ -2,27 +2,25 @@
 
 Settings and their precedence (lowest first): ini keys (``require_gpu``, ``gpu_probe_timeout``,
 ``gpus_per_worker``, ``gpu_assign``), the ``PYTEST_CUDNN_REQUIRE_GPU`` environment variable, the command line.
-Nothing is probed for ``--help``, ``--markers`` or ``--collect-only``; otherwise the environment is probed (or
-replayed with ``--gpu-env``) once per run, by the xdist controller when there is one, and handed to the workers.
+Nothing is probed for ``--help``, ``--markers``, ``--collect-only``, ``--fixtures``, ``--fixtures-per-test``,
+``--setup-plan`` or ``--cache-show``; otherwise the environment is probed (or replayed with ``--gpu-env``) once per
+run, by the xdist controller when there is one, and handed to the workers. A run started inside another one in
+the same process (pytester) probes only when a test or an option needs the environment.
 """
 
 from __future__ import annotations
 
 import functools
-import json
-import os
-from collections.abc import Iterator, Sequence
+import sys
+import types
+from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import Any
 
 import pytest
-from packaging.specifiers import SpecifierSet
 
-from .diagnosis import selected_cudnn, selected_runtime, visible_gpus
-from .gpu import CudnnError, CudnnHandle, GpuDevice, create_cudnn_handle
-from .markers import MARKERS, InvalidMarker, Outcome, Requirement, judge, parse_marker
-from .report import header_lines, markdown_summary
-from .serde import to_json
-from .session import ENV_REQUIRE_GPU, RECORD, run_of
+from .gpu import CudnnHandle, GpuDevice
+from .markers import MARKERS, InvalidMarker, Requirement, judge, parse_marker
+from .session import ENV_REQUIRE_GPU, REPORT_ATTRIBUTE, GpuRun, inspect_only, leave, run_of
 
 __all__ = ["CudnnHandle", "GpuDevice"]
 
@@ -40,8 +38,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--no-require-gpu", action="store_false", dest="cudnn_require_gpu", help="override require_gpu from ini or env"
     )
-    group.addoption("--gpu-env", metavar="FILE", dest="cudnn_env", help="replay a pytest-cudnn snapshot for this run")
-    group.addoption("--gpu-report", metavar="PATH", dest="cudnn_report", help="write a JSON report of the GPU stack")
+    group.addoption(
+        "--gpu-env",
+        metavar="FILE",
+        dest="cudnn_env",
+        help="replay a pytest-cudnn snapshot for this run (--gpu-env=FILE)",
+    )
+    group.addoption(
+        "--gpu-report",
+        metavar="PATH",
+        dest="cudnn_report",
+        help="write a JSON report of the GPU stack (--gpu-report=PATH)",
+    )
     group.addoption(
         "--gpu-probe-timeout", metavar="SECONDS", dest="cudnn_timeout", help="per-library probe timeout (default 10)"
     )
@@ -71,46 +79,33 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     for text in MARKERS.values():
         config.addinivalue_line("markers", text)
-    run_of(config)
-    if config.getoption("xmlpath", None):
-        config.pluginmanager.register(_JUnitProperties(), "cudnn-junit-properties")
+    run = run_of(config)
+    run.facts_plugin = _Facts(run)
+    run.start()
+    # Properties go into the controller's XML only; in an xdist worker pytest's record_testsuite_property does
+    # nothing, so the fixture would cost every worker for nothing.
+    if config.getoption("xmlpath", None) and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(_junit_properties(), "cudnn-junit-properties")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_unconfigure(config: pytest.Config) -> Generator[None, None, None]:
+    try:
+        return (yield)
+    finally:
+        leave(config)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    if config.option.collectonly:
+    if inspect_only(config):
         return []
-    run = run_of(config)
-    env = run.env
-    lines = header_lines(
-        env,
-        run.findings,
-        run.verdict,
-        runtime=selected_runtime(env),
-        cudnn=selected_cudnn(env),
-        verbose=config.option.verbose > 0,
-        source=run.snapshot,
-    )
-    workers = _xdist_workers(config)
-    if workers:
-        plan = run.plan(workers)
-        shown = ", ".join(
-            f"{worker} -> " + "+".join(f"GPU {gpu.index}" for gpu in plan[worker])
-            for worker in workers
-            if worker in plan
-        )
-        lines.append(f"pytest-cudnn: xdist workers: {shown or 'no GPU assignment'}")
-    return lines
-
-
-def _xdist_workers(config: pytest.Config) -> list[str]:
-    specs = getattr(config.option, "tx", None) or []
-    if getattr(config.option, "dist", "no") == "no" or not specs or hasattr(config, "workerinput"):
-        return []
-    return [f"gw{index}" for index in range(len(specs))]
+    return run_of(config).header(verbose=config.option.verbose > 0)
 
 
 # pytest-xdist: one probe in the controller, one GPU per worker, worker count from GPUs.
-@pytest.hookimpl(optionalhook=True)
+# tryfirst: the hook is firstresult, and xdist's own implementation (the CPU count) would otherwise answer first
+# whenever xdist was registered before this plugin.
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     if not config.getoption("cudnn_workers"):
         return None
@@ -147,10 +142,15 @@ def _requirements(item: pytest.Item) -> Iterator[Requirement]:
         if mark.name not in MARKERS:
             continue
         try:
-            yield _parse(mark.name, mark.args, tuple(sorted(mark.kwargs.items())))
+            requirement = _parse(mark.name, mark.args, tuple(sorted(mark.kwargs.items())))
         except InvalidMarker as error:
-            shown = ", ".join([*map(repr, mark.args), *(f"{k}={v!r}" for k, v in mark.kwargs.items())])
-            pytest.fail(f"{item.nodeid}: @pytest.mark.{mark.name}({shown}): {error}", pytrace=False)
+            problem = str(error)
+        else:
+            yield requirement
+            continue
+        # Failed outside the except block: raised inside it, the error would be printed twice (as the cause).
+        shown = ", ".join([*map(repr, mark.args), *(f"{k}={v!r}" for k, v in mark.kwargs.items())])
+        pytest.fail(f"{item.nodeid}: @pytest.mark.{mark.name}({shown}): {problem}", pytrace=False)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -163,32 +163,29 @@ def _requirements_of(item: pytest.Item) -> list[Requirement]:
     try:
         return list(_requirements(item))
     except TypeError:  # an unhashable marker argument: parse it uncached, with the same errors
-        found = []
-        for mark in item.iter_markers():
-            if mark.name in MARKERS:
-                try:
-                    found.append(parse_marker(mark.name, mark.args, mark.kwargs))
-                except InvalidMarker as error:
-                    pytest.fail(f"{item.nodeid}: @pytest.mark.{mark.name}: {error}", pytrace=False)
-        return found
-
-
-def _facts(item: pytest.Item, **facts: Any) -> None:
-    worker = getattr(item.config, "workerinput", {}).get("workerid") if hasattr(item.config, "workerinput") else None
-    if worker:
-        facts["worker"] = worker
-    item.user_properties.append((RECORD, facts))
+        pass
+    found = []
+    for mark in item.iter_markers():
+        if mark.name in MARKERS:
+            try:
+                found.append(parse_marker(mark.name, mark.args, mark.kwargs))
+            except InvalidMarker as error:
+                problem = str(error)
+            else:
+                continue
+            pytest.fail(f"{item.nodeid}: @pytest.mark.{mark.name}: {problem}", pytrace=False)
+    return found
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     requirements = _requirements_of(item)
-    if not requirements:
+    if not requirements or getattr(item.config.option, "setupplan", False):  # --setup-plan runs nothing
         return
     run = run_of(item.config)
     device = run.device()
     judged = [run.judge(requirement) for requirement in requirements]
-    _facts(item, requirements=[text for _, text in judged], gpu=device.index if device else None)
+    run.note(item, requirements=[text for _, text in judged], gpu=device.index if device else None)
     for outcome, _ in judged:
         if not outcome.ok:
             run.refuse(item, outcome)
@@ -204,100 +201,84 @@ def gpu(request: pytest.FixtureRequest) -> GpuDevice:
     run = run_of(request.config)
     device = run.device()
     if device is None:
-        run.refuse(request.node, judge(Requirement("requires_gpu"), run.env, run.findings), in_fixture=True)
-        raise AssertionError("unreachable")  # pragma: no cover - refuse() skips or fails
-    _facts(request.node, gpu=device.index)
+        run.refuse_in_fixture(judge(Requirement("requires_gpu"), run.env, run.findings))
+    if isinstance(request.node, pytest.Item):
+        run.note(request.node, gpu=device.index)
     return device
 
 
-def _handle(request: pytest.FixtureRequest) -> Iterator[CudnnHandle]:
-    run = run_of(request.config)
-    env = run.env
-    outcome = judge(Requirement("requires_cudnn"), env, run.findings)
-    cudnn = selected_cudnn(env)
-    device = run.device()
-    node = request.node
-    if not outcome.ok or cudnn is None or device is None:
-        run.refuse(node, outcome, in_fixture=True)
-        return
-    if cudnn.create_status not in (None, 0):
-        last = f" ({cudnn.last_error})" if cudnn.last_error else ""
-        message = (
-            f"cudnnCreate returned {cudnn.create_status} {cudnn.create_error}{last} when probed through {cudnn.path}"
-        )
-        run.refuse(node, Outcome(False, message, "cudnn-create-failed"), in_fixture=True)
-        return
-    # The device is chosen through a runtime of the CUDA major this cuDNN was built for, never another one.
-    major = (cudnn.cudart_version or "").partition(".")[0]
-    runtime = selected_runtime(env, SpecifierSet(f"=={major}.*")) if major.isdigit() else None
-    runtime_path = runtime.path if runtime and (runtime.version or "").partition(".")[0] == major else None
-    try:
-        handle = create_cudnn_handle(cudnn.path, cudnn.version, runtime_path, device.cuda_index)
-    except (CudnnError, OSError) as error:
-        # A status means cuDNN answered; without one the library could not even be loaded (or is not here).
-        cause = "cudnn-create-failed" if getattr(error, "status", None) is not None else "cudnn-not-loadable"
-        run.refuse(node, Outcome(False, f"cannot create a cuDNN handle: {error}", cause), in_fixture=True)
-        return
+@pytest.fixture
+def cudnn_handle(request: pytest.FixtureRequest) -> Iterator[CudnnHandle]:
+    """A real cudnnHandle_t through the cuDNN the probe vouched for, on this test's GPU; destroyed afterwards.
+    Under --gpu-env it skips: a snapshot's libraries are never loaded."""
+    handle = run_of(request.config).open_handle("cudnn_handle")
     try:
         yield handle
     finally:
         handle.destroy()
 
 
-@pytest.fixture
-def cudnn_handle(request: pytest.FixtureRequest) -> Iterator[CudnnHandle]:
-    """A real cudnnHandle_t through the cuDNN the probe vouched for, on this test's GPU; destroyed afterwards."""
-    yield from _handle(request)
-
-
 @pytest.fixture(scope="session")
 def cudnn_handle_session(request: pytest.FixtureRequest) -> Iterator[CudnnHandle]:
     """As ``cudnn_handle``, one handle for the whole session."""
-    yield from _handle(request)
+    handle = run_of(request.config).open_handle("cudnn_handle_session")
+    try:
+        yield handle
+    finally:
+        handle.destroy()
 
 
-class _JUnitProperties:
-    """Registered only with --junitxml: an autouse fixture costs every test its fixture resolution."""
+def _junit_properties() -> types.ModuleType:
+    """The plugin that records the key versions as JUnit XML testsuite properties; registered only with
+    --junitxml (an autouse fixture costs every test its fixture resolution). A module object, not a class
+    instance: a fixture bound to an instance is deprecated (PytestRemovedIn10Warning from pytest 9.1), and one
+    defined at this module's level would be registered for every run."""
 
     @pytest.fixture(scope="session", autouse=True)
-    def _cudnn_junit_properties(self, request: pytest.FixtureRequest) -> None:
-        """Key versions as JUnit XML testsuite properties."""
-        record = request.getfixturevalue("record_testsuite_property")
-        run = run_of(request.config)
-        env = run.env
-        runtime, cudnn = selected_runtime(env), selected_cudnn(env)
-        properties = {
-            "gpu.driver": env.driver.version,
-            "gpu.count": str(len(visible_gpus(env))),
-            "gpu.cuda_runtime": runtime.version if runtime else None,
-            "gpu.cudnn": cudnn.version if cudnn else None,
-            "gpu.tensorflow": env.tensorflow.version,
-            "gpu.verdict": run.verdict.summary,
-        }
-        for name, value in properties.items():
-            if value is not None:
-                record(name, value)
+    def cudnn_junit_properties(
+        request: pytest.FixtureRequest, record_testsuite_property: Callable[[str, object], None]
+    ) -> Iterator[None]:
+        # Recorded at teardown (the last test's, before junitxml writes the file): after the properties the
+        # suite records itself, which keep their places.
+        yield
+        for name, value in run_of(request.config).suite_properties():
+            record_testsuite_property(name, value)
+
+    plugin = types.ModuleType(f"{__name__}.junit_properties")
+    vars(plugin)["_cudnn_junit_properties"] = cudnn_junit_properties
+    return plugin
 
 
 # Summary and reports --------------------------------------------------------------------------------
 
 
-class _Recorder:
-    """Collects each test's GPU facts where the reports arrive (the xdist controller, or this process)."""
+class _Facts:
+    """Carries each test's GPU facts on its reports, and gathers them where the reports arrive (the xdist
+    controller, or this process). Registered on the first fact: a suite without GPU tests never pays for it."""
 
-    def __init__(self, config: pytest.Config) -> None:
-        self.run = run_of(config)
+    def __init__(self, run: GpuRun) -> None:
+        self.run = run
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        facts = self.run.facts_of(item, call.excinfo.value if call.excinfo is not None else None)
+        if facts:
+            setattr(report, REPORT_ATTRIBUTE, facts)
+        return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.user_properties:
+        if self.run.worker is None:
             self.run.record(report)
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionstart(session: pytest.Session) -> None:
     config = session.config
-    if not hasattr(config, "workerinput"):
-        config.pluginmanager.register(_Recorder(config), "cudnn-recorder")
+    if config.getoption("dist", "no") != "no" and not hasattr(config, "workerinput"):
+        run_of(config).activate()  # an xdist controller: the facts arrive on the workers' reports
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
@@ -310,28 +291,16 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
             terminalreporter.line(f"{count:>4} x {cause}: {message}")
     if run.require_gpu and run.probed and not run.verdict.ok:
         terminalreporter.line(f"pytest-cudnn: --require-gpu: {run.verdict.summary}", red=True)
+    for problem in run.problems:
+        terminalreporter.line(f"pytest-cudnn: ERROR: {problem}", red=True, bold=True)
 
 
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
-    if config.option.collectonly or hasattr(config, "workerinput"):
+    if inspect_only(config) or hasattr(config, "workerinput"):
         return
     run = run_of(config)
-    if run.require_gpu and not run.verdict.ok:
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
-    report_path = config.getoption("cudnn_report")
-    if report_path:
-        document = {
-            "environment": run.env.to_json(),
-            "findings": [to_json(f) for f in run.findings],
-            "verdict": to_json(run.verdict),
-            "require_gpu": run.require_gpu,
-            "xdist": {worker: [gpu.index for gpu in gpus] for worker, gpus in run.assignment.items()},
-            "tests": [{"nodeid": nodeid, **facts} for nodeid, facts in run.tests.items()],
-        }
-        with open(report_path, "w", encoding="utf-8") as handle:
-            json.dump(document, handle, indent=2)
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary:
-        with open(summary, "a", encoding="utf-8") as handle:
-            handle.write(markdown_summary(run.env, run.findings, run.verdict, run.skip_groups()))
+    run.finish(session)
+    if run.problems and not config.pluginmanager.has_plugin("terminalreporter"):
+        for problem in run.problems:  # no terminal summary to say it in (-p no:terminal)
+            sys.stderr.write(f"pytest-cudnn: ERROR: {problem}\n")

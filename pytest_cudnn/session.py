@@ -4,51 +4,208 @@ records behind the summary and the reports. :mod:`pytest_cudnn.plugin` keeps onl
 
 from __future__ import annotations
 
+import itertools
+import json
 import os
-from typing import Any
+import secrets
+import shlex
+import sys
+import weakref
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
 
 import pytest
+from packaging.specifiers import SpecifierSet
 
 from .devices import assign_devices, cuda_visible_value
-from .diagnosis import Finding, Verdict, diagnose, verdict, visible_gpus
+from .diagnosis import Finding, Verdict, diagnose, selected_cudnn, selected_runtime, verdict, visible_gpus
 from .environment import Environment, Gpu, InvalidSnapshot, load_snapshot
-from .gpu import GpuDevice
+from .gpu import CudnnError, CudnnHandle, GpuDevice, create_cudnn_handle
 from .markers import Outcome, Requirement, judge
+from .report import header_lines, markdown_summary
+from .serde import to_json
 
-__all__ = ["ENV_REQUIRE_GPU", "RECORD", "GpuRun", "run_of"]
+__all__ = ["ENV_REQUIRE_GPU", "REPORT_ATTRIBUTE", "GpuRun", "inspect_only", "leave", "run_of", "xdist_worker_ids"]
 
 ENV_REQUIRE_GPU = "PYTEST_CUDNN_REQUIRE_GPU"
-RECORD = "pytest_cudnn"  # the user_properties key a test's GPU facts travel under (to the xdist controller)
+# The TestReport attribute a test's GPU facts travel under. Reports carry arbitrary extra attributes through
+# pytest's own report serialisation (pytest_report_to_serializable, which pytest-xdist uses), so the facts reach
+# the controller without touching item.user_properties, which junitxml writes into every <testcase>.
+REPORT_ATTRIBUTE = "pytest_cudnn"
+_FACTS = pytest.StashKey[dict[str, Any]]()
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
+# Options whose presence means nothing runs: no environment is needed, nothing is reported.
+_INSPECT_ONLY = ("help", "collectonly", "showfixtures", "show_fixtures_per_test", "setupplan", "cacheshow")
+# The file names pytest reads its configuration from (pytest's findpaths.locate_config), nearest folder first.
+_CONFIG_FILES = ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+
+# The pytest sessions configured in this process and not yet unconfigured. A session started while another one
+# runs (pytester's runpytest and inline_run start one inside a test) is nested: it probes only when something asks
+# for the environment and leaves the GitHub step summary to the outermost one. Nesting is a property of the
+# process, so this cannot live in a config's stash. Entries leave in pytest_unconfigure (a hook wrapper, so even a
+# failing unconfigure of another plugin cannot skip it); the set holds its configs weakly, so a config that is
+# dropped without being unconfigured cannot mark later runs as nested.
+_RUNNING: weakref.WeakSet[pytest.Config] = weakref.WeakSet()
 
 
-def _require_gpu(config: pytest.Config) -> bool:
+def inspect_only(config: pytest.Config) -> bool:
+    """``--help``, ``--collect-only``, ``--fixtures``, ``--fixtures-per-test``, ``--setup-plan``, ``--cache-show``:
+    modes that run no test, so nothing is probed or reported."""
+    return any(getattr(config.option, name, False) for name in _INSPECT_ONLY)
+
+
+def leave(config: pytest.Config) -> None:
+    _RUNNING.discard(config)
+
+
+def xdist_worker_ids(config: pytest.Config) -> list[str]:
+    """The workers pytest-xdist will start, in the controller; nothing elsewhere."""
+    specs = getattr(config.option, "tx", None) or []
+    if getattr(config.option, "dist", "no") == "no" or not specs or hasattr(config, "workerinput"):
+        return []
+    return [f"gw{index}" for index in range(len(specs))]
+
+
+# Settings -----------------------------------------------------------------------------------------------
+
+
+def _ini_where(config: pytest.Config, key: str) -> str:
+    return f"the {key} ini key in {config.inipath}" if config.inipath else f"the {key} ini key"
+
+
+def _ini_bool(config: pytest.Config, key: str) -> bool:
+    try:
+        return bool(config.getini(key))
+    except (ValueError, TypeError, pytest.UsageError) as error:
+        # pytest's own message quotes the value but names neither the key nor, for an ini file, the file.
+        detail = str(error).removeprefix(f"{config.inipath}: ")
+        raise pytest.UsageError(
+            f"{_ini_where(config, key)}: {detail}; expected true/false, yes/no, 1/0 or on/off"
+        ) from None
+
+
+def _require_gpu(config: pytest.Config, environ: dict[str, str]) -> bool:
     cli = config.getoption("cudnn_require_gpu")
     if cli is not None:
         return bool(cli)
-    raw = os.environ.get(ENV_REQUIRE_GPU)
+    raw = environ.get(ENV_REQUIRE_GPU)
     if raw is not None:
         value = raw.strip().lower()
         if value in _TRUE:
             return True
         if value in _FALSE:
             return False
-        raise pytest.UsageError(f"{ENV_REQUIRE_GPU}={raw!r}: expected 1/0, true/false, yes/no or on/off")
-    return bool(config.getini("require_gpu"))
+        raise pytest.UsageError(
+            f"the environment variable {ENV_REQUIRE_GPU}={raw!r}: expected 1/0, true/false, yes/no or on/off"
+        )
+    return _ini_bool(config, "require_gpu")
+
+
+def _setting(config: pytest.Config, option: str, flag: str, ini: str) -> tuple[object, str]:
+    """A setting's raw value and where it came from, for error messages."""
+    cli = config.getoption(option)
+    if cli is not None:
+        return cli, flag
+    return config.getini(ini), _ini_where(config, ini)
 
 
 def _number(config: pytest.Config, option: str, flag: str, ini: str, low: float, high: float) -> float:
-    cli = config.getoption(option)
-    raw = cli if cli is not None else config.getini(ini)
+    raw, where = _setting(config, option, flag, ini)
     try:
-        value = float(raw)
-    except (TypeError, ValueError):
+        value = float(str(raw))
+    except ValueError:
         value = low - 1
     if not low <= value <= high:
-        where = flag if cli is not None else f"the {ini} ini key"
         raise pytest.UsageError(f"{where}: {raw!r} is not a number between {low:g} and {high:g}")
     return value
+
+
+def _whole(config: pytest.Config, option: str, flag: str, ini: str, low: int, high: int) -> int:
+    raw, where = _setting(config, option, flag, ini)
+    text = str(raw).strip()
+    if not text.isdigit() or not low <= int(text) <= high:
+        raise pytest.UsageError(f"{where}: {raw!r} is not a whole number between {low} and {high}")
+    return int(text)
+
+
+def _path_option(config: pytest.Config, option: str, flag: str, metavar: str) -> Path | None:
+    """An absolute path: resolved against the invocation folder now, so a test that changes the working folder
+    cannot move it."""
+    raw: str | None = config.getoption(option)
+    if raw is None:
+        return None
+    if not raw.strip():
+        raise pytest.UsageError(f"{flag}: an empty value; write {flag}={metavar}")
+    return Path(os.path.normpath(config.invocation_params.dir / os.path.expanduser(raw)))
+
+
+def _check_writable(path: Path, flag: str) -> None:
+    """What can be known before the run about writing ``path`` at its end; missing folders are created then."""
+    if path.is_dir():
+        raise pytest.UsageError(f"{flag} {path}: is a folder; give a file path")
+    for folder in path.parents:
+        if folder.exists():
+            if not folder.is_dir():
+                raise pytest.UsageError(f"{flag} {path}: {folder} is not a folder")
+            if not os.access(folder, os.W_OK | os.X_OK):
+                raise pytest.UsageError(f"{flag} {path}: cannot create files in {folder}")
+            return
+
+
+def _nearest_config_folder(start: Path) -> Path | None:
+    for folder in (start, *start.parents):
+        if any((folder / name).is_file() for name in _CONFIG_FILES):
+            return folder
+    return None
+
+
+def _common_folder(paths: Sequence[Path], default: Path) -> Path:
+    folders = [path if path.is_dir() else path.parent for path in paths if path.exists()]
+    return Path(os.path.commonpath(folders)) if folders else default
+
+
+def misread_option(config: pytest.Config, environ: dict[str, str]) -> str | None:
+    """pytest chooses the rootdir and the configuration file before it knows any plugin option, taking every
+    argument that names an existing path for a test path (findpaths.determine_setup). ``--gpu-env FILE`` (two
+    words) thus pulls the search towards FILE's folder; when that changes which configuration file is found,
+    the run would silently use another project's settings, or none."""
+    if config.option.rootdir or config.option.inifilename:
+        return None
+    here = config.invocation_params.dir
+    # pytest reads PYTEST_ADDOPTS before the command line, the same way.
+    tokens = [*shlex.split(environ.get("PYTEST_ADDOPTS", "")), *config.invocation_params.args]
+    if config.args_source is pytest.Config.ArgsSource.ARGS:
+        tests = _common_folder([here / arg.split("::")[0] for arg in config.args], here)
+    else:
+        tests = here
+    for flag, value in itertools.pairwise(tokens):
+        if flag == "--":
+            break
+        if flag not in ("--gpu-env", "--gpu-report"):
+            continue
+        path = here / value
+        if not path.exists():
+            continue
+        folder = Path(os.path.normpath(path if path.is_dir() else path.parent))
+        if folder == tests or tests in folder.parents:
+            continue
+        expected = _nearest_config_folder(tests)
+        chosen = config.inipath.parent if config.inipath else None
+        if expected == chosen:
+            continue
+        found = f"the configuration file {config.inipath}" if config.inipath else "no configuration file"
+        missed = f"the one in {expected}" if expected else "none"
+        return (
+            f"{flag} {value}: pytest chose the rootdir ({config.rootpath}) and the configuration file before it "
+            f"knew pytest-cudnn's options, so it took {value} for a test path: it used {found} instead of "
+            f"{missed}. Write {flag}={value} (one word), or pass --rootdir."
+        )
+    return None
+
+
+# The run --------------------------------------------------------------------------------------------------
 
 
 class GpuRun:
@@ -56,24 +213,53 @@ class GpuRun:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        self.require_gpu = _require_gpu(config)
+        # What the probe reads from the process is taken now, before any test can patch it: a probe that runs
+        # later, in a test's setup, must see the session's environment and interpreter, not the test's.
+        self.environ = dict(os.environ)
+        self.python = sys.executable
+        self.require_gpu = _require_gpu(config, self.environ)
         self.timeout = _number(config, "cudnn_timeout", "--gpu-probe-timeout", "gpu_probe_timeout", 0.001, 3600)
-        self.per_worker = int(_number(config, "cudnn_per_worker", "--gpus-per-worker", "gpus_per_worker", 1, 1024))
-        self.assign = bool(config.getini("gpu_assign")) and config.getoption("cudnn_assign") is not False
-        self.snapshot: str | None = config.getoption("cudnn_env")
+        self.per_worker = _whole(config, "cudnn_per_worker", "--gpus-per-worker", "gpus_per_worker", 1, 1024)
+        self.assign = _ini_bool(config, "gpu_assign") and config.getoption("cudnn_assign") is not False
+        self.report_path = _path_option(config, "cudnn_report", "--gpu-report", "PATH")
+        snapshot = _path_option(config, "cudnn_env", "--gpu-env", "FILE")
+        self.snapshot: str | None = config.getoption("cudnn_env") if snapshot else None
+        self.replaying = snapshot is not None  # nothing is read live, nothing a snapshot names is loaded
         self.replayed: Environment | None = None
-        if self.snapshot:
+        # An xdist worker takes the controller's copy: it may not even see the file (a relative path, another
+        # working folder).
+        if snapshot is not None and "cudnn_environment" not in (self.worker or {}):
             try:
-                self.replayed = load_snapshot(self.snapshot)
+                self.replayed = load_snapshot(str(snapshot))
             except InvalidSnapshot as error:
                 raise pytest.UsageError(f"--gpu-env: {error}") from None
+        self.step_summary = self.environ.get("GITHUB_STEP_SUMMARY") or None
+        self.nested = False
         self._env: Environment | None = None
         self._findings: list[Finding] = []
         self.tests: dict[str, dict[str, Any]] = {}
         self.skips: dict[str, list[str]] = {}
         self.assignment: dict[str, tuple[Gpu, ...]] = {}  # xdist worker id -> its GPUs (controller side)
+        self.shortfall: str | None = None  # more GPUs per worker asked for than are visible
+        self.problems: list[str] = []  # reports that could not be written, said in the terminal summary
         self._device: tuple[GpuDevice, ...] | None = None
         self._outcomes: dict[int, tuple[Requirement, Outcome, str]] = {}
+        # A fixture's refusal -> its facts; weak, so only the exceptions pytest still holds (a session-scoped
+        # fixture's, raised again in each test that asks for it) stay.
+        self._refusals: weakref.WeakKeyDictionary[BaseException, dict[str, Any]] = weakref.WeakKeyDictionary()
+        self.facts_plugin: object | None = None  # registered on the first fact: unmarked suites never pay for it
+
+    def start(self) -> None:
+        """Checks that need the whole configuration; pytest_configure, outside xdist workers."""
+        self.nested = any(other is not self.config for other in _RUNNING)
+        _RUNNING.add(self.config)
+        if hasattr(self.config, "workerinput") or self.config.option.help:
+            return
+        misread = misread_option(self.config, self.environ)
+        if misread:
+            raise pytest.UsageError(misread)
+        if self.report_path is not None and not inspect_only(self.config):
+            _check_writable(self.report_path, "--gpu-report")
 
     # The environment ---------------------------------------------------------------------------------
     @property
@@ -100,7 +286,8 @@ class GpuRun:
         else:
             from .probe import ProbeOptions, probe_environment
 
-            return probe_environment(ProbeOptions(job_timeout=self.timeout))
+            options = ProbeOptions(job_timeout=self.timeout, python=self.python)
+            return probe_environment(options, environ=self.environ)
         if self.worker is not None and "cudnn_visible" in self.worker:
             # This worker sees only its own GPUs: judge requirements against what it sees.
             variables = dict(env.variables, CUDA_VISIBLE_DEVICES=self.worker["cudnn_visible"])
@@ -120,7 +307,7 @@ class GpuRun:
         """The GPU this process's tests run on: the first CUDA sees (in a worker, the worker's own)."""
         if self._device is None:
             gpus = visible_gpus(self.env)
-            self._device = (GpuDevice.from_probe(gpus[0], 0, replayed=self.replayed is not None),) if gpus else ()
+            self._device = (GpuDevice.from_probe(gpus[0], 0, replayed=self.replaying),) if gpus else ()
         return self._device[0] if self._device else None
 
     def judge(self, requirement: Requirement) -> tuple[Outcome, str]:
@@ -135,11 +322,44 @@ class GpuRun:
             self._outcomes[id(requirement)] = cached
         return cached[1], cached[2]
 
+    def header(self, verbose: bool) -> list[str]:
+        """The session header. A nested run shows it only when it needs the environment from the start."""
+        workers = xdist_worker_ids(self.config)
+        needed = self.replaying or self.require_gpu or self.report_path is not None or workers
+        if self.nested and not needed:
+            return []
+        env = self.env
+        lines = header_lines(
+            env,
+            self.findings,
+            self.verdict,
+            runtime=selected_runtime(env),
+            cudnn=selected_cudnn(env),
+            verbose=verbose,
+            source=self.snapshot,
+        )
+        if workers:
+            plan = self.plan(workers)
+            shown = ", ".join(
+                f"{worker} -> " + "+".join(f"GPU {gpu.index}" for gpu in plan[worker])
+                for worker in workers
+                if worker in plan
+            )
+            note = f" ({self.shortfall})" if self.shortfall else ""
+            lines.append(f"pytest-cudnn: xdist workers: {shown or 'no GPU assignment'}{note}")
+        return lines
+
     # xdist -------------------------------------------------------------------------------------------
     def plan(self, worker_ids: list[str]) -> dict[str, tuple[Gpu, ...]]:
         """The GPUs of each worker, computed once from the GPUs this run may use."""
         if not self.assignment and self.assign:
-            shares = assign_devices(visible_gpus(self.env), len(worker_ids), self.per_worker)
+            visible = visible_gpus(self.env)
+            if 0 < len(visible) < self.per_worker:
+                self.shortfall = (
+                    f"{self.per_worker} GPUs per worker asked for, {len(visible)} visible: "
+                    f"each worker gets all {len(visible)}"
+                )
+            shares = assign_devices(visible, len(worker_ids), self.per_worker)
             self.assignment = {worker: gpus for worker, gpus in zip(worker_ids, shares, strict=True) if gpus}
         return self.assignment
 
@@ -152,25 +372,99 @@ class GpuRun:
     def auto_workers(self) -> int:
         return max(1, len(visible_gpus(self.env)) // self.per_worker)
 
+    # Fixtures ----------------------------------------------------------------------------------------
+    def open_handle(self, fixture: str) -> CudnnHandle:
+        """A cuDNN handle through the copy the probe vouched for, or an environment skip (a failure under
+        --require-gpu) saying why there is none."""
+        if self.replaying:
+            # A snapshot names libraries of another machine, or files anyone could have written: loading one
+            # would run its code in this process. Replay never loads what a snapshot names.
+            self.refuse_in_fixture(
+                Outcome(
+                    False,
+                    f"{fixture} needs a live cuDNN, and this run replays the snapshot {self.snapshot} "
+                    "(--gpu-env): pytest-cudnn never loads a library named in a snapshot",
+                    "replayed-environment",
+                )
+            )
+        env = self.env
+        outcome = judge(Requirement("requires_cudnn"), env, self.findings)
+        cudnn = selected_cudnn(env)
+        device = self.device()
+        if not outcome.ok or cudnn is None or device is None:
+            self.refuse_in_fixture(outcome)
+        if cudnn.create_status not in (None, 0):
+            last = f" ({cudnn.last_error})" if cudnn.last_error else ""
+            message = (
+                f"cudnnCreate returned {cudnn.create_status} {cudnn.create_error}{last} "
+                f"when probed through {cudnn.path}"
+            )
+            self.refuse_in_fixture(Outcome(False, message, "cudnn-create-failed"))
+        # The device is chosen through a runtime of the CUDA major this cuDNN was built for, never another one.
+        major = (cudnn.cudart_version or "").partition(".")[0]
+        runtime = selected_runtime(env, SpecifierSet(f"=={major}.*")) if major.isdigit() else None
+        runtime_path = runtime.path if runtime and (runtime.version or "").partition(".")[0] == major else None
+        try:
+            return create_cudnn_handle(cudnn.path, cudnn.version, runtime_path, device.cuda_index)
+        except (CudnnError, OSError) as error:
+            # A status means cuDNN answered; without one the library could not even be loaded (or is not here).
+            cause = "cudnn-create-failed" if getattr(error, "status", None) is not None else "cudnn-not-loadable"
+            failure = Outcome(False, f"cannot create a cuDNN handle: {error}", cause)
+        self.refuse_in_fixture(failure)
+
     # Records -----------------------------------------------------------------------------------------
-    def refuse(self, item: pytest.Item, outcome: Outcome, *, in_fixture: bool = False) -> None:
-        """An environment-caused skip, or a failure under --require-gpu."""
-        item.user_properties.append((RECORD, {"reason": outcome.message, "cause": outcome.cause}))
+    def note(self, item: pytest.Item, **facts: Any) -> None:
+        """Remember a fact of ``item``'s; it travels on the item's reports (see REPORT_ATTRIBUTE)."""
+        worker = self.worker
+        if worker is not None and worker.get("workerid"):
+            facts["worker"] = worker["workerid"]
+        item.stash.setdefault(_FACTS, {}).update(facts)
+        self.activate()
+
+    def activate(self) -> None:
+        plugins = self.config.pluginmanager
+        if self.facts_plugin is not None and not plugins.is_registered(self.facts_plugin):
+            plugins.register(self.facts_plugin, "cudnn-facts")
+
+    def refuse(self, item: pytest.Item, outcome: Outcome) -> None:
+        """A requirement marker's environment skip, or a failure under --require-gpu."""
+        self.note(item, reason=outcome.message, cause=outcome.cause)
         if self.require_gpu:
             pytest.fail(f"{outcome.message} [--require-gpu]", pytrace=False)
-        if in_fixture:
-            pytest.skip(outcome.message)
         # A skip mark, evaluated by pytest's own skipping plugin right after this hook, reports the test's own
         # location rather than this file's.
         item.add_marker(pytest.mark.skip(reason=outcome.message))
 
-    def record(self, report: pytest.TestReport) -> None:
-        """Gather what the (possibly remote) test recorded; runs where reports arrive: the controller."""
-        facts: dict[str, Any] = {}
-        for key, value in report.user_properties:
-            if key == RECORD and isinstance(value, dict):
-                facts.update(value)
-        if not facts:
+    def refuse_in_fixture(self, outcome: Outcome) -> NoReturn:
+        """A fixture's environment skip, or a failure under --require-gpu. The facts go with the exception: a
+        session-scoped fixture has no test of its own (its request.node is the Session), and pytest raises the
+        same exception again in every test that asks for it."""
+        error: BaseException
+        if self.require_gpu:
+            error = pytest.fail.Exception(f"{outcome.message} [--require-gpu]", pytrace=False)
+        else:
+            error = pytest.skip.Exception(outcome.message)
+        self._refusals[error] = {"reason": outcome.message, "cause": outcome.cause}
+        self.activate()
+        raise error
+
+    def facts_of(self, item: pytest.Item, error: BaseException | None) -> dict[str, Any] | None:
+        facts = item.stash.get(_FACTS, None)
+        # Only pytest's outcome exceptions can be refusals (and be looked up weakly: builtin ones cannot).
+        outcome = isinstance(error, (pytest.skip.Exception, pytest.fail.Exception))
+        refused = self._refusals.get(error) if outcome and error is not None else None
+        if refused is not None:
+            facts = {**(facts or {}), **refused}
+            worker = self.worker
+            if worker is not None and worker.get("workerid"):
+                facts["worker"] = worker["workerid"]
+        return dict(facts) if facts else None
+
+    def record(self, report: pytest.TestReport | pytest.CollectReport) -> None:
+        """Gather what the (possibly remote) test recorded; runs where reports arrive: the controller. Other
+        plugins send CollectReports through pytest_runtest_logreport too (pytest's own tests do)."""
+        facts = getattr(report, REPORT_ATTRIBUTE, None)
+        if not isinstance(report, pytest.TestReport) or not isinstance(facts, dict) or not facts:
             return
         entry = self.tests.setdefault(report.nodeid, {})
         for key in ("requirements", "gpu", "worker"):
@@ -185,6 +479,75 @@ class GpuRun:
     def skip_groups(self) -> list[tuple[str, int, str]]:
         groups = [(cause, len(messages), messages[0]) for cause, messages in self.skips.items()]
         return sorted(groups, key=lambda group: -group[1])
+
+    def suite_properties(self) -> list[tuple[str, str]]:
+        """The JUnit XML testsuite properties. A nested run that never needed the environment has none."""
+        if self.nested and not self.probed:
+            return []
+        env = self.env
+        runtime, cudnn = selected_runtime(env), selected_cudnn(env)
+        properties = {
+            "gpu.driver": env.driver.version,
+            "gpu.count": str(len(visible_gpus(env))),
+            "gpu.cuda_runtime": runtime.version if runtime else None,
+            "gpu.cudnn": cudnn.version if cudnn else None,
+            "gpu.tensorflow": env.tensorflow.version,
+            "gpu.verdict": self.verdict.summary,
+        }
+        return [(name, value) for name, value in properties.items() if value is not None]
+
+    # The end of the run ------------------------------------------------------------------------------
+    def finish(self, session: pytest.Session) -> None:
+        """--require-gpu's verdict and the reports; in the process where reports arrive. A report that cannot be
+        written is said in the terminal summary (self.problems) and leaves the exit status alone."""
+        if self.require_gpu and not self.verdict.ok:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if self.report_path is not None:
+            try:
+                _write_atomically(self.report_path, json.dumps(self.document(), indent=2))
+            except OSError as error:
+                self.problems.append(f"could not write --gpu-report {self.report_path}: {_reason(error)}")
+        if self.step_summary and not self.nested:
+            text = markdown_summary(self.env, self.findings, self.verdict, self.skip_groups())
+            try:
+                with open(self.step_summary, "a", encoding="utf-8") as handle:
+                    # Exactly one blank line on each side: Markdown would otherwise join the block to what other
+                    # steps wrote around it.
+                    handle.write(f"\n{text.strip()}\n\n")
+            except OSError as error:
+                self.problems.append(f"could not append to GITHUB_STEP_SUMMARY {self.step_summary}: {_reason(error)}")
+
+    def document(self) -> dict[str, Any]:
+        return {
+            "environment": self.env.to_json(),
+            "findings": [to_json(f) for f in self.findings],
+            "verdict": to_json(self.verdict),
+            "require_gpu": self.require_gpu,
+            "xdist": {worker: [gpu.index for gpu in gpus] for worker, gpus in self.assignment.items()},
+            "xdist_note": self.shortfall,
+            "tests": [{"nodeid": nodeid, **facts} for nodeid, facts in self.tests.items()],
+        }
+
+
+def _reason(error: OSError) -> str:
+    return error.strerror or str(error)
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Write beside ``path`` and rename over it: readers, and runs finishing at the same moment, see one whole
+    report or another, never a mixture (rename(2) replaces atomically within a file system). Missing folders are
+    created, as --junitxml does."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    # os.open with 0o666 lets the umask decide the permissions, as open() would; mkstemp would force 0o600.
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 RUN = pytest.StashKey[GpuRun]()

@@ -7,7 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_cudnn.environment import Environment, Via
+# Imported before pytester takes its snapshot of sys.modules: a module first imported during a test is
+# dropped at its end, and the probe the tests replace would then be imported afresh, unreplaced.
+import pytest_cudnn.probe  # noqa: F401
+from pytest_cudnn.environment import Environment, State, Via
 
 from .envbuilder import EnvBuilder, gpu
 
@@ -76,10 +79,10 @@ def test_header_from_a_replayed_snapshot(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--gpu-env", path)
     result.stdout.fnmatch_lines(
         [
-            f"pytest-cudnn: driver 550.54.15 (CUDA 12.4), GPUs: [[]0[]] NVIDIA A100-SXM4-80GB (8.0, 79.0 GiB free)"
-            f" [[]replayed from {path}[]]",
-            "pytest-cudnn: CUDA runtime 12.5 (*/nvidia/cuda_runtime/lib/libcudart.so.12, via pip nvidia wheel), "
-            "cuDNN 9.3.0 (*/nvidia/cudnn/lib/libcudnn.so.9, via pip nvidia wheel), TensorFlow 2.18.0",
+            "pytest-cudnn: driver 550.54.15 (CUDA 12.4), GPUs: GPU 0 NVIDIA A100-SXM4-80GB (compute capability 8.0, "
+            f"Ampere, 79.0 GiB free) [[]replayed from {path}[]]",
+            "pytest-cudnn: CUDA runtime 12.5 at */nvidia/cuda_runtime/lib/libcudart.so.12 (via pip nvidia wheel), "
+            "cuDNN 9.3.0 at */nvidia/cudnn/lib/libcudnn.so.9 (via pip nvidia wheel), TensorFlow 2.18.0",
             "pytest-cudnn: the GPU stack holds together",
         ]
     )
@@ -89,7 +92,7 @@ def test_header_from_a_replayed_snapshot(pytester: pytest.Pytester) -> None:
 def test_verbose_header_lists_the_findings(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("def test_a(): pass\n")
     result = pytester.runpytest("-v", "--gpu-env", snapshot(pytester, tf23_meets_cudnn8()))
-    result.stdout.fnmatch_lines(["pytest-cudnn:   ERROR [[]tensorflow-cudnn-not-found[]] TensorFlow 2.3.1 *"])
+    result.stdout.fnmatch_lines(["pytest-cudnn: ERROR [[]tensorflow-cudnn-not-found[]] TensorFlow 2.3.1 *"])
 
 
 def test_skip_reason_says_required_found_where_why_and_fix(pytester: pytest.Pytester) -> None:
@@ -100,19 +103,30 @@ def test_skip_reason_says_required_found_where_why_and_fix(pytester: pytest.Pyte
         @pytest.mark.requires_cudnn(">=7.6,<8")
         def test_needs_cudnn7():
             pass
+
+        @pytest.mark.requires_cudnn(">=8")
+        def test_needs_cudnn8():
+            pass
         """
     )
-    result = pytester.runpytest("-rs", "--gpu-env", snapshot(pytester, tf23_meets_cudnn8()))
-    result.assert_outcomes(skipped=1)
+    b = EnvBuilder().with_gpus(gpu(name="Tesla T4", cc="7.5"))
+    b.runtime("/usr/local/cuda-12.4/lib64/libcudart.so.12", 12040)
+    b.cudnn("/opt/cudnn/lib/libcudnn.so.8", "8.9.7", 12040, siblings_missing=("libcudnn_ops_infer.so.8",))
+    result = pytester.runpytest("-rs", "--gpu-env", snapshot(pytester, b.change(1, state=State.ERROR).build()))
+    result.assert_outcomes(skipped=2)
     result.stdout.fnmatch_lines(
         [
+            # The version does not match: that is the cause, and nothing else is blamed.
             "SKIPPED [[]1[]] test_skip_reason_says_required_found_where_why_and_fix.py:3: requires cuDNN <8,>=7.6; "
-            "found cuDNN 8.0.5 at /usr/local/cuda-10.1/lib64/libcudnn.so.8 (via LD_LIBRARY_PATH); "
-            "TensorFlow 2.3.1 (built for CUDA 10.1, cuDNN 7.6) loads libcudnn.so.7, and the "
-            "loader finds no copy of it: no cuDNN for TensorFlow: install cuDNN 7.6 for CUDA 10.1 and put its "
-            "library folder on the loader path"
+            "found cuDNN 8.9.7 at /opt/cudnn/lib/libcudnn.so.8 (via LD_LIBRARY_PATH)",
+            # The version matches, but this copy cannot run: why, and what to do.
+            "SKIPPED [[]1[]] test_skip_reason_says_required_found_where_why_and_fix.py:7: requires cuDNN >=8; "
+            "found cuDNN 8.9.7 at /opt/cudnn/lib/libcudnn.so.8 (via LD_LIBRARY_PATH); cuDNN at "
+            "/opt/cudnn/lib/libcudnn.so.8 is missing its sub-libraries; any call into it aborts the process; "
+            "fix: reinstall cuDNN completely: every libcudnn_* file of one release in one folder",
         ]
     )
+    result.stdout.fnmatch_lines(["*1 x cudnn-version: *", "*1 x cudnn-incomplete: *"])
 
 
 def test_satisfied_markers_run_the_test(pytester: pytest.Pytester) -> None:
@@ -139,7 +153,10 @@ def test_satisfied_markers_run_the_test(pytester: pytest.Pytester) -> None:
         ("requires_cuda('>=13')", "found CUDA runtime 12.5 at */libcudart.so.12 (via pip nvidia wheel)"),
         ("requires_driver('>=560')", "found driver 550.54.15 (/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1)"),
         ("requires_gpu(count=2)", "found 1 visible GPU(s): [[]0[]] NVIDIA A100-SXM4-80GB"),
-        ("requires_gpu(memory='100GiB')", "found GPU 0 NVIDIA A100-SXM4-80GB (compute capability 8.0, 79.0 GiB free)"),
+        (
+            "requires_gpu(memory='100GiB')",
+            "found GPU 0 NVIDIA A100-SXM4-80GB (compute capability 8.0, Ampere, 79.0 GiB free)",
+        ),
         ("requires_gpu(compute_capability='>=9.0')", "found GPU 0 NVIDIA A100-SXM4-80GB (compute capability 8.0, *"),
         ("requires_gpu(name='*H100*')", "found GPU 0 NVIDIA A100-SXM4-80GB *"),
         ("requires_tensorflow('<2.18')", "found TensorFlow 2.18.0 (tensorflow) at *"),
@@ -220,8 +237,8 @@ def test_require_gpu_turns_environment_skips_into_failures(pytester: pytest.Pyte
     failed.assert_outcomes(passed=1, errors=1)
     failed.stdout.fnmatch_lines(
         [
-            "*requires 1 GPU; found no NVIDIA driver (NVML Shared Library Not Found); "
-            "no NVIDIA driver: *[[]--require-gpu[]]",
+            "*requires 1 GPU; found no NVIDIA driver: libnvidia-ml.so.1 is not on the loader path; "
+            "fix: install the NVIDIA driver*[[]--require-gpu[]]",
             "pytest-cudnn: --require-gpu: cannot run GPU work: no NVIDIA driver*",
         ]
     )
@@ -277,7 +294,9 @@ def test_a_bad_timeout_is_a_usage_error_naming_its_source(pytester: pytest.Pytes
     pytester.makepyfile("def test_a(): pass\n")
     result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*the gpu_probe_timeout ini key: 'soon' is not a number between 0.001 and 3600"])
+    result.stderr.fnmatch_lines(
+        ["*the gpu_probe_timeout ini key in */tox.ini: 'soon' is not a number between 0.001 and 3600"]
+    )
 
 
 def test_an_unreadable_snapshot_is_a_usage_error_naming_the_file(pytester: pytest.Pytester) -> None:
@@ -332,14 +351,20 @@ def test_gpu_fixture_skips_with_the_diagnosis_without_a_gpu(pytester: pytest.Pyt
     pytester.makepyfile("def test_gpu(gpu): pass\n")
     result = pytester.runpytest("-rs", "--gpu-env", snapshot(pytester, no_driver()))
     result.assert_outcomes(skipped=1)
-    result.stdout.fnmatch_lines(["*requires 1 GPU; found no NVIDIA driver *: install the NVIDIA driver*"])
+    result.stdout.fnmatch_lines(["*requires 1 GPU; found no NVIDIA driver: *; fix: install the NVIDIA driver*"])
 
 
 def test_cudnn_handle_from_a_replayed_snapshot_skips_plainly(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("def test_handle(cudnn_handle): pass\n")
-    result = pytester.runpytest("-rs", "--gpu-env", snapshot(pytester, healthy()))
+    path = snapshot(pytester, healthy())
+    result = pytester.runpytest("-rs", "--gpu-env", path)
     result.assert_outcomes(skipped=1)
-    result.stdout.fnmatch_lines(["*cannot create a cuDNN handle: cuDNN */libcudnn.so.9 is not on this machine*"])
+    result.stdout.fnmatch_lines(
+        [
+            f"SKIPPED * cudnn_handle needs a live cuDNN, and this run replays the snapshot {path} (--gpu-env): "
+            "pytest-cudnn never loads a library named in a snapshot"
+        ]
+    )
 
 
 def test_requires_tensorflow_gpu_false_accepts_a_cpu_build(pytester: pytest.Pytester) -> None:
@@ -410,11 +435,15 @@ def test_github_step_summary_is_appended_not_overwritten(
     summary.write_text("earlier step\n")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     pytester.makepyfile("import pytest\n@pytest.mark.requires_gpu\ndef test_a(): pass\n")
-    pytester.runpytest("--gpu-env", snapshot(pytester, no_driver()))
+    # In a child process: only the outermost pytest session in a process writes the step summary.
+    result = pytester.runpytest_subprocess("--gpu-env", snapshot(pytester, no_driver()))
+    assert result.ret == 0
     text = summary.read_text()
-    assert text.startswith("earlier step\n### pytest-cudnn\n")
-    assert "| error | `no-driver` |" in text
-    assert "| 1 | `no-driver` | requires 1 GPU; found no NVIDIA driver" in text
+    # A blank line before and after the block: Markdown would join it to its neighbours.
+    assert text.startswith("earlier step\n\n### pytest-cudnn\n")
+    assert text.endswith("|\n\n")
+    assert "no-driver" in text
+    assert "requires 1 GPU; found no NVIDIA driver" in text
 
 
 def test_disabling_the_plugin_leaves_no_trace(pytester: pytest.Pytester) -> None:
@@ -429,5 +458,188 @@ def test_disabling_the_plugin_leaves_no_trace(pytester: pytest.Pytester) -> None
 def test_the_example_snapshots_replay_in_a_run(pytester: pytest.Pytester) -> None:
     examples = Path(__file__).parent.parent / "examples" / "snapshots"
     pytester.makepyfile("import pytest\n@pytest.mark.requires_cudnn('>=9')\ndef test_a(): pass\n")
-    result = pytester.runpytest("--gpu-env", str(examples / "healthy-tf2.18-a100.json"))
+    result = pytester.runpytest(f"--gpu-env={examples / 'healthy-tf2.18-a100.json'}")
     result.assert_outcomes(passed=1)
+
+
+# Defects found by users ------------------------------------------------------------------------------
+
+
+def test_a_collect_report_sent_through_runtest_logreport_is_ignored(pytester: pytest.Pytester) -> None:
+    """testmon-like plugins (and pytest's own test_zero_tests_collected) send CollectReports through
+    pytest_runtest_logreport: they have no user_properties and no GPU facts."""
+    pytester.makeconftest(
+        """
+        import pytest
+
+        def send(config):
+            for node_id in ("nodeid1", "nodeid2"):
+                report = pytest.CollectReport(node_id, "passed", None, [])
+                report.when = "passed"
+                report.duration = 0.1
+                config.hook.pytest_runtest_logreport(report=report)
+
+        def pytest_collection_modifyitems(items, config):
+            send(config)
+
+        def pytest_runtest_teardown(item):
+            send(item.config)
+        """
+    )
+    pytester.makepyfile("import pytest\n@pytest.mark.requires_gpu\ndef test_a(): pass\n")
+    report = pytester.path / "gpu.json"
+    result = pytester.runpytest(f"--gpu-env={snapshot(pytester, healthy())}", f"--gpu-report={report}")
+    result.stdout.no_fnmatch_line("*INTERNALERROR*")
+    assert result.ret == 0
+    assert [test["nodeid"] for test in json.loads(report.read_text())["tests"]] == [
+        "test_a_collect_report_sent_through_runtest_logreport_is_ignored.py::test_a"
+    ]
+
+
+def test_the_session_handle_skips_every_test_that_asks_for_it(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_a(cudnn_handle_session): pass\n\ndef test_b(cudnn_handle_session): pass\n")
+    path, report = snapshot(pytester, no_driver()), pytester.path / "gpu.json"
+    skipped = pytester.runpytest("-rs", f"--gpu-env={path}", f"--gpu-report={report}")
+    skipped.assert_outcomes(skipped=2)
+    skipped.stdout.fnmatch_lines(2 * ["SKIPPED [[]1[]] *: cudnn_handle_session needs a live cuDNN, *"])
+    tests = json.loads(report.read_text())["tests"]
+    assert [(t["outcome"], t["reason"].split(",")[0]) for t in tests] == 2 * [
+        ("skipped", "cudnn_handle_session needs a live cuDNN")
+    ]
+    failed = pytester.runpytest(f"--gpu-env={path}", "--require-gpu")
+    failed.assert_outcomes(errors=2)
+    failed.stdout.fnmatch_lines(2 * ["cudnn_handle_session needs a live cuDNN, * [[]--require-gpu[]]"])
+    failed.stdout.no_fnmatch_line("*user_properties*")
+
+
+def test_the_gpu_fixture_never_reads_nvml_under_replay(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pynvml
+
+        def test_free(gpu, monkeypatch):
+            def refuse(*args):
+                raise AssertionError("NVML was called under --gpu-env")
+
+            monkeypatch.setattr(pynvml, "nvmlInit", refuse)
+            monkeypatch.setattr(pynvml, "nvmlDeviceGetHandleByUUID", refuse)
+            assert gpu.memory_free == 79 * 1024**3
+        """
+    )
+    pytester.runpytest(f"--gpu-env={snapshot(pytester, healthy())}").assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize("warnings", [("-W", "error"), ("-o", "filterwarnings=error")])
+def test_junit_properties_warn_of_nothing(pytester: pytest.Pytester, warnings: tuple[str, str]) -> None:
+    """A session fixture bound to a plugin instance is deprecated from pytest 9.1 (PytestRemovedIn10Warning).
+    In a child process: in this one the plugin is imported already, which pytest warns about."""
+    pytester.makepyfile("def test_a(gpu): pass\n")
+    xml = pytester.path / "junit.xml"
+    result = pytester.runpytest_subprocess(
+        *warnings, "-p", "no:cacheprovider", f"--junitxml={xml}", f"--gpu-env={snapshot(pytester, healthy())}"
+    )
+    result.assert_outcomes(passed=1)
+    assert '<property name="gpu.cudnn" value="9.3.0"' in xml.read_text()
+
+
+@pytest.mark.parametrize(
+    "mode", ["--fixtures", "--fixtures-per-test", "--setup-plan", "--cache-show", "--collect-only"]
+)
+def test_modes_that_run_no_test_probe_nothing(pytester: pytest.Pytester, mode: str) -> None:
+    """--require-gpu would probe at the header and at the end of any run that needs the environment."""
+    pytester.makepyfile("import pytest\n@pytest.mark.requires_cudnn('>=8')\ndef test_a(gpu): pass\n")
+    report = pytester.path / "gpu.json"
+    result = pytester.runpytest(mode, "--require-gpu", f"--gpu-report={report}")
+    assert result.ret == 0, result.stdout.str()
+    assert "pytest-cudnn" not in result.stdout.str()
+    assert not report.exists()
+
+
+# The rootdir and --gpu-env FILE as two words ----------------------------------------------------------
+
+
+@pytest.fixture
+def elsewhere(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A snapshot outside the project under test."""
+    path = tmp_path_factory.mktemp("elsewhere") / "env.json"
+    path.write_text(healthy().dumps())
+    return path
+
+
+def test_gpu_env_as_two_words_that_would_move_the_rootdir_is_a_usage_error(
+    pytester: pytest.Pytester, elsewhere: Path
+) -> None:
+    """pytest determines the rootdir and the ini file before any plugin option is known, taking FILE for a test
+    path: the project's ini file would be ignored without a word."""
+    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    pytester.makepyfile("def test_a(): pass\n")
+    result = pytester.runpytest("--gpu-env", str(elsewhere))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            f"ERROR: --gpu-env {elsewhere}: pytest chose the rootdir (*) and the configuration file before it knew "
+            f"pytest-cudnn's options, so it took {elsewhere} for a test path: it used no configuration file "
+            f"instead of the one in {pytester.path}. Write --gpu-env={elsewhere} (one word), or pass --rootdir."
+        ]
+    )
+    assert pytester.runpytest(f"--gpu-env={elsewhere}").ret == 0
+    assert pytester.runpytest("--gpu-env", str(elsewhere), "--rootdir", str(pytester.path)).ret == 0
+
+
+def test_gpu_env_as_two_words_inside_the_project_is_fine(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    sub = pytester.mkdir("snapshots")
+    path = snapshot(pytester, healthy(), "snapshots/env.json")
+    pytester.makepyfile("def test_a(): pass\n")
+    assert sub.is_dir()
+    assert pytester.runpytest("--gpu-env", path).ret == 0
+    tests = pytester.mkdir("tests")
+    (tests / "test_b.py").write_text("def test_b(): pass\n")
+    result = pytester.runpytest("tests", "--gpu-env", path)  # FILE outside the tests, the same ini file found
+    result.assert_outcomes(passed=1)
+
+
+def test_an_existing_gpu_report_as_two_words_is_checked_too(pytester: pytest.Pytester, elsewhere: Path) -> None:
+    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    pytester.makepyfile("def test_a(): pass\n")
+    env = snapshot(pytester, healthy())
+    result = pytester.runpytest(f"--gpu-env={env}", "--gpu-report", str(elsewhere))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: --gpu-report {elsewhere}: *Write --gpu-report={elsewhere} (one word)*"])
+    missing = elsewhere.parent / "new.json"  # not a path yet: pytest cannot have taken it for one
+    assert pytester.runpytest(f"--gpu-env={env}", "--gpu-report", str(missing)).ret == 0
+    assert missing.exists()
+
+
+# Settings -------------------------------------------------------------------------------------------
+
+
+def test_a_malformed_marker_is_said_once(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_bad="import pytest\n@pytest.mark.requires_cudnn('=>8')\ndef test_a(): pass\n")
+    result = pytester.runpytest("-rN", f"--gpu-env={snapshot(pytester, healthy())}")
+    result.assert_outcomes(errors=1)
+    output = result.stdout.str()
+    assert "During handling of the above exception" not in output
+    assert output.count("is not a PEP 440 specifier set") == 1
+
+
+@pytest.mark.parametrize(
+    ("ini", "args", "message"),
+    [
+        ("require_gpu = maybe", (), "the require_gpu ini key in */tox.ini: invalid truth value 'maybe'; expected *"),
+        ("gpu_assign = maybe", (), "the gpu_assign ini key in */tox.ini: invalid truth value 'maybe'; expected *"),
+        ("gpus_per_worker = 1.5", (), "the gpus_per_worker ini key in */tox.ini: '1.5' is not a whole number *"),
+        ("", ("--gpus-per-worker", "1.5"), "--gpus-per-worker: '1.5' is not a whole number between 1 and 1024"),
+        ("", ("--gpus-per-worker=0",), "--gpus-per-worker: '0' is not a whole number between 1 and 1024"),
+        ("", ("--gpu-env=",), "--gpu-env: an empty value; write --gpu-env=FILE"),
+        ("", ("--gpu-report=",), "--gpu-report: an empty value; write --gpu-report=PATH"),
+    ],
+)
+def test_a_bad_setting_is_a_usage_error_naming_where_it_came_from(
+    pytester: pytest.Pytester, ini: str, args: tuple[str, ...], message: str
+) -> None:
+    pytester.makeini(f"[pytest]\n{ini}\n")
+    pytester.makepyfile("def test_a(): pass\n")
+    result = pytester.runpytest(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: {message}"])
