@@ -52,7 +52,9 @@ def four_gpus(host: SimHost) -> SimHost:
     return host
 
 
-def run(host: SimHost, *args: str, outer: str | None = None) -> tuple[list[dict[str, object]], str, int]:
+def run(
+    host: SimHost, *args: str, outer: str | None = None, load_xdist: bool = True
+) -> tuple[list[dict[str, object]], str, int]:
     results = host.root / "results.jsonl"
     log = host.root / "nvml.log"
     for path in (results, log):
@@ -60,7 +62,8 @@ def run(host: SimHost, *args: str, outer: str | None = None) -> tuple[list[dict[
     extra = {"RESULTS": str(results), "SIMHOST_NVML_LOG": str(log)}
     if outer is not None:
         extra["CUDA_VISIBLE_DEVICES"] = outer
-    completed = host.pytest("-p", "xdist", *args, files=SUITE, extra_env=extra, timeout=180)
+    load = ("-p", "xdist") if load_xdist else ()  # without it, plugins load in entry-point order
+    completed = host.pytest(*load, *args, files=SUITE, extra_env=extra, timeout=180)
     assert completed.returncode == 0, completed.stdout + completed.stderr
     records = [json.loads(line) for line in results.read_text().splitlines()]
     probes = log.read_text().count("init") if log.exists() else 0
@@ -123,8 +126,11 @@ def test_assignment_can_be_switched_off(four_gpus: SimHost) -> None:
     assert "pytest-cudnn: xdist workers: no GPU assignment" in stdout
 
 
-def test_worker_count_from_the_visible_gpus(four_gpus: SimHost) -> None:
-    records, _, probes = run(four_gpus, "-n", "auto", "--gpu-workers", outer="0,1,2")
+@pytest.mark.parametrize("load_xdist", [True, False], ids=["-p xdist", "entry points"])
+def test_worker_count_from_the_visible_gpus(four_gpus: SimHost, load_xdist: bool) -> None:
+    """pytest_xdist_auto_num_workers is firstresult: ours answers before xdist's CPU count whatever the order
+    the plugins were loaded in."""
+    records, _, probes = run(four_gpus, "-n", "auto", "--gpu-workers", outer="0,1,2", load_xdist=load_xdist)
     assert set(by_worker(records)) == {"gw0", "gw1", "gw2"}
     assert probes == 1
 
@@ -137,10 +143,12 @@ def test_distribution_modes(four_gpus: SimHost, dist: str) -> None:
 
 
 def test_report_records_which_worker_ran_on_which_gpu(four_gpus: SimHost) -> None:
+    """The facts travel from the workers on the test reports (an attribute xdist serialises with them)."""
     report = four_gpus.root / "gpu.json"
-    records, _, _ = run(four_gpus, "-n", "2", "--gpu-report", str(report))
+    records, _, _ = run(four_gpus, "-n", "2", f"--gpu-report={report}")
     data = json.loads(report.read_text())
     assert data["xdist"] == {"gw0": [0], "gw1": [1]}
+    assert data["xdist_note"] is None
     tests = data["tests"]
     assert len(tests) == 8
     assert {(t["worker"], t["gpu"]) for t in tests} == {(r["worker"], r["index"]) for r in records}
@@ -152,3 +160,26 @@ def test_a_crashed_worker_does_not_hang_the_run(four_gpus: SimHost) -> None:
     assert completed.returncode == 1
     assert "crashed while running 'test_crash.py::test_dies'" in completed.stdout
     assert "1 failed, 1 passed" in completed.stdout
+
+
+def test_more_gpus_per_worker_than_visible_is_said(four_gpus: SimHost) -> None:
+    report = four_gpus.root / "gpu.json"
+    _, stdout, _ = run(four_gpus, "-n", "2", "--gpus-per-worker", "3", f"--gpu-report={report}", outer="1,2")
+    note = "3 GPUs per worker asked for, 2 visible: each worker gets all 2"
+    assert f"pytest-cudnn: xdist workers: gw0 -> GPU 1+GPU 2, gw1 -> GPU 1+GPU 2 ({note})" in stdout
+    data = json.loads(report.read_text())
+    assert data["xdist_note"] == note
+    assert data["xdist"] == {"gw0": [1, 2], "gw1": [1, 2]}
+
+
+def test_junit_xml_under_xdist_has_no_properties_in_testcases(four_gpus: SimHost) -> None:
+    """Workers do not write the XML (pytest's record_testsuite_property does nothing there either), so the
+    testsuite properties are not written under xdist; the testcases stay free of the plugin's facts."""
+    xml = four_gpus.root / "junit.xml"
+    tests = {"test_j.py": "import pytest\n\n@pytest.mark.requires_gpu\ndef test_a(gpu):\n    pass\n"}
+    completed = four_gpus.pytest("-p", "xdist", "-n", "2", f"--junitxml={xml}", files=tests, timeout=120)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    text = xml.read_text()
+    assert "<testcase" in text
+    assert "<properties>" not in text
+    assert "pytest_cudnn" not in text
