@@ -1,0 +1,290 @@
+"""What the plugin writes for others to read: --gpu-report, the JUnit XML, the GitHub step summary. Where it
+writes them, what happens when it cannot, and that it never spoils the user's own files."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+# Imported before pytester takes its snapshot of sys.modules: a module first imported during a test is
+# dropped at its end, and the probe the tests replace would then be imported afresh, unreplaced.
+import pytest_cudnn.probe  # noqa: F401
+from pytest_cudnn.environment import Environment
+
+from .test_plugin import healthy, snapshot
+
+
+@pytest.fixture(autouse=True)
+def _no_probing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These runs replay snapshots: probing the machine running the tests would be a bug."""
+
+    def refuse(*args: object, **kwargs: object) -> Environment:
+        raise AssertionError("pytest-cudnn probed the host")
+
+    monkeypatch.setattr("pytest_cudnn.probe.probe_environment", refuse)
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:hypothesispytest")
+    monkeypatch.delenv("PYTEST_CUDNN_REQUIRE_GPU", raising=False)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+
+
+GPU_TESTS = """
+import pytest
+
+@pytest.mark.requires_cudnn(">=9")
+def test_marked(record_testsuite_property):
+    record_testsuite_property("suite.own", "first")
+
+@pytest.mark.requires_gpu(count=4)
+def test_skipped():
+    pass
+
+def test_fixture(gpu):
+    pass
+
+def test_handle(cudnn_handle):
+    pass
+
+def test_plain(record_testsuite_property):
+    record_testsuite_property("suite.own", "second")
+"""
+
+# pytest's xunit2 schema (junit-10.xsd, the default junit_family): what a <testcase> may hold.
+TESTCASE_CHILDREN = {"skipped", "error", "failure", "system-out", "system-err"}
+
+
+# --gpu-report -------------------------------------------------------------------------------------------
+
+
+def test_missing_report_folders_are_created(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_a(): pass\n")
+    report = pytester.path / "reports" / "gpu" / "run.json"
+    result = pytester.runpytest(f"--gpu-env={snapshot(pytester, healthy())}", f"--gpu-report={report}")
+    assert result.ret == 0
+    assert json.loads(report.read_text())["verdict"]["ok"] is True
+
+
+@pytest.mark.parametrize(
+    ("where", "message"),
+    [
+        ("a-folder", "--gpu-report */a-folder: is a folder; give a file path"),
+        ("a-file/gpu.json", "--gpu-report */a-file/gpu.json: */a-file is not a folder"),
+        ("a-file/deeper/gpu.json", "--gpu-report */a-file/deeper/gpu.json: */a-file is not a folder"),
+    ],
+)
+def test_a_report_path_that_cannot_be_written_is_a_usage_error_at_the_start(
+    pytester: pytest.Pytester, where: str, message: str
+) -> None:
+    pytester.mkdir("a-folder")
+    (pytester.path / "a-file").write_text("")
+    pytester.makepyfile("def test_a(): pass\n")
+    result = pytester.runpytest(f"--gpu-env={snapshot(pytester, healthy())}", f"--gpu-report={where}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: {message}"])
+    result.stdout.no_fnmatch_line("*passed*")
+
+
+def test_a_report_that_cannot_be_written_at_the_end_is_one_line_and_the_run_still_passes(
+    pytester: pytest.Pytester,
+) -> None:
+    # The folder is free at the start; a test puts a file in its place.
+    pytester.makepyfile("from pathlib import Path\n\ndef test_a():\n    Path('late').write_text('')\n")
+    result = pytester.runpytest(f"--gpu-env={snapshot(pytester, healthy())}", "--gpu-report=late/gpu.json")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(
+        [
+            f"pytest-cudnn: ERROR: could not write --gpu-report {pytester.path}/late/gpu.json: File exists",
+            "*= 1 passed*",
+        ]
+    )
+    result.stdout.no_fnmatch_line("*Traceback*")
+    result.stdout.no_fnmatch_line("*INTERNALERROR*")
+
+
+def test_a_relative_report_path_is_the_invocation_folders_even_after_a_test_moves(pytester: pytest.Pytester) -> None:
+    pytester.mkdir("elsewhere")
+    pytester.makepyfile("import os\n\ndef test_moves():\n    os.chdir('elsewhere')\n")
+    result = pytester.runpytest(f"--gpu-env={snapshot(pytester, healthy())}", "--gpu-report=gpu.json")
+    assert result.ret == 0
+    assert (pytester.path / "gpu.json").exists()
+    assert not (pytester.path / "elsewhere" / "gpu.json").exists()
+
+
+def test_the_report_replaces_the_file_it_never_rewrites_it(pytester: pytest.Pytester) -> None:
+    """Renamed into place: a reader holding the old report keeps reading the old one whole, and no temporary
+    file is left behind."""
+    report = pytester.path / "out" / "gpu.json"
+    report.parent.mkdir()
+    report.write_text('{"old": true}')
+    pytester.makepyfile("def test_a(): pass\n")
+    with report.open() as reader:
+        result = pytester.runpytest(f"--gpu-env={snapshot(pytester, healthy())}", f"--gpu-report={report}")
+        assert result.ret == 0
+        assert json.loads(reader.read()) == {"old": True}
+    assert json.loads(report.read_text())["verdict"]["ok"] is True
+    assert sorted(p.name for p in report.parent.iterdir()) == ["gpu.json"]
+
+
+# Each run waits in pytest_sessionfinish until all have arrived there, then writes at once.
+BARRIER = """
+import os, time
+from pathlib import Path
+import pytest
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session):
+    folder = Path(os.environ["BARRIER"])
+    (folder / str(os.getpid())).write_text("")
+    deadline = time.monotonic() + 60
+    while len(list(folder.iterdir())) < int(os.environ["RUNS"]) and time.monotonic() < deadline:
+        time.sleep(0.001)
+"""
+
+
+def test_runs_finishing_together_leave_one_whole_report(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    runs = 4
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    report = tmp_path / "gpu.json"
+    env = snapshot(pytester, healthy())
+    suites = []
+    for run in range(runs):  # reports of different lengths: a mixture of them cannot be JSON
+        suite = tmp_path / f"suite{run}"
+        suite.mkdir()
+        (suite / "conftest.py").write_text(BARRIER)
+        count = 100 * (run + 1)
+        body = f"import pytest\n\n@pytest.mark.requires_gpu\n@pytest.mark.parametrize('n', range({count}))\n"
+        (suite / "test_many.py").write_text(body + "def test_gpu(n):\n    pass\n")
+        suites.append(suite)
+    seen: list[str] = []
+    done = threading.Event()
+
+    def read() -> None:
+        while not done.is_set():
+            with contextlib.suppress(OSError):
+                seen.append(report.read_text())
+            time.sleep(0.0002)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    environ = {**os.environ, "BARRIER": str(barrier), "RUNS": str(runs)}
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--gpu-env={env}"]
+    try:
+        children = [
+            subprocess.Popen(
+                [*command, f"--gpu-report={report}", str(suite)],
+                cwd=suite,
+                env=environ,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+            for suite in suites
+        ]
+        outputs = [child.communicate(timeout=120)[0] for child in children]
+    finally:
+        done.set()
+        reader.join()
+    assert [child.returncode for child in children] == [0] * runs, outputs
+    assert len(json.loads(report.read_text())["tests"]) in {100 * (run + 1) for run in range(runs)}
+    torn = [text for text in seen if text and not _is_json(text)]
+    assert torn == [], f"{len(torn)} of {len(seen)} reads saw a partial or mixed report"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_file()) == ["gpu.json"]
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+# JUnit XML ---------------------------------------------------------------------------------------------
+
+
+def test_junit_xml_keeps_the_plugins_facts_out_of_the_testcases(pytester: pytest.Pytester) -> None:
+    """With the default junit_family (xunit2) a <testcase> holds no <properties>: the facts the plugin keeps
+    about each test travel on its reports, not in user_properties."""
+    pytester.makepyfile(test_gpu=GPU_TESTS)
+    xml = pytester.path / "junit.xml"
+    result = pytester.runpytest(f"--gpu-env={snapshot(pytester, healthy())}", f"--junitxml={xml}")
+    result.assert_outcomes(passed=3, skipped=2)
+    suite = ET.parse(xml).getroot().find("testsuite")
+    assert suite is not None
+    testcases = suite.findall("testcase")
+    assert len(testcases) == 5
+    for testcase in testcases:
+        assert {child.tag for child in testcase} <= TESTCASE_CHILDREN, ET.tostring(testcase)
+    assert next(child.tag for child in suite) == "properties"
+
+
+def test_junit_suite_properties_come_after_the_suites_own(pytester: pytest.Pytester) -> None:
+    """As pytest's own test_record_testsuite_property expects: the suite's first properties are its own."""
+    pytester.makepyfile(test_gpu=GPU_TESTS)
+    xml = pytester.path / "junit.xml"
+    pytester.runpytest(f"--gpu-env={snapshot(pytester, healthy())}", f"--junitxml={xml}")
+    properties = ET.parse(xml).getroot().findall("testsuite/properties/property")
+    names = [(p.get("name"), p.get("value")) for p in properties]
+    assert names[:2] == [("suite.own", "first"), ("suite.own", "second")]
+    assert [name for name, _ in names[2:]] == [
+        "gpu.driver",
+        "gpu.count",
+        "gpu.cuda_runtime",
+        "gpu.cudnn",
+        "gpu.tensorflow",
+        "gpu.verdict",
+    ]
+    assert ("gpu.cudnn", "9.3.0") in names
+
+
+def test_junit_suite_properties_survive_a_run_stopped_early(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_a(): assert False\n\ndef test_b(): pass\n")
+    xml = pytester.path / "junit.xml"
+    pytester.runpytest("-x", f"--gpu-env={snapshot(pytester, healthy())}", f"--junitxml={xml}")
+    assert '<property name="gpu.cudnn" value="9.3.0"' in xml.read_text()
+
+
+# GitHub step summary -----------------------------------------------------------------------------------
+
+
+def test_an_unwritable_step_summary_is_one_line_and_the_run_still_passes(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = pytester.mkdir("summary-is-a-folder")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(folder))
+    pytester.makepyfile("def test_a(): pass\n")
+    # In a child process: only the outermost session in a process writes the step summary.
+    result = pytester.runpytest_subprocess(f"--gpu-env={snapshot(pytester, healthy())}")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(
+        [f"pytest-cudnn: ERROR: could not append to GITHUB_STEP_SUMMARY {folder}: Is a directory", "*= 1 passed*"]
+    )
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+def test_without_the_terminal_a_report_that_cannot_be_written_is_said_on_stderr(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        textwrap.dedent(
+            """
+            from pathlib import Path
+
+            def test_a():
+                Path("late").write_text("")
+            """
+        )
+    )
+    result = pytester.runpytest_subprocess(
+        "-p", "no:terminal", f"--gpu-env={snapshot(pytester, healthy())}", "--gpu-report=late/gpu.json"
+    )
+    assert result.ret == 0
+    result.stderr.fnmatch_lines(["pytest-cudnn: ERROR: could not write --gpu-report */late/gpu.json: File exists"])
