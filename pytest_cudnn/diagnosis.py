@@ -21,6 +21,7 @@ from . import phrases
 from .compat import cuda as cuda_facts
 from .compat import cudnn as cudnn_facts
 from .compat import tensorflow as tf_facts
+from .compat.libraries import provider
 from .compat.sources import SOURCES
 from .devices import parse_visible_devices
 from .environment import (
@@ -582,8 +583,7 @@ def _driver_for(env: Environment, runtime: CudaRuntime) -> Iterator[Finding]:
         have, need = cuda_facts.driver_tuple(driver), cuda_facts.driver_tuple(floor[0])
         if not (have and need and have < need):
             return
-        rule = "minor-version compatibility floor of CUDA " if (_major(runtime.version) or 0) >= 11 else "CUDA "
-        evidence += [f"driver {driver} is below {floor[0]}, the {rule}{floor[1].cuda}", _cite(floor[1].source)]
+        evidence += [f"driver {driver} is below {floor[0]}, {floor[1].rule}", _cite(floor[1].source)]
     elif runtime.driver_version_raw:
         # Without NVML, the runtime's own cudaDriverGetVersion says which CUDA the driver supports.
         driver_cuda = _cuda_text(runtime.driver_version_raw)
@@ -709,10 +709,18 @@ def _tensorflow_rules(env: Environment) -> Iterator[Finding]:
 
 
 def _install_hint(env: Environment, needs: _TensorFlowNeeds, kind: str) -> str:
+    """What to install: the tensorflow[and-cuda] extra where it installs on this Python, its nvidia pins one by
+    one where it does not (TensorFlow 2.14's tensorrt pin has no wheel for Python 3.11), else the library itself."""
     tf = env.tensorflow
-    pins = tf_facts.and_cuda_pins(tf.version or "")
-    if pins and env.host.system == "Linux":
-        return f"pip install 'tensorflow[and-cuda]=={tf.version}' (it installs the matching nvidia wheels)"
+    remedy = tf_facts.and_cuda_remedy(tf.version or "", env.host.python) if env.host.system == "Linux" else None
+    if remedy is not None:
+        if remedy.uses_extra:
+            return f"{remedy.command} (it installs the matching nvidia wheels)"
+        skipped = ", ".join(remedy.left_out)
+        return (
+            f"{remedy.command} (the nvidia wheels of tensorflow[and-cuda]=={tf.version}; the extra itself does not "
+            f"install on Python {env.host.python}" + (f": {skipped} has no wheel there)" if skipped else ")")
+        )
     if kind == "cudnn":
         cuda = needs.cuda or "?"
         return (
@@ -966,14 +974,15 @@ def _cudnn_copy(env: Environment, cudnn: Cudnn) -> Iterator[Finding]:
         evidence.append("missing beside it: " + ", ".join(cudnn.siblings_missing))
     if cudnn.missing_dependencies:
         missing = ", ".join(cudnn.missing_dependencies)
+        fix, source = _dependency_fix(cudnn)
         yield _finding(
             "cudnn-dependency-missing",
             severity,
             "cudnn",
             f"{_cudnn_label(cudnn)} at {cudnn.path} cannot load {missing}, which it needs: any call into it aborts "
             "the process",
-            evidence,
-            _dependency_fix(cudnn),
+            [*evidence, source],
+            fix,
             (cudnn.path,),
         )
     elif cudnn.siblings_missing and cudnn.failure in (None, Failure.CRASHED):
@@ -1002,10 +1011,18 @@ def _cudnn_label(cudnn: Cudnn) -> str:
     return f"cuDNN {cudnn.version}" if cudnn.version else "cuDNN"
 
 
-def _dependency_fix(cudnn: Cudnn) -> str:
+def _dependency_fix(cudnn: Cudnn) -> tuple[str, str]:
+    """Install what provides the missing library (its pip wheel, and what the wheel really ships when that is
+    not the very name cuDNN asks for), and the source that says so; or, untabled, a plain instruction."""
     missing = cudnn.missing_dependencies[0]
-    folder = cudnn.path.rsplit("/", 1)[0] if "/" in cudnn.path else cudnn.path.rsplit("\\", 1)[0]
-    return f"install the library that provides {missing} and put its folder on the loader path (beside {folder})"
+    found = provider(missing, _major(cudnn.cudart_version))
+    if found is None:
+        folder = cudnn.path.rsplit("/", 1)[0] if "/" in cudnn.path else cudnn.path.rsplit("\\", 1)[0]
+        return f"install the library that provides {missing} where the loader finds it (beside {folder})", ""
+    if found.package is None:
+        return f"install {missing}: {found.note}", _cite(found.source)
+    shipped = f"; {found.note}" if not found.exact and found.note else ""
+    return f"pip install '{found.requirement}' (it ships {found.file} in {found.folder}){shipped}", _cite(found.source)
 
 
 def _cudnn_gpu(cudnn: Cudnn, gpu: Gpu) -> Iterator[Finding]:

@@ -401,7 +401,9 @@ CASES: list[tuple[str, bool, Case]] = [
     ("cudnn-create-failed", False, healthy),
     ("cudnn-gpu-unsupported", True, cudnn_on_gpu("9.11.0", "7.0")),
     ("cudnn-gpu-unsupported", False, cudnn_on_gpu("9.10.2", "7.0")),
-    ("cudnn-known-bad", True, cudnn_on_gpu("9.11.0", "7.5")),
+    # cuDNN 9.11 dropped GPUs below 7.5: a floor, not a bad combination (no longer a known-bad entry).
+    ("cudnn-gpu-unsupported", True, cudnn_on_gpu("9.11.0", "7.0")),
+    ("cudnn-known-bad", False, cudnn_on_gpu("9.11.0", "7.5")),
     ("cudnn-known-bad", True, cudnn_on_gpu("8.9.1", "6.1", 12020)),
     ("cudnn-known-bad", False, cudnn_on_gpu("8.9.2", "6.1", 12020)),
     ("cudnn-known-bad", False, cudnn_on_gpu("9.11.0", "8.0")),
@@ -478,7 +480,7 @@ def test_too_old_driver_under_minor_compatibility_names_the_floor_and_its_source
     assert finding.severity is Severity.ERROR
     assert "driver 520.61.05 is below 525.60.13, the minor-version compatibility floor of CUDA 12" in finding.evidence
     assert finding.fix == "install a driver >= 525.60.13"
-    assert any(e.startswith("source: NVIDIA CUDA Compatibility") for e in finding.evidence)
+    assert any(e.startswith("source: NVIDIA CUDA Toolkit Release Notes") for e in finding.evidence)
 
 
 def test_a_runtime_too_new_is_a_warning_when_another_on_the_path_works() -> None:
@@ -515,12 +517,26 @@ def test_tf_cudnn_too_old_quotes_the_message_tensorflow_will_log() -> None:
     )
 
 
-def test_tf_2_14_and_later_remedy_is_the_and_cuda_extra() -> None:
-    b = EnvBuilder().with_driver(version="535.104.05", cuda_version_raw=12020)
-    b.with_tensorflow("2.15.0", "12.2", "8", library_dirs=(WHEEL_CUDNN,))
+def _missing_wheel_cudnn(tensorflow: str, python: str) -> Finding:
+    b = EnvBuilder(python=python).with_driver(version="535.104.05", cuda_version_raw=12020)
+    b.with_tensorflow(tensorflow, "12.2", "8", library_dirs=(WHEEL_CUDNN,))
     b.runtime(f"{SITE}/nvidia/cuda_runtime/lib/libcudart.so.12", 12020, (Via.PIP_WHEEL,), rank=None, tf_rank=0)
-    finding = _only(b.build(), "tensorflow-cudnn-not-found")
-    assert finding.fix == "pip install 'tensorflow[and-cuda]==2.15.0' (it installs the matching nvidia wheels)"
+    return _only(b.build(), "tensorflow-cudnn-not-found")
+
+
+def test_tf_2_14_and_later_remedy_is_the_and_cuda_extra_where_it_installs() -> None:
+    finding = _missing_wheel_cudnn("2.15.1", "3.11.7")
+    assert finding.fix == "pip install 'tensorflow[and-cuda]==2.15.1' (it installs the matching nvidia wheels)"
+
+
+@pytest.mark.parametrize(("tensorflow", "python"), [("2.14.1", "3.11.7"), ("2.15.0", "3.10.12")])
+def test_where_the_extra_does_not_install_the_remedy_names_its_wheels(tensorflow: str, python: str) -> None:
+    # 2.14's extra pins tensorrt==8.5.3.1 (no wheel for 3.11); 2.15.0 pins a tensorrt no Python can install.
+    fix = _missing_wheel_cudnn(tensorflow, python).fix
+    assert fix.startswith("pip install 'nvidia-")
+    assert "'nvidia-cudnn-cu1" in fix
+    assert "tensorrt" not in fix.split("(")[0]
+    assert f"the extra itself does not install on Python {python}: tensorrt" in fix
 
 
 def test_shadowing_explains_why_the_ld_library_path_copy_wins() -> None:
@@ -559,3 +575,14 @@ def test_every_cited_source_exists() -> None:
         for line in finding.evidence:
             if line.startswith("source: "):
                 assert line[len("source: ") :] in SOURCES.values()
+
+
+def test_a_missing_dependency_names_the_wheel_that_provides_it_and_what_it_ships() -> None:
+    # TensorFlow 2.14's cuDNN 8.7.0.84 aborts: "Could not load library libcudnn_ops_infer.so.8. Error:
+    # libnvrtc.so: cannot open shared object file" (frameworks.md; pytorch/pytorch#97041).
+    env = cudnn_failure(Failure.CRASHED, "killed by SIGABRT", missing_dependencies=("libnvrtc.so",))()
+    finding = _only(env, "cudnn-dependency-missing")
+    assert finding.summary.startswith("cuDNN 8.9.7 at /opt/cudnn/lib/libcudnn.so.8 cannot load libnvrtc.so")
+    assert finding.fix.startswith("pip install 'nvidia-cuda-nvrtc-cu11' (it ships libnvrtc.so.11.2 in ")
+    assert "no wheel ships the unversioned libnvrtc.so" in finding.fix
+    assert any(line.startswith("source: ") for line in finding.evidence)

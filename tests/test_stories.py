@@ -89,7 +89,7 @@ def test_story_tf23_on_windows_names_every_misconfiguration(tmp_path: Path) -> N
     )
 
     driver = finding(report, "driver-too-old-for-cuda")
-    assert "driver 385.54 is below 418.96, the CUDA 10.1" in driver["evidence"]
+    assert "driver 385.54 is below 418.96, the driver of the CUDA 10.1 GA toolkit" in driver["evidence"]
     assert driver["fix"] == "install a driver >= 418.96"
 
     kernels = finding(report, "tensorflow-no-kernels-for-gpu")
@@ -127,15 +127,14 @@ def test_story_cudnn_failed_to_initialize_driver_older_than_the_toolkit(host: Si
     assert codes(report, "error") == ["driver-too-old-for-cuda"]
     too_old = finding(report, "driver-too-old-for-cuda")
     assert too_old["summary"] == "the NVIDIA driver 440.33.01 is too old for CUDA 11.0"
-    assert (
-        "driver 440.33.01 is below 450.80.02, the minor-version compatibility floor of CUDA 11" in too_old["evidence"]
-    )
+    # CUDA 11.0 needs only its own GA toolkit's driver, below the CUDA 11 minor-version floor (450.80.02).
+    assert "driver 440.33.01 is below 450.51.05, the driver of the CUDA 11.0 GA toolkit" in too_old["evidence"]
     assert f"CUDA runtime 11.0 at {lib / 'libcudart.so.11.0'} (via LD_LIBRARY_PATH)" in too_old["evidence"]
     assert (
         "cudaGetDeviceCount said 35: CUDA driver version is insufficient for CUDA runtime version"
         in (too_old["evidence"])
     )
-    assert too_old["fix"] == "install a driver >= 450.80.02"
+    assert too_old["fix"] == "install a driver >= 450.51.05"
 
 
 def test_story_cudnn_failed_to_initialize_library_not_found(host: SimHost) -> None:
