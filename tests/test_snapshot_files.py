@@ -181,3 +181,10 @@ def test_an_unreadable_file_says_so(tmp_path: Path) -> None:
     path.chmod(0)
     with pytest.raises(InvalidSnapshot, match=r"snap\.json: cannot be read: Permission denied$"):
         load_snapshot(path)
+
+
+def test_gpu_env_naming_a_fifo_is_a_usage_error_not_a_hang(fifo: Path, pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_a():\n    pass\n")
+    result = pytester.runpytest_subprocess(f"--gpu-env={fifo}", timeout=60)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*--gpu-env: {fifo}: is a named pipe (FIFO), not a regular file"])
