@@ -17,6 +17,6 @@ for snapshot in examples/snapshots/*.json; do
     "$bin/pytest-cudnn" doctor --env "$snapshot"
     echo "=== $snapshot: example suite"
     # Skips are the point here; a failure or an error is not.
-    "$bin/pytest" examples/suite -p no:cacheprovider -rs --gpu-env "$snapshot" || status=1
+    "$bin/pytest" examples/suite -p no:cacheprovider -rs --gpu-env="$snapshot" || status=1
 done
 exit $status

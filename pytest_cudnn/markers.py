@@ -313,9 +313,10 @@ def _judge_copy(
     if copy is None:
         return _fail(requirement, f"no {label} the loader can find", f"{kind}-missing")
     where = phrases.copy(copy)
-    if not _contains(requirement.spec, copy.version):
-        return _fail(requirement, where, _version_cause(requirement))
     broken = _errors_about(findings, copy.path)
+    # A version that does not match is the cause; but a copy too broken to tell its version fails for that.
+    if not _contains(requirement.spec, copy.version) and not (copy.version is None and broken is not None):
+        return _fail(requirement, where, _version_cause(requirement))
     if broken is not None:
         return _fail(requirement, where, broken.code, broken)
     return Outcome(True, printable(requirement.describe()), "")

@@ -48,12 +48,12 @@ def test_a_size_is_said_back_as_the_marker_wrote_it(memory: object, said: str) -
     assert parse_marker("requires_gpu", (), {"memory": memory}).describe() == f"requires 1 GPU, {said}"
 
 
-def tf23_with_cudnn(version: str, **changes: object) -> Environment:
+def tf23_with_cudnn(cudnn: str, **changes: object) -> Environment:
     """TensorFlow 2.3 (which loads libcudnn.so.7, absent: an error finding) and a cuDNN of another major."""
     b = EnvBuilder().with_driver(version="450.80.02", cuda_version_raw=11000).with_gpus(gpu(name="Tesla T4", cc="7.5"))
     b.with_tensorflow("2.3.1", "10.1", "7", capabilities=("sm_75",))
     b.runtime("/usr/local/cuda-10.1/lib64/libcudart.so.10.1", 10010, driver_raw=11000)
-    b.cudnn("/opt/cudnn/lib/libcudnn.so.8", version, 10010)
+    b.cudnn("/opt/cudnn/lib/libcudnn.so.8", cudnn, 10010)
     return b.change(1, **changes).build()
 
 
@@ -133,3 +133,12 @@ def test_a_long_gpu_list_is_summarised_in_a_skip_reason() -> None:
     assert outcome.cause == "gpu-count"
     assert "and 92 more" in outcome.message
     assert len(outcome.message) < 500
+
+
+def test_a_copy_too_broken_to_tell_its_version_fails_for_what_broke_it() -> None:
+    env = tf23_with_cudnn(
+        "8.9.7", version=None, state=State.ERROR, failure=Failure.CRASHED, siblings_missing=("libcudnn_ops_infer.so.8",)
+    )
+    outcome = _judge(env, "requires_cudnn", ">=8")
+    assert outcome.cause == "cudnn-incomplete"
+    assert "is missing its sub-libraries" in outcome.message

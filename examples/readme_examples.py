@@ -1,0 +1,134 @@
+"""Write the README's examples from real runs, so that they cannot drift from what the code prints.
+
+Each example in README.md sits between two comments::
+
+    <!-- example: NAME -->
+    ```text
+    ...what the command printed...
+    ```
+    <!-- /example -->
+
+and is produced here by running its command (the doctor, or pytest on the example suite) in a child process, on
+the example snapshots in examples/snapshots/. ``python examples/readme_examples.py`` rewrites the blocks;
+``--check`` only compares and exits 1 naming each block that differs (tests/test_readme.py runs that check).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+SNAPSHOTS = "examples/snapshots"
+
+
+@dataclass(frozen=True)
+class Example:
+    command: tuple[str, ...]  # run from the repository's root; "pytest-cudnn" and "pytest" are this interpreter's
+    keep: Callable[[list[str]], list[str]]  # the lines of the output the README shows
+
+    def shown(self) -> str:
+        """The command as a reader would type it."""
+        return " ".join(self.command)
+
+
+def _everything(lines: list[str]) -> list[str]:
+    return lines
+
+
+def _from(marker: str) -> Callable[[list[str]], list[str]]:
+    def keep(lines: list[str]) -> list[str]:
+        start = next(index for index, line in enumerate(lines) if line.startswith(marker))
+        return lines[start:]
+
+    return keep
+
+
+def _header_and_skips(lines: list[str]) -> list[str]:
+    header = [line for line in lines if line.startswith("pytest-cudnn:")]
+    skips = [line for line in lines if line.startswith("SKIPPED")]
+    return [*header, "...", *skips]
+
+
+EXAMPLES: dict[str, Example] = {
+    "doctor-no-driver": Example(
+        ("pytest-cudnn", "doctor", "--env", f"{SNAPSHOTS}/gpu-less-ci-machine.json"), _everything
+    ),
+    "header-tf2.3": Example(
+        (
+            "pytest",
+            "examples/suite",
+            "-p",
+            "no:cacheprovider",
+            "-rs",
+            f"--gpu-env={SNAPSHOTS}/tf2.3-meets-cudnn8.json",
+        ),
+        _header_and_skips,
+    ),
+    "findings-tf2.3": Example(
+        ("pytest-cudnn", "doctor", "--env", f"{SNAPSHOTS}/tf2.3-meets-cudnn8.json"), _from("Findings")
+    ),
+}
+
+
+def run(example: Example) -> str:
+    program, *args = example.command
+    module = {"pytest-cudnn": "pytest_cudnn", "pytest": "pytest"}[program]
+    environ = {
+        key: value for key, value in os.environ.items() if not key.startswith(("PYTEST_", "GITHUB_", "CUDA_"))
+    }
+    # A wide terminal: pytest cuts summary lines to the terminal's width.
+    environ.update(COLUMNS="10000", PY_COLORS="0", NO_COLOR="1")
+    completed = subprocess.run(
+        [sys.executable, "-m", module, *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=environ,
+        timeout=120,
+        check=False,
+    )
+    lines = completed.stdout.rstrip("\n").splitlines()
+    return "\n".join(example.keep(lines)).rstrip() + "\n"
+
+
+_BLOCK = re.compile(r"(<!-- example: (?P<name>[\w.-]+) -->\n```text\n)(?P<body>.*?)(```\n<!-- /example -->)", re.S)
+
+
+def render(readme: str, outputs: dict[str, str]) -> str:
+    return _BLOCK.sub(lambda m: m.group(1) + outputs.get(m.group("name"), m.group("body")) + m.group(4), readme)
+
+
+def differences(readme: str) -> list[str]:
+    """The names of the README's examples whose text differs from what their command prints now."""
+    found = {m.group("name"): m.group("body") for m in _BLOCK.finditer(readme)}
+    unknown = sorted(set(found) - set(EXAMPLES))
+    if unknown:
+        raise SystemExit(f"README.md names examples this script does not know: {', '.join(unknown)}")
+    return [name for name, body in found.items() if run(EXAMPLES[name]) != body]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="compare only; exit 1 naming the blocks that differ")
+    args = parser.parse_args(argv)
+    readme = README.read_text(encoding="utf-8")
+    if args.check:
+        stale = differences(readme)
+        for name in stale:
+            print(f"README.md: example {name!r} differs from what `{EXAMPLES[name].shown()}` prints", file=sys.stderr)
+        return 1 if stale else 0
+    names = {m.group("name") for m in _BLOCK.finditer(readme)}
+    README.write_text(render(readme, {name: run(EXAMPLES[name]) for name in names}), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,37 @@
+"""The README's examples are what the code prints: examples/readme_examples.py writes them from real runs, and
+this test fails when one drifts (run ``python examples/readme_examples.py`` to rewrite them)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("readme_examples", ROOT / "examples" / "readme_examples.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is made
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_readme_example_is_what_its_command_prints() -> None:
+    script = _script()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert set(script.EXAMPLES) <= {m.group("name") for m in script._BLOCK.finditer(readme)}, "an example is unused"
+    assert script.differences(readme) == [], "run: python examples/readme_examples.py"
+
+
+def test_a_changed_example_is_named(tmp_path: Path) -> None:
+    script = _script()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    tampered = readme.replace(
+        "<!-- example: findings-tf2.3 -->\n```text\n", "<!-- example: findings-tf2.3 -->\n```text\nX\n"
+    )
+    assert script.differences(tampered) == ["findings-tf2.3"]
