@@ -81,9 +81,7 @@ EXAMPLES: dict[str, Example] = {
 def run(example: Example) -> str:
     program, *args = example.command
     module = {"pytest-cudnn": "pytest_cudnn", "pytest": "pytest"}[program]
-    environ = {
-        key: value for key, value in os.environ.items() if not key.startswith(("PYTEST_", "GITHUB_", "CUDA_"))
-    }
+    environ = {key: value for key, value in os.environ.items() if not key.startswith(("PYTEST_", "GITHUB_", "CUDA_"))}
     # A wide terminal: pytest cuts summary lines to the terminal's width.
     environ.update(COLUMNS="10000", PY_COLORS="0", NO_COLOR="1")
     completed = subprocess.run(

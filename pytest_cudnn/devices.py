@@ -44,7 +44,7 @@ def parse_visible_devices(value: str | None, gpus: Sequence[Gpu]) -> VisibleDevi
 
 
 def _device(entry: str, gpus: Sequence[Gpu]) -> Gpu | None:
-    if entry.isdigit():
+    if entry.isascii() and entry.isdigit():  # "¹".isdigit() is True, and int("¹") raises
         index = int(entry)
         return gpus[index] if index < len(gpus) else None
     if entry.startswith("GPU-") and len(entry) > 4:

@@ -14,9 +14,7 @@ import datetime
 import enum
 import json
 import math
-import os
 import re
-import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -24,6 +22,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from .files import FileRefused, read_regular
 from .serde import DecodeError, Rule, from_json, rule, to_json
 
 __all__ = [
@@ -429,50 +428,22 @@ def _allowlisted(env: Environment) -> Environment:
 # that, and bounds what a wrong path (a log, an image) costs to parse: about 0.5 GB for 16 MiB of "[{},{},...]".
 MAX_SNAPSHOT_BYTES = 16 * 1024 * 1024
 _MAX_DIGITS = 100  # memory sizes take 20; Python refuses to parse more than 4300 (sys.get_int_max_str_digits)
-_NOT_REGULAR = (
-    (stat.S_ISDIR, "a folder"),
-    (stat.S_ISFIFO, "a named pipe (FIFO)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
-def _size(count: int) -> str:
-    return f"{count // 2**20} MiB" if count % 2**20 == 0 else f"{count} bytes"
 
 
 def _read_snapshot(source: str) -> bytes:
-    """At most the limit and one byte of a regular file. The file is opened without blocking and judged by fstat of
-    what was opened, never by a look before: a FIFO put in its place cannot make the read wait for a writer, and
-    /dev/zero cannot fill the memory."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+    """At most the limit of a regular file, opened so that a FIFO or a device cannot block or flood the read."""
     try:
-        fd = os.open(source, flags | getattr(os, "O_CLOEXEC", 0))
+        return read_regular(source, MAX_SNAPSHOT_BYTES)
     except OSError as error:
         raise InvalidSnapshot(source, f"cannot be read: {error.strerror or error}") from None
-    chunks: list[bytes] = []
-    left = MAX_SNAPSHOT_BYTES + 1
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            kind = next((name for test, name in _NOT_REGULAR if test(info.st_mode)), "a special file")
-            raise InvalidSnapshot(source, f"is {kind}, not a regular file")
-        if info.st_size > MAX_SNAPSHOT_BYTES:
-            raise InvalidSnapshot(source, f"is {info.st_size} bytes; a snapshot is at most {_size(MAX_SNAPSHOT_BYTES)}")
-        while left > 0:  # st_size can be 0 for a file that holds more (/proc), or grow after fstat
-            chunk = os.read(fd, min(left, 2**20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-    except OSError as error:
-        raise InvalidSnapshot(source, f"cannot be read: {error.strerror or error}") from None
-    finally:
-        os.close(fd)
-    if left <= 0:
-        raise InvalidSnapshot(source, f"holds more than {_size(MAX_SNAPSHOT_BYTES)}, the most a snapshot can be")
-    return b"".join(chunks)
+    except FileRefused as refused:
+        limit = (
+            f"{MAX_SNAPSHOT_BYTES // 2**20} MiB" if MAX_SNAPSHOT_BYTES % 2**20 == 0 else f"{MAX_SNAPSHOT_BYTES} bytes"
+        )
+        if refused.too_large and str(refused).startswith("holds"):
+            raise InvalidSnapshot(source, f"{refused}, the most a snapshot can be") from None
+        suffix = f"; a snapshot is at most {limit}" if refused.too_large else ""
+        raise InvalidSnapshot(source, f"{refused}{suffix}") from None
 
 
 def load_snapshot(path: str | Path) -> Environment:

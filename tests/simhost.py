@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_cudnn.environment import Environment
+
 CUDNN_SUBLIBRARIES = {
     8: ("ops_infer", "ops_train", "cnn_infer", "cnn_train", "adv_infer", "adv_train"),
     9: ("graph", "engines_precompiled", "engines_runtime_compiled", "heuristic", "ops", "cnn", "adv"),
@@ -561,7 +563,10 @@ class SimHost:
     def doctor_json(self, *args: str, extra_env: Mapping[str, str] | None = None) -> tuple[int, dict[str, Any]]:
         completed = self.run("doctor", "--json", *args, extra_env=extra_env)
         assert completed.stdout, completed.stderr
-        return completed.returncode, json.loads(completed.stdout)
+        report = json.loads(completed.stdout)
+        # What a probe records must replay: xdist workers and snapshots decode it with every value rule.
+        Environment.from_json(report["environment"], "the probe's own output")
+        return completed.returncode, report
 
 
 def _cudart_soname(version: int) -> str:

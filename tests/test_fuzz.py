@@ -236,3 +236,11 @@ def test_tensorflow_version_fields_normalise_or_refuse(text: str) -> None:
         assert repr(text) in str(error)
     else:
         assert all(part.isdigit() for part in value.split("."))
+
+
+@pytest.mark.parametrize("entry", ["¹", "٣", "0,²"])
+def test_digits_of_other_scripts_name_no_device(entry: str) -> None:
+    # str.isdigit() accepts superscripts and Arabic-Indic digits, which int() refuses or CUDA never reads.
+    gpus = [Gpu(0, "A100", "GPU-0", None, "8.0", None, None, None)]
+    visible = parse_visible_devices(entry, gpus)
+    assert visible.invalid == entry.rpartition(",")[2]

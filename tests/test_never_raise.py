@@ -128,7 +128,7 @@ def _strategy(tp: Any, depth: int = 0) -> st.SearchStrategy[Any]:
 
 environments = typing.cast("st.SearchStrategy[Environment]", _strategy(Environment))
 
-MARKER_CASES = (
+MARKER_CASES: tuple[tuple[str, tuple[Any, ...], dict[str, Any]], ...] = (
     ("requires_cudnn", (">=8.9,<10",), {}),
     ("requires_cudnn", ("9",), {}),
     ("requires_cuda", (">=12",), {}),

@@ -7,6 +7,7 @@ nvidia-cuda-runtime-cu12 wheel: assertions look only at what the test planted un
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -287,3 +288,28 @@ def test_tensorflow_generations_resolve_to_the_planted_libraries(
     [runtime] = planted(env["cuda_runtimes"], host)
     assert runtime["version_raw"] == cuda
     assert code == 0, report["findings"]
+
+
+def test_a_tensorflow_version_that_is_not_pep_440_is_said_and_replays(host: SimHost) -> None:
+    # A custom build's METADATA; replay and xdist workers accept PEP 440 versions only.
+    host.add_driver()
+    host.add_tensorflow("2.15.0-custom", "tensorflow-2.6.0-linux.py")
+    _, report = host.doctor_json()  # decodes the environment with every value rule
+    tensorflow = report["environment"]["tensorflow"]
+    assert tensorflow["version"] is None
+    assert "its metadata gives version '2.15.0-custom', which is not a PEP 440 version" in tensorflow["reason"]
+    tests = {"test_t.py": "def test_t():\n    pass\n"}
+    completed = host.pytest("-n", "2", files=tests)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert "INTERNALERROR" not in completed.stdout + completed.stderr
+
+
+def test_a_build_info_that_is_a_fifo_does_not_block_the_probe(host: SimHost) -> None:
+    package = host.add_tensorflow("2.6.0", "tensorflow-2.6.0-linux.py")
+    build_info = package / "python" / "platform" / "build_info.py"
+    build_info.unlink()
+    os.mkfifo(build_info)
+    _, report = host.doctor_json()
+    tensorflow = report["environment"]["tensorflow"]
+    assert tensorflow["state"] == "error"
+    assert tensorflow["reason"] == f"{build_info}: is a named pipe (FIFO), not a regular file"

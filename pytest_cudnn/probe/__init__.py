@@ -43,6 +43,7 @@ from ..environment import (
     by_file,
     soname_order,
 )
+from ..files import FileRefused, read_regular
 from ..native import bounded
 from ..native.isolation import Child, ProbeFailure
 from ..versions import InvalidVersionValue, cuda_version_from_int, cudnn_version_from_int
@@ -396,9 +397,8 @@ def _header_version(folder: str) -> tuple[str, str] | None:
         os.path.join(folder, "cudnn_version.h"),
     ):
         try:
-            with open(header, encoding="utf-8", errors="replace") as handle:
-                text = handle.read(65536)
-        except OSError:
+            text = read_regular(header, 65536, whole=False).decode("utf-8", "replace")
+        except (OSError, FileRefused):
             continue
         parts = dict(_HEADER_DEFINE.findall(text))
         if {"MAJOR", "MINOR", "PATCHLEVEL"} <= parts.keys():

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable
 
 from ..environment import Distribution
+from ..files import FileRefused, read_regular
 from .discovery import FileSystem, RealFileSystem
 
 __all__ = ["installed_distributions", "metadata_header", "relevant"]
@@ -36,25 +37,28 @@ def relevant(name: str) -> bool:
     return _RELEVANT.fullmatch(_SEPARATORS.sub("-", name).lower()) is not None
 
 
+_HEADER_BYTES = 65536  # a METADATA header is a few hundred bytes; its long description follows the blank line
+
+
 def metadata_header(path: str) -> tuple[str | None, str | None]:
     """``Name`` and ``Version`` from the header of a METADATA (or PKG-INFO) file, as written; (None, None) when
     it cannot be read. Reading stops at the first blank line, or as soon as both are known."""
     name = version = None
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            for line in handle:
-                if not line.strip():
-                    break
-                field, _, value = line.partition(":")
-                field = field.strip().lower()
-                if field == "name" and name is None:
-                    name = value.strip() or None
-                elif field == "version" and version is None:
-                    version = value.strip() or None
-                if name and version:
-                    break
-    except OSError:
-        pass
+        text = read_regular(path, _HEADER_BYTES, whole=False).decode("utf-8", "replace")
+    except (OSError, FileRefused):
+        return None, None
+    for line in text.splitlines():
+        if not line.strip():
+            break
+        field, _, value = line.partition(":")
+        field = field.strip().lower()
+        if field == "name" and name is None:
+            name = value.strip() or None
+        elif field == "version" and version is None:
+            version = value.strip() or None
+        if name and version:
+            break
     return name, version
 
 

@@ -10,14 +10,18 @@ tensorflow/tools/build_info/gen_build_info.py) gives the CUDA and cuDNN versions
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib.machinery
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from packaging.version import InvalidVersion, Version
+
 from ..compat.tensorflow import library_names
 from ..environment import State, TensorFlow
+from ..files import FileRefused, read_regular
 from ..versions import InvalidVersionValue, tensorflow_version_field
 from .discovery import FileSystem, Layout, RealFileSystem, wheel_library_dirs
 from .distributions import metadata_header
@@ -114,6 +118,27 @@ def probe_tensorflow(layout: Layout, search_path: Sequence[str], fs: FileSystem 
     location = os.path.abspath(next(iter(spec.submodule_search_locations)))
     site = os.path.dirname(location)
     distribution, version = _distribution(site, fs)
+    if version is not None and not _is_pep440(version):
+        # Replay (and xdist workers) accept PEP 440 versions only: keep the text out of the version field.
+        tf = _read_files(layout, fs, location, distribution, None)
+        said = f"its metadata gives version {version!r}, which is not a PEP 440 version"
+        return dataclasses.replace(tf, reason="; ".join(part for part in (said, tf.reason) if part))
+    return _read_files(layout, fs, location, distribution, version)
+
+
+def _is_pep440(text: str) -> bool:
+    try:
+        Version(text)
+    except InvalidVersion:
+        return False
+    return True
+
+
+def _read_files(
+    layout: Layout, fs: FileSystem, location: str, distribution: str | None, version: str | None
+) -> TensorFlow:
+    """TensorFlow's build facts from its files, once its package folder and distribution are known."""
+    site = os.path.dirname(location)
     library_dirs = tuple(wheel_library_dirs(layout, [site], fs))
     build_info_path = os.path.join(location, "python", "platform", "build_info.py")
     known = {
@@ -123,10 +148,11 @@ def probe_tensorflow(layout: Layout, search_path: Sequence[str], fs: FileSystem 
         "library_dirs": library_dirs,
     }
     try:
-        with open(build_info_path, encoding="utf-8") as handle:
-            source = handle.read()
+        source = read_regular(build_info_path, 1 << 20).decode("utf-8")
     except OSError as error:
         return TensorFlow.not_read(f"{build_info_path}: cannot be read ({error.strerror})", State.ERROR, **known)
+    except FileRefused as refused:
+        return TensorFlow.not_read(f"{build_info_path}: {refused}", State.ERROR, **known)
     except UnicodeDecodeError:
         return TensorFlow.not_read(f"{build_info_path}: not UTF-8 text", State.ERROR, **known)
     try:
@@ -208,12 +234,16 @@ def _distribution(site: str, fs: FileSystem) -> tuple[str | None, str | None]:
 
 def _provides_tensorflow(folder: str) -> bool:
     try:
-        with open(os.path.join(folder, "top_level.txt"), encoding="utf-8") as handle:
-            return "tensorflow" in handle.read().split()
-    except OSError:
+        return (
+            "tensorflow"
+            in read_regular(os.path.join(folder, "top_level.txt"), 65536, whole=False)
+            .decode("utf-8", "replace")
+            .split()
+        )
+    except (OSError, FileRefused):
         pass
     try:
-        with open(os.path.join(folder, "RECORD"), encoding="utf-8", errors="replace") as handle:
-            return any(line.startswith("tensorflow/") for line in handle)
-    except OSError:
+        record = read_regular(os.path.join(folder, "RECORD"), 8 << 20, whole=False).decode("utf-8", "replace")
+    except (OSError, FileRefused):
         return False
+    return any(line.startswith("tensorflow/") for line in record.splitlines())

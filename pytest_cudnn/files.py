@@ -1,0 +1,68 @@
+"""Read a file that somebody else controls without letting it block or flood the reader.
+
+Snapshots are given by users; build_info.py, METADATA and cuDNN headers sit in folders anyone may have
+written. A name can be a FIFO (an open waits for a writer forever), a device (/dev/zero never ends) or a
+file swapped between a look and the open. So the file is opened without blocking, judged by fstat of what
+was opened, never by a look before, and read up to a limit.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+__all__ = ["FileRefused", "read_regular"]
+
+_NOT_REGULAR = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOCTTY", 0)
+    | getattr(os, "O_BINARY", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+class FileRefused(ValueError):
+    """A file that is not a regular file, or larger than the reader accepts; the message says which."""
+
+    def __init__(self, problem: str, too_large: bool = False) -> None:
+        super().__init__(problem)
+        self.too_large = too_large
+
+
+def read_regular(path: str, limit: int, *, whole: bool = True) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them. Raises OSError with the operating
+    system's words when it cannot be opened or read, FileRefused when it is no regular file, or, with ``whole``,
+    when it holds more (without ``whole``, its first ``limit`` bytes are enough)."""
+    fd = os.open(path, _FLAGS)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = next((name for test, name in _NOT_REGULAR if test(info.st_mode)), "a special file")
+            raise FileRefused(f"is {kind}, not a regular file")
+        if whole and info.st_size > limit:
+            raise FileRefused(f"is {info.st_size} bytes", too_large=True)
+        chunks: list[bytes] = []
+        left = limit + 1 if whole else limit
+        while left > 0:  # st_size can be 0 for a file that holds more (/proc), or grow after fstat
+            chunk = os.read(fd, min(left, 2**20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    finally:
+        os.close(fd)
+    if whole and left <= 0:
+        raise FileRefused(f"holds more than {_size(limit)}", too_large=True)
+    return b"".join(chunks)
+
+
+def _size(count: int) -> str:
+    return f"{count // 2**20} MiB" if count % 2**20 == 0 else f"{count} bytes"
