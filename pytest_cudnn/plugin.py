@@ -258,6 +258,7 @@ class _Facts:
 
     def __init__(self, run: GpuRun) -> None:
         self.run = run
+        self.gathers = run.worker is None  # an xdist worker only sends its reports on
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
@@ -270,7 +271,7 @@ class _Facts:
         return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if self.run.worker is None:
+        if self.gathers:
             self.run.record(report)
 
 

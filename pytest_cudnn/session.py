@@ -125,7 +125,7 @@ def _number(config: pytest.Config, option: str, flag: str, ini: str, low: float,
 def _whole(config: pytest.Config, option: str, flag: str, ini: str, low: int, high: int) -> int:
     raw, where = _setting(config, option, flag, ini)
     text = str(raw).strip()
-    if not text.isdigit() or not low <= int(text) <= high:
+    if not (text.isascii() and text.isdigit()) or not low <= int(text) <= high:
         raise pytest.UsageError(f"{where}: {raw!r} is not a whole number between {low} and {high}")
     return int(text)
 
@@ -248,6 +248,8 @@ class GpuRun:
         # fixture's, raised again in each test that asks for it) stay.
         self._refusals: weakref.WeakKeyDictionary[BaseException, dict[str, Any]] = weakref.WeakKeyDictionary()
         self.facts_plugin: object | None = None  # registered on the first fact: unmarked suites never pay for it
+        self._active = False
+        self.worker_id: str | None = (self.worker or {}).get("workerid")
 
     def start(self) -> None:
         """Checks that need the whole configuration; pytest_configure, outside xdist workers."""
@@ -415,16 +417,16 @@ class GpuRun:
     # Records -----------------------------------------------------------------------------------------
     def note(self, item: pytest.Item, **facts: Any) -> None:
         """Remember a fact of ``item``'s; it travels on the item's reports (see REPORT_ATTRIBUTE)."""
-        worker = self.worker
-        if worker is not None and worker.get("workerid"):
-            facts["worker"] = worker["workerid"]
+        if self.worker_id:
+            facts["worker"] = self.worker_id
         item.stash.setdefault(_FACTS, {}).update(facts)
-        self.activate()
+        if not self._active:
+            self.activate()
 
     def activate(self) -> None:
-        plugins = self.config.pluginmanager
-        if self.facts_plugin is not None and not plugins.is_registered(self.facts_plugin):
-            plugins.register(self.facts_plugin, "cudnn-facts")
+        if not self._active and self.facts_plugin is not None:
+            self._active = True
+            self.config.pluginmanager.register(self.facts_plugin, "cudnn-facts")
 
     def refuse(self, item: pytest.Item, outcome: Outcome) -> None:
         """A requirement marker's environment skip, or a failure under --require-gpu."""
@@ -451,14 +453,13 @@ class GpuRun:
     def facts_of(self, item: pytest.Item, error: BaseException | None) -> dict[str, Any] | None:
         facts = item.stash.get(_FACTS, None)
         # Only pytest's outcome exceptions can be refusals (and be looked up weakly: builtin ones cannot).
-        outcome = isinstance(error, (pytest.skip.Exception, pytest.fail.Exception))
-        refused = self._refusals.get(error) if outcome and error is not None else None
-        if refused is not None:
-            facts = {**(facts or {}), **refused}
-            worker = self.worker
-            if worker is not None and worker.get("workerid"):
-                facts["worker"] = worker["workerid"]
-        return dict(facts) if facts else None
+        if error is not None and self._refusals and isinstance(error, (pytest.skip.Exception, pytest.fail.Exception)):
+            refused = self._refusals.get(error)
+            if refused is not None:
+                facts = {**(facts or {}), **refused}
+                if self.worker_id:
+                    facts["worker"] = self.worker_id
+        return facts or None
 
     def record(self, report: pytest.TestReport | pytest.CollectReport) -> None:
         """Gather what the (possibly remote) test recorded; runs where reports arrive: the controller. Other
