@@ -507,7 +507,9 @@ class GpuRun:
             try:
                 _write_atomically(self.report_path, json.dumps(self.document(), indent=2))
             except OSError as error:
-                self.problems.append(f"could not write --gpu-report {self.report_path}: {_reason(error)}")
+                self.problems.append(
+                    f"could not write --gpu-report {self.report_path}: {_reason(error, self.report_path)}"
+                )
         if self.step_summary and not self.nested:
             text = markdown_summary(self.env, self.findings, self.verdict, self.skip_groups())
             try:
@@ -516,7 +518,8 @@ class GpuRun:
                     # steps wrote around it.
                     handle.write(f"\n{text.strip()}\n\n")
             except OSError as error:
-                self.problems.append(f"could not append to GITHUB_STEP_SUMMARY {self.step_summary}: {_reason(error)}")
+                reason = _reason(error, Path(self.step_summary))
+                self.problems.append(f"could not append to GITHUB_STEP_SUMMARY {self.step_summary}: {reason}")
 
     def document(self) -> dict[str, Any]:
         return {
@@ -530,8 +533,13 @@ class GpuRun:
         }
 
 
-def _reason(error: OSError) -> str:
-    return error.strerror or str(error)
+def _reason(error: OSError, path: Path) -> str:
+    """The system's reason, and the folder it is about when that is not the file itself ('File exists' alone
+    does not say that a file stands where a folder must be created)."""
+    reason = error.strerror or str(error)
+    if error.filename and Path(error.filename) in path.parents:
+        reason += f": {error.filename}"
+    return reason
 
 
 def _write_atomically(path: Path, text: str) -> None:

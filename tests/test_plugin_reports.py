@@ -102,7 +102,8 @@ def test_a_report_that_cannot_be_written_at_the_end_is_one_line_and_the_run_stil
     assert result.ret == 0
     result.stdout.fnmatch_lines(
         [
-            f"pytest-cudnn: ERROR: could not write --gpu-report {pytester.path}/late/gpu.json: File exists",
+            f"pytest-cudnn: ERROR: could not write --gpu-report {pytester.path}/late/gpu.json: File exists: "
+            f"{pytester.path}/late",
             "*= 1 passed*",
         ]
     )
@@ -287,4 +288,6 @@ def test_without_the_terminal_a_report_that_cannot_be_written_is_said_on_stderr(
         "-p", "no:terminal", f"--gpu-env={snapshot(pytester, healthy())}", "--gpu-report=late/gpu.json"
     )
     assert result.ret == 0
-    result.stderr.fnmatch_lines(["pytest-cudnn: ERROR: could not write --gpu-report */late/gpu.json: File exists"])
+    result.stderr.fnmatch_lines(
+        ["pytest-cudnn: ERROR: could not write --gpu-report */late/gpu.json: File exists: */late"]
+    )
