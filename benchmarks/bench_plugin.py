@@ -61,7 +61,7 @@ def main() -> None:
         Path(folder, "test_many_unmarked.py").write_text(suite(args.per_test, 0, False))
         Path(folder, "pytest.ini").write_text(INI)
         base = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-x"]
-        plugin = [*base, "--gpu-env", str(SNAPSHOT)]
+        plugin = [*base, f"--gpu-env={SNAPSHOT}"]
         ratio = interleaved(
             {
                 "without the plugin": [*base, "-p", "no:cudnn", "test_marked.py"],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -19,6 +20,7 @@ from pytest_cudnn import cli
 from pytest_cudnn.cli import main
 from pytest_cudnn.environment import load_snapshot
 
+from .envbuilder import EnvBuilder
 from .simhost import SimGpu, SimHost
 
 EXAMPLES = Path(__file__).parent.parent / "examples" / "snapshots"
@@ -352,13 +354,28 @@ def test_a_trailing_slash_names_a_folder(tmp_path: Path, capsys: pytest.CaptureF
     )
 
 
-def test_a_snapshot_that_would_not_replay_is_written_with_a_warning_naming_the_value(host: SimHost) -> None:
-    # A locally built TensorFlow can carry a version that is not PEP 440; replay refuses it, so say so now.
+def test_a_custom_tensorflow_version_is_snapshotted_so_that_it_replays(host: SimHost) -> None:
+    # A locally built TensorFlow can carry a version that is not PEP 440: the probe says so and records none.
     host.add_tensorflow("2.15.0-custom", "tensorflow-2.15.0-linux.py")
     snap = host.root / "snap.json"
     completed = host.run("snapshot", "-o", str(snap))
     assert completed.returncode == 0
-    assert completed.stderr.splitlines() == [
+    assert completed.stderr.splitlines() == [f"pytest-cudnn: wrote {snap}"]
+    tensorflow = load_snapshot(snap).tensorflow
+    assert tensorflow.version is None
+    assert "'2.15.0-custom', which is not a PEP 440 version" in (tensorflow.reason or "")
+
+
+def test_a_snapshot_that_would_not_replay_is_written_with_a_warning_naming_the_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Should a probe ever record a value replay refuses, the snapshot is still written, and the value named.
+    env = EnvBuilder.healthy().build()
+    odd = dataclasses.replace(env, tensorflow=dataclasses.replace(env.tensorflow, version="2.15.0-custom"))
+    monkeypatch.setattr(cli, "_probe", lambda timeout: odd)
+    snap = tmp_path / "snap.json"
+    assert main(["snapshot", "-o", str(snap)]) == 0
+    assert capsys.readouterr().err.splitlines() == [
         "pytest-cudnn: warning: --env will refuse this snapshot until its value is fixed: tensorflow.version: "
         "expected a PEP 440 version such as '2.18.0', got '2.15.0-custom'",
         f"pytest-cudnn: wrote {snap}",
