@@ -35,3 +35,10 @@ def test_a_changed_example_is_named(tmp_path: Path) -> None:
         "<!-- example: findings-tf2.3 -->\n```text\n", "<!-- example: findings-tf2.3 -->\n```text\nX\n"
     )
     assert script.differences(tampered) == ["findings-tf2.3"]
+
+
+def test_the_readme_lists_every_finding_code() -> None:
+    from pytest_cudnn.diagnosis import CODES
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert [code for code in CODES if f"`{code}`" not in readme] == []
