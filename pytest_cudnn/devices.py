@@ -45,7 +45,8 @@ def parse_visible_devices(value: str | None, gpus: Sequence[Gpu]) -> VisibleDevi
 
 def _device(entry: str, gpus: Sequence[Gpu]) -> Gpu | None:
     if entry.isascii() and entry.isdigit():  # "¹".isdigit() is True, and int("¹") raises
-        index = int(entry)
+        # int() refuses more than 4300 digits, and no machine has a billion GPUs.
+        index = int(entry) if len(entry) < 10 else len(gpus)
         return gpus[index] if index < len(gpus) else None
     if entry.startswith("GPU-") and len(entry) > 4:
         matches = [gpu for gpu in gpus if gpu.uuid and gpu.uuid.startswith(entry)]

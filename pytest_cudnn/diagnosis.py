@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from . import phrases
 from .compat import cuda as cuda_facts
@@ -186,7 +186,7 @@ def _version(text: str | None) -> Version | None:
         return None
     try:
         return Version(text)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number beyond int()'s 4300-digit limit
         return None
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from .files import FileRefused, read_regular
 from .serde import DecodeError, Rule, from_json, rule, to_json
@@ -123,7 +123,7 @@ def _pattern(expected: str, regex: str) -> dict[str, Rule]:
 def _is_pep440(text: str) -> bool:
     try:
         Version(text)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number beyond int()'s 4300-digit limit
         return False
     return True
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from . import phrases
 from .diagnosis import (
@@ -28,7 +28,7 @@ from .diagnosis import (
     visible_gpus,
 )
 from .environment import CudaRuntime, Cudnn, Environment, Gpu, State
-from .text import listing, printable
+from .text import clip, listing, printable
 
 __all__ = [
     "MARKERS",
@@ -142,6 +142,8 @@ def _spec(value: object, what: str) -> SpecifierSet:
     text = value.strip()
     if not text.strip(", "):
         raise InvalidMarker(f"{what} {value!r} is empty: give a specifier set such as '>=8.9,<10'")
+    if re.search(r"\d{31}", text):  # packaging's int() refuses over 4300 digits; no version needs 31
+        raise InvalidMarker(f"{what} {clip(value, 40)!r} holds a number too long for a version")
     if re.fullmatch(r"\d+(\.\d+)*", text):
         text = f"=={text}.*"  # a bare version means that release line: '8' is 8.x
     try:
@@ -221,7 +223,7 @@ def _contains(spec: SpecifierSet | None, version: str | None) -> bool:
         return False
     try:
         return spec.contains(Version(version), prereleases=True)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number beyond int()'s 4300-digit limit
         return False
 
 

@@ -62,8 +62,9 @@ def cudnn_version_from_int(value: int) -> tuple[int, int, int]:
     raise InvalidVersionValue(f"not a cuDNN version integer: {value!r}")
 
 
-_WINDOWS_FIELD = re.compile(r"^64_(\d+)$")
-_DOTTED = re.compile(r"^\d+(\.\d+)*$")
+# Bounded digit runs: int() refuses more than 4300 digits, and no version part needs more than a few.
+_WINDOWS_FIELD = re.compile(r"^64_(\d{1,6})$")
+_DOTTED = re.compile(r"^\d{1,9}(\.\d{1,9})*$")
 
 
 def tensorflow_version_field(raw: str) -> str:

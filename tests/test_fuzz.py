@@ -244,3 +244,9 @@ def test_digits_of_other_scripts_name_no_device(entry: str) -> None:
     gpus = [Gpu(0, "A100", "GPU-0", None, "8.0", None, None, None)]
     visible = parse_visible_devices(entry, gpus)
     assert visible.invalid == entry.rpartition(",")[2]
+
+
+@pytest.mark.parametrize("raw", ["9" * 5000, "64_" + "1" * 5000, "1." + "2" * 5000])
+def test_a_build_info_version_beyond_ints_digit_limit_is_refused_not_raised(raw: str) -> None:
+    with pytest.raises(InvalidVersionValue):
+        tensorflow_version_field(raw)

@@ -30,6 +30,7 @@ from .envbuilder import EnvBuilder, gpu
         ("requires_gpu", (), {"memory": 2**70}, "is larger than any GPU's memory"),
         ("requires_gpu", (), {"memory": "1e3GiB"}, "is not a size such as"),
         ("requires_gpu", (), {"memory": "-1GiB"}, "is not a size such as"),
+        ("requires_cudnn", (">=" + "9" * 5000,), {}, "holds a number too long for a version"),
     ],
 )
 def test_a_marker_that_would_skip_forever_or_crash_is_refused(

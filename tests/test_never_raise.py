@@ -85,6 +85,10 @@ REALISTIC = (
     "line\nbreak",
     "a|b<c>",
     "\x07\x08\r",
+    # Beyond int()'s 4300-digit limit: packaging raises a plain ValueError for these, not InvalidVersion.
+    "9" * 5000,
+    "1." + "9" * 5000,
+    "64_" + "1" * 5000,
 )
 VARIABLES = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "LD_LIBRARY_PATH", "CUDA_HOME", "CONDA_PREFIX", "PATH")
 

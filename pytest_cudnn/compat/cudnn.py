@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from packaging.specifiers import SpecifierSet
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 __all__ = [
     "GPU_FLOORS",
@@ -70,7 +70,7 @@ UNKNOWN_FLOORS: tuple[UnknownFloor, ...] = (
 def _version(text: str) -> Version | None:
     try:
         return Version(text)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number beyond int()'s 4300-digit limit
         return None
 
 

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from packaging.specifiers import SpecifierSet
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 __all__ = [
     "CUDNN_LOADS",
@@ -192,6 +192,6 @@ def cudnn_loads(cudnn: str, system: str) -> tuple[CudnnLoad, ...]:
     """The libraries cuDNN ``cudnn`` ("8.7.0") needs on ``system`` besides its own sub-libraries."""
     try:
         version = Version(cudnn)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number beyond int()'s 4300-digit limit
         return ()
     return tuple(row for row in CUDNN_LOADS if row.system == system and version in SpecifierSet(row.cudnn))

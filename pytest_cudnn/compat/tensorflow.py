@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
 __all__ = [
     "AND_CUDA",
@@ -301,7 +301,7 @@ class AndCudaRemedy:
 def _series(version: str) -> tuple[int, int] | None:
     try:
         release = Version(version).release
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number beyond int()'s 4300-digit limit
         return None
     return (release[0], release[1] if len(release) > 1 else 0)
 
@@ -353,7 +353,7 @@ def and_cuda_remedy(tensorflow_version: str, python_version: str) -> AndCudaReme
     row = next((row for row in AND_CUDA_EXTRAS if tensorflow_version in row.releases), None)
     try:
         release = Version(python_version).release
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number beyond int()'s 4300-digit limit
         return None
     python = ".".join(str(part) for part in release[:2])
     if row is None or len(release) < 2:
@@ -423,7 +423,7 @@ def in_pins(spec: str, version: str) -> bool:
     try:
         specifier = SpecifierSet(spec)
         candidate = Version(version)
-    except (InvalidVersion, InvalidSpecifier):
+    except ValueError:  # InvalidVersion, InvalidSpecifier, or a number beyond int()'s digit limit
         return False
     # An installed pre-release satisfies a requirement for pip (prereleases only gate what pip picks to install).
     return specifier.contains(candidate, prereleases=True)
@@ -439,7 +439,7 @@ def library_in_pins(spec: str, version: str) -> bool:
     try:
         specifier = SpecifierSet(spec)
         candidate = Version(version)
-    except (InvalidVersion, InvalidSpecifier):
+    except ValueError:  # InvalidVersion, InvalidSpecifier, or a number beyond int()'s digit limit
         return False
     if specifier.contains(candidate, prereleases=True):
         return True
@@ -454,5 +454,5 @@ def library_in_pins(spec: str, version: str) -> bool:
 def _version_or_none(text: str) -> Version | None:
     try:
         return Version(text)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number beyond int()'s 4300-digit limit
         return None  # a wildcard pin ("9.3.*") is not one wheel

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from ..compat.tensorflow import library_names
 from ..environment import State, TensorFlow
@@ -129,7 +129,7 @@ def probe_tensorflow(layout: Layout, search_path: Sequence[str], fs: FileSystem 
 def _is_pep440(text: str) -> bool:
     try:
         Version(text)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number beyond int()'s 4300-digit limit
         return False
     return True
 

@@ -1,0 +1,105 @@
+"""What the doctor, the header and the step summary show: one wording, printable, summarised where long."""
+
+from __future__ import annotations
+
+import json
+
+from pytest_cudnn.diagnosis import diagnose, selected_cudnn, selected_runtime, verdict
+from pytest_cudnn.environment import Environment
+from pytest_cudnn.report import doctor_json, doctor_text, header_lines, markdown_summary
+
+from .envbuilder import EnvBuilder, gpu
+
+HOSTILE = "A100\x1b[2J\x1b]0;title\x07\r\u202e|<b>*x*</b>`"
+
+
+def _header(env: Environment, verbose: bool = True) -> list[str]:
+    findings = diagnose(env)
+    return header_lines(
+        env,
+        findings,
+        verdict(findings),
+        runtime=selected_runtime(env),
+        cudnn=selected_cudnn(env),
+        verbose=verbose,
+    )
+
+
+def huge() -> Environment:
+    """10,000 GPUs and a 100 KB CUDA_VISIBLE_DEVICES naming a device that does not exist."""
+    b = EnvBuilder.healthy().with_gpus(*(gpu(i) for i in range(10_000)))
+    b.variables["CUDA_VISIBLE_DEVICES"] = "0," + "9" * 100_000
+    return b.build()
+
+
+def test_the_header_summarises_long_lists_and_the_json_keeps_them() -> None:
+    env = huge()
+    lines = _header(env)
+    assert "and 9,996 more" in lines[0]
+    assert max(len(line) for line in lines) <= 2100
+    findings = diagnose(env)
+    document = json.loads(json.dumps(doctor_json(env, findings, verdict(findings))))
+    assert len(document["environment"]["driver"]["gpus"]) == 10_000
+    assert len(document["environment"]["variables"]["CUDA_VISIBLE_DEVICES"]) == 100_002
+
+
+def test_a_long_variable_is_clipped_wherever_it_is_echoed() -> None:
+    env = huge()
+    findings = diagnose(env)
+    text = doctor_text(env, findings, verdict(findings))
+    assert max(len(line) for line in text.splitlines()) < 1000
+    assert "(100,002 characters)" in text
+    assert all(len(line) < 1000 for line in _header(env))
+
+
+def test_text_from_a_library_or_a_snapshot_is_printable_everywhere() -> None:
+    env = EnvBuilder.healthy().with_gpus(gpu(name=HOSTILE)).build()
+    findings = diagnose(env)
+    result = verdict(findings)
+    for text in (doctor_text(env, findings, result), *_header(env), markdown_summary(env, findings, result, [])):
+        assert "\x1b" not in text
+        assert "\r" not in text
+        assert "\u202e" not in text
+    assert "A100\\x1b[2J\\x1b]0;title\\x07\\r\\u202e" in doctor_text(env, findings, result)
+
+
+def test_the_step_summary_escapes_every_cell_and_stands_apart() -> None:
+    env = EnvBuilder.healthy().with_gpus(gpu(name=HOSTILE)).build()
+    findings = diagnose(env)
+    summary = markdown_summary(env, findings, verdict(findings), [("gpu-name", 3, "found GPU 0 a|b")])
+    assert summary.startswith("\n### pytest-cudnn\n")
+    assert summary.endswith("\n\n")
+    assert "<b>" not in summary
+    assert "&lt;b&gt;" in summary
+    assert "a\\|b" in summary
+    for row in (line for line in summary.splitlines() if line.startswith("| GPU ")):
+        assert row.count(" | ") == 2, row  # the name's "|" stays inside its cell
+
+
+def test_one_wording_for_a_gpu() -> None:
+    env = EnvBuilder.healthy().with_gpus(gpu(name="Tesla T4", cc="7.5", free=14 * 2**30)).build()
+    findings = diagnose(env)
+    said = "GPU 0 Tesla T4 (compute capability 7.5, Turing, 14.0 GiB free)"
+    assert said in _header(env)[0]
+    assert "GPU 0 Tesla T4 (compute capability 7.5, Turing), 14.0 GiB free of" in doctor_text(
+        env, findings, verdict(findings)
+    )
+    assert "sm 7.5" not in doctor_text(env, findings, verdict(findings))
+
+
+def test_linux_output_names_linux_libraries() -> None:
+    env = EnvBuilder.healthy().without_driver().build()
+    findings = diagnose(env)
+    text = doctor_text(env, findings, verdict(findings)) + "\n".join(_header(env))
+    assert "libnvidia-ml.so.1" in text
+    assert ".dll" not in text
+
+
+def test_a_library_tensorflow_finds_through_its_runpath_is_not_said_missing() -> None:
+    # The healthy TensorFlow 2.18 venv: its wheels are reached through TensorFlow's RUNPATH, not a plain dlopen.
+    env = EnvBuilder.healthy().build()
+    findings = diagnose(env)
+    text = doctor_text(env, findings, verdict(findings))
+    assert "the loader finds no copy" not in text
+    assert "libcudnn.so.9: a plain dlopen finds no copy; TensorFlow finds " in text
+    assert verdict(findings).ok
