@@ -20,10 +20,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from packaging.version import Version
-
 from .files import FileRefused, read_regular
 from .serde import DecodeError, Rule, from_json, rule, to_json
+from .versions import is_pep440
 
 __all__ = [
     "ALLOWED_VARIABLES",
@@ -120,14 +119,6 @@ def _pattern(expected: str, regex: str) -> dict[str, Rule]:
     return rule(expected, lambda text: compiled.fullmatch(text) is not None)
 
 
-def _is_pep440(text: str) -> bool:
-    try:
-        Version(text)
-    except ValueError:  # InvalidVersion, or a number beyond int()'s 4300-digit limit
-        return False
-    return True
-
-
 def _is_iso_time(text: str) -> bool:
     try:
         datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
@@ -142,7 +133,7 @@ _DRIVER_VERSION = _pattern("a driver version such as '535.104.05'", r"[0-9]+(\.[
 _CUDA_VERSION = _pattern("a CUDA version such as '12.4'", r"[0-9]+\.[0-9]+")  # versions.cuda_version_from_int
 _CUDNN_VERSION = _pattern("a version such as '9.1.0'", r"[0-9]+\.[0-9]+\.[0-9]+")
 _BUILD_VERSION = _pattern("a version such as '12.5.1' or '9'", r"[0-9]+(\.[0-9]+)*")  # tensorflow_version_field
-_PEP440_VERSION = rule("a PEP 440 version such as '2.18.0'", _is_pep440)
+_PEP440_VERSION = rule("a PEP 440 version such as '2.18.0'", is_pep440)
 _CAPABILITY = _pattern("a compute capability such as '8.0'", r"[0-9]+\.[0-9]+")
 _NON_NEGATIVE = rule("a non-negative integer", lambda number: number >= 0)
 _SECONDS = rule("a non-negative number of seconds", lambda number: math.isfinite(number) and number >= 0)

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import re
 
+from packaging.version import Version
+
 __all__ = [
     "InvalidVersionValue",
     "cuda_version_from_int",
     "cudnn_version_from_int",
+    "is_pep440",
     "tensorflow_version_field",
 ]
 
@@ -91,3 +94,16 @@ def tensorflow_version_field(raw: str) -> str:
             return digits
         return f"{int(digits[:-1])}.{digits[-1]}"
     raise InvalidVersionValue(f"not a TensorFlow build-info version: {raw!r}")
+
+
+def is_pep440(text: str) -> bool:
+    """Whether ``text`` is a PEP 440 version, as pip and packaging read one.
+
+    >>> is_pep440("2.18.0"), is_pep440("2.15.0-custom"), is_pep440("9" * 5000)
+    (True, False, False)
+    """
+    try:
+        Version(text)
+    except ValueError:  # InvalidVersion, or a number beyond int()'s 4300-digit limit
+        return False
+    return True

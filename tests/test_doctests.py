@@ -12,6 +12,8 @@ MODULES = [
     "pytest_cudnn.devices",
     "pytest_cudnn.markers",
     "pytest_cudnn.compat.tensorflow",
+    "pytest_cudnn.text",
+    "pytest_cudnn.phrases",
 ]
 
 

@@ -7,9 +7,6 @@ from pathlib import Path
 
 import pytest
 
-# Imported before pytester takes its snapshot of sys.modules: a module first imported during a test is
-# dropped at its end, and the probe the tests replace would then be imported afresh, unreplaced.
-import pytest_cudnn.probe  # noqa: F401
 from pytest_cudnn.environment import Environment, State, Via
 
 from .envbuilder import EnvBuilder, gpu
@@ -37,18 +34,7 @@ def tf23_meets_cudnn8() -> Environment:
     return b.build()
 
 
-@pytest.fixture(autouse=True)
-def _no_probing(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> None:
-    """These runs replay snapshots: probing the machine running the tests would be a bug."""
-
-    def refuse(*args: object, **kwargs: object) -> Environment:
-        raise AssertionError("pytest-cudnn probed the host")
-
-    monkeypatch.setattr("pytest_cudnn.probe.probe_environment", refuse)
-    # Hypothesis' own plugin imports much of hypothesis at every inner run's summary: 2 s a run.
-    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:hypothesispytest")
-    monkeypatch.delenv("PYTEST_CUDNN_REQUIRE_GPU", raising=False)
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+pytestmark = pytest.mark.usefixtures("no_probing")
 
 
 def test_markers_are_documented_with_their_signatures(pytester: pytest.Pytester) -> None:

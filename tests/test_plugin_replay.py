@@ -9,9 +9,6 @@ from pathlib import Path
 
 import pytest
 
-# Imported before pytester takes its snapshot of sys.modules: a module first imported during a test is
-# dropped at its end, and the probe the tests replace would then be imported afresh, unreplaced.
-import pytest_cudnn.probe  # noqa: F401
 from pytest_cudnn.environment import Environment, Via
 
 from .envbuilder import EnvBuilder
@@ -33,14 +30,7 @@ const char *cudnnGetErrorString(int status) { return "CUDNN_STATUS_SUCCESS"; }
 """
 
 
-@pytest.fixture(autouse=True)
-def _no_probing(monkeypatch: pytest.MonkeyPatch) -> None:
-    def refuse(*args: object, **kwargs: object) -> Environment:
-        raise AssertionError("pytest-cudnn probed the host")
-
-    monkeypatch.setattr("pytest_cudnn.probe.probe_environment", refuse)
-    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:hypothesispytest")
-    monkeypatch.delenv("PYTEST_CUDNN_REQUIRE_GPU", raising=False)
+pytestmark = pytest.mark.usefixtures("no_probing")
 
 
 @pytest.fixture

@@ -16,26 +16,9 @@ from pathlib import Path
 
 import pytest
 
-# Imported before pytester takes its snapshot of sys.modules: a module first imported during a test is
-# dropped at its end, and the probe the tests replace would then be imported afresh, unreplaced.
-import pytest_cudnn.probe  # noqa: F401
-from pytest_cudnn.environment import Environment
-
 from .test_plugin import healthy, snapshot
 
-
-@pytest.fixture(autouse=True)
-def _no_probing(monkeypatch: pytest.MonkeyPatch) -> None:
-    """These runs replay snapshots: probing the machine running the tests would be a bug."""
-
-    def refuse(*args: object, **kwargs: object) -> Environment:
-        raise AssertionError("pytest-cudnn probed the host")
-
-    monkeypatch.setattr("pytest_cudnn.probe.probe_environment", refuse)
-    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:hypothesispytest")
-    monkeypatch.delenv("PYTEST_CUDNN_REQUIRE_GPU", raising=False)
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-
+pytestmark = pytest.mark.usefixtures("no_probing")
 
 GPU_TESTS = """
 import pytest

@@ -17,12 +17,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from packaging.version import Version
-
 from ..compat.tensorflow import library_names
 from ..environment import State, TensorFlow
 from ..files import FileRefused, read_regular
-from ..versions import InvalidVersionValue, tensorflow_version_field
+from ..versions import InvalidVersionValue, is_pep440, tensorflow_version_field
 from .discovery import FileSystem, Layout, RealFileSystem, wheel_library_dirs
 from .distributions import metadata_header
 
@@ -118,20 +116,12 @@ def probe_tensorflow(layout: Layout, search_path: Sequence[str], fs: FileSystem 
     location = os.path.abspath(next(iter(spec.submodule_search_locations)))
     site = os.path.dirname(location)
     distribution, version = _distribution(site, fs)
-    if version is not None and not _is_pep440(version):
+    if version is not None and not is_pep440(version):
         # Replay (and xdist workers) accept PEP 440 versions only: keep the text out of the version field.
         tf = _read_files(layout, fs, location, distribution, None)
         said = f"its metadata gives version {version!r}, which is not a PEP 440 version"
         return dataclasses.replace(tf, reason="; ".join(part for part in (said, tf.reason) if part))
     return _read_files(layout, fs, location, distribution, version)
-
-
-def _is_pep440(text: str) -> bool:
-    try:
-        Version(text)
-    except ValueError:  # InvalidVersion, or a number beyond int()'s 4300-digit limit
-        return False
-    return True
 
 
 def _read_files(
