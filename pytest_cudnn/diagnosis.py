@@ -190,13 +190,15 @@ def _version(text: str | None) -> Version | None:
         return None
 
 
+# Digit runs are bounded (and must end where the run ends): int() refuses over 4300 digits, and a "major" of a
+# thousand digits is no version at all.
 def _major(text: str | None) -> int | None:
-    match = re.match(r"(\d+)", text or "")
+    match = re.match(r"(\d{1,9})(?!\d)", text or "")
     return int(match.group(1)) if match else None
 
 
 def _major_minor(text: str | None) -> str | None:
-    match = re.match(r"(\d+)(?:\.(\d+))?", text or "")
+    match = re.match(r"(\d{1,9})(?!\d)(?:\.(\d{1,9})(?!\d))?", text or "")
     return f"{match.group(1)}.{match.group(2) or 0}" if match else None
 
 
@@ -827,7 +829,7 @@ def _same_cuda(a: str, b: str) -> bool:
 
 
 def _capability_parts(text: str) -> tuple[str, int, int] | None:
-    match = re.fullmatch(r"(sm|compute)_(\d+)(\d)[a-z]?", text)
+    match = re.fullmatch(r"(sm|compute)_(\d{1,8})(\d)[a-z]?", text)
     if not match:
         return None
     return match.group(1), int(match.group(2)), int(match.group(3))

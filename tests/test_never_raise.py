@@ -187,3 +187,63 @@ def test_every_marker_is_judged_for_any_environment(env: Environment) -> None:
         outcome = judge(requirement, env, findings)
         assert _printable(outcome.message), outcome.message
         assert outcome.ok or outcome.cause
+
+
+HOSTILE = ("9" * 5000, "1." + "9" * 5000, "\x1b[2J\r", "", "9.x")
+
+
+def _string_fields(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """The path (field names and tuple positions) of every string in a model value."""
+    if isinstance(value, enum.Enum):
+        return []  # State and Via are str enums: their members are the model's own, not text from elsewhere
+    if isinstance(value, str):
+        return [path]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return [p for f in dataclasses.fields(value) for p in _string_fields(getattr(value, f.name), (*path, f.name))]
+    if isinstance(value, tuple):
+        return [p for index, item in enumerate(value) for p in _string_fields(item, (*path, index))]
+    return []
+
+
+def _replaced(value: Any, path: tuple[Any, ...], new: str) -> Any:
+    if not path:
+        return new
+    head, rest = path[0], path[1:]
+    if isinstance(value, tuple):
+        return (*value[:head], _replaced(value[head], rest, new), *value[head + 1 :])
+    return dataclasses.replace(value, **{head: _replaced(getattr(value, head), rest, new)})
+
+
+def _rich() -> Environment:
+    """Every component present: TensorFlow with its wheels, a second cuDNN that aborts on a missing library, a
+    runtime that finds no driver, a distribution, an unreadable folder."""
+    from pytest_cudnn.environment import Failure, Unreadable
+
+    from .envbuilder import EnvBuilder
+
+    b = EnvBuilder.healthy().distribution("nvidia-cudnn-cu12", "9.1.0.70")
+    b.runtime("/opt/cuda/lib64/libcudart.so.13", 13000, driver_raw=0, status=35)
+    b.cudnn("/opt/cudnn/lib/libcudnn.so.8", "8.7.0", 11080, siblings_missing=("libcudnn_ops_infer.so.8",))
+    b.change(3, failure=Failure.CRASHED, missing_dependencies=("libnvrtc.so",))
+    b.unreadable = [Unreadable("/opt/locked", "Permission denied")]
+    b.variables["CUDA_VISIBLE_DEVICES"] = "0"
+    return b.build()
+
+
+def test_a_hostile_value_in_any_one_field_is_answered() -> None:
+    rich = _rich()
+    paths = _string_fields(rich)
+    assert len(paths) > 80
+    for path in paths:
+        for value in HOSTILE:
+            env = _replaced(rich, path, value)
+            findings = diagnose(env)
+            result = verdict(findings)
+            assert _printable(doctor_text(env, findings, result), "\n"), path
+            json.dumps(doctor_json(env, findings, result))
+            header_lines(env, findings, result, runtime=selected_runtime(env), cudnn=selected_cudnn(env))
+            markdown_summary(env, findings, result, [])
+            for requirement in REQUIREMENTS:
+                from pytest_cudnn.markers import judge
+
+                assert _printable(judge(requirement, env, findings).message), path

@@ -88,13 +88,13 @@ MINOR_COMPATIBILITY: tuple[DriverFloor, ...] = (
 
 def driver_tuple(version: str) -> tuple[int, ...] | None:
     """'535.104.05' -> (535, 104, 5); None for anything that is not dotted digits."""
-    if not re.fullmatch(r"\d+(\.\d+)*", version.strip()):
+    if not re.fullmatch(r"\d{1,9}(\.\d{1,9})*", version.strip()):  # bounded: int() refuses over 4300 digits
         return None
     return tuple(int(part) for part in version.strip().split("."))
 
 
 def _major_minor(cuda: str) -> tuple[int, int] | None:
-    match = re.fullmatch(r"(\d+)(?:\.(\d+))?(?:\.\d+)*", cuda.strip())
+    match = re.fullmatch(r"(\d{1,9})(?:\.(\d{1,9}))?(?:\.\d{1,9})*", cuda.strip())
     if not match:
         return None
     return int(match.group(1)), int(match.group(2) or 0)

@@ -6,6 +6,7 @@ Pure data and lookups. The rows are copied verbatim from the sources named in ea
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from packaging.specifiers import SpecifierSet
@@ -378,7 +379,7 @@ def library_names(system: str, cuda_version: str | None, cudnn_version: str | No
     """
     cudart = cudnn = None
     parts = cuda_version.split(".") if cuda_version else []
-    major = int(parts[0]) if parts and parts[0].isdigit() else 0
+    major = int(parts[0]) if parts and re.fullmatch(r"\d{1,9}", parts[0]) else 0
     if major and (major >= 11 or len(parts) > 1):
         minor = parts[1] if len(parts) > 1 else "0"
         if system == "Windows":
@@ -403,6 +404,8 @@ def accepts_cudnn(compiled: str, loaded: str) -> bool:
     >>> accepts_cudnn("7.6", "7.6.5"), accepts_cudnn("8.9", "8.6.0"), accepts_cudnn("7", "8.0.5")
     (True, False, False)
     """
+    if not (re.fullmatch(r"\d{1,9}(\.\d{1,9})*", compiled) and re.fullmatch(r"\d{1,9}(\.\d{1,9})*", loaded)):
+        return False  # not versions this rule can compare
     want = [int(p) for p in compiled.split(".")[:2]]
     have = [int(p) for p in loaded.split(".")[:2]]
     if want[0] != have[0]:
