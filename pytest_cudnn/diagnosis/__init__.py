@@ -1,0 +1,61 @@
+"""Findings: what is wrong with an environment, where, why, and what to do.
+
+Pure package: an :class:`~pytest_cudnn.environment.Environment` plus the sourced knowledge in
+:mod:`pytest_cudnn.compat` give a list of :class:`Finding`. The rules are split by component (driver, runtime,
+cudnn, tensorflow, loader, variables), each a small generator; :mod:`.stack` says which copies the stack uses,
+:mod:`.model` what a finding is. Codes are stable kebab-case strings for grep and JSON, all listed in
+:data:`CODES`.
+"""
+
+from __future__ import annotations
+
+from ..environment import Environment
+from .cudnn import cudnn_rules
+from .driver import driver_rules, gpu_rules
+from .loader import loader_rules
+from .model import CODES, ORDER, STOPS_ITS_COPY, Finding, Rule, Severity, Verdict, verdict
+from .runtime import gpu_arch_rules, runtime_rules
+from .stack import selected_cudnn, selected_runtime, stack_cudnn, stack_runtime, visible_gpus
+from .tensorflow import tensorflow_rules
+from .variables import device_rules, path_rules, windows_rules
+
+__all__ = [
+    "CODES",
+    "STOPS_ITS_COPY",
+    "Finding",
+    "Severity",
+    "Verdict",
+    "diagnose",
+    "selected_cudnn",
+    "selected_runtime",
+    "stack_cudnn",
+    "stack_runtime",
+    "verdict",
+    "visible_gpus",
+]
+
+RULES: tuple[Rule, ...] = (
+    driver_rules,
+    gpu_rules,
+    runtime_rules,
+    gpu_arch_rules,
+    tensorflow_rules,
+    cudnn_rules,
+    loader_rules,
+    path_rules,
+    device_rules,
+    windows_rules,
+)
+
+
+def diagnose(env: Environment, rules: tuple[Rule, ...] = RULES) -> list[Finding]:
+    """All findings, errors first, each once, in a stable order."""
+    seen: set[tuple[str, str]] = set()
+    findings = []
+    for rule in rules:
+        for finding in rule(env):
+            key = (finding.code, finding.summary)
+            if key not in seen:
+                seen.add(key)
+                findings.append(finding)
+    return sorted(findings, key=lambda f: ORDER[f.severity])

@@ -1,0 +1,169 @@
+"""What a diagnosis says: findings with their stable codes, severities and sources, and the verdict."""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+from packaging.version import Version
+
+from ..compat.sources import SOURCES
+from ..environment import (
+    Environment,
+    Via,
+)
+
+
+class Severity(str, enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str  # stable, kebab-case, one of CODES
+    severity: Severity
+    component: str  # "driver", "gpu", "cuda-runtime", "cudnn", "tensorflow", "loader", "environment"
+    summary: str  # one line
+    evidence: tuple[str, ...]  # found versions, paths and how they were found; what was expected and by whom
+    fix: str
+    # The library copies (their paths) this finding is about: a requirement on a copy fails on its errors only.
+    subjects: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Verdict:
+    ok: bool
+    summary: str
+
+
+CODES: dict[str, str] = {
+    "no-driver": "no NVIDIA driver library at all",
+    "driver-module-mismatch": "kernel module and user-space driver differ (upgrade without reboot)",
+    "driver-not-loaded": "driver installed, kernel module not loaded",
+    "driver-error": "NVML failed for another reason",
+    "no-gpu": "the driver runs but reports no GPU",
+    "gpu-probe-partial": "some facts of a GPU could not be read",
+    "gpu-memory-low": "a GPU has little free memory left",
+    "no-cuda-runtime": "no CUDA runtime anywhere",
+    "cuda-runtime-probe-failed": "a CUDA runtime copy could not be loaded or probed",
+    "cuda-runtime-cannot-run": "a CUDA runtime's own answer says it cannot use the driver or the GPUs",
+    "driver-too-old-for-cuda": "the driver is older than the CUDA runtime needs",
+    "gpu-unsupported-by-cuda": "the CUDA runtime's toolkit cannot target this GPU",
+    "tensorflow-cudart-not-found": "the CUDA runtime TensorFlow loads is not on the loader path",
+    "tensorflow-cudnn-not-found": "the cuDNN TensorFlow loads is not on the loader path",
+    "tensorflow-cudnn-too-old": "the cuDNN TensorFlow loads is older than the one it was compiled with",
+    "tensorflow-library-shadowed": "a copy on LD_LIBRARY_PATH wins over the wheel beside TensorFlow",
+    "tensorflow-build-unrecorded": "the build info records no CUDA version; the tested table stands in",
+    "tensorflow-cpu-only": "TensorFlow is a CPU-only build",
+    "tensorflow-no-kernels-for-gpu": "the TensorFlow build has no kernels for the GPU",
+    "tensorflow-ptx-only": "the GPU runs TensorFlow only through PTX JIT compilation",
+    "tensorflow-wheel-pins": "the nvidia wheels beside TensorFlow do not meet its and-cuda pins",
+    "cudnn-incomplete": "cuDNN front library without its sub-libraries",
+    "cudnn-not-loadable": "a cuDNN copy cannot be loaded (damaged, unreadable, a link loop, a missing dependency)",
+    "cudnn-dependency-missing": "cuDNN loads, but a library it needs at run time is missing: it aborts",
+    "cudnn-probe-failed": "a cuDNN copy crashed or hung when probed",
+    "cudnn-cuda-mismatch": "cuDNN was built for another CUDA than the runtime in use",
+    "cudnn-create-failed": "cudnnCreate fails on a host with GPUs",
+    "cudnn-gpu-unsupported": "the cuDNN release does not support this GPU",
+    "cudnn-known-bad": "a published bad combination of cuDNN and GPU or CUDA",
+    "library-shadowed": "several copies of one library name; the loader's pick is explained",
+    "loader-disagrees": "the real loader picked another copy than the search rules predict",
+    "ld-library-path-relative": "LD_LIBRARY_PATH has relative or empty entries",
+    "path-variable-missing": "CUDA_HOME / CUDA_PATH / CUDNN_PATH / CONDA_PREFIX names no folder",
+    "path-variable-unused": "an install-location variable holds libraries the loader never looks at",
+    "cuda-visible-devices-hides-all": "CUDA_VISIBLE_DEVICES leaves no GPU visible",
+    "cuda-visible-devices-invalid": "CUDA_VISIBLE_DEVICES names devices that do not exist",
+    "cuda-visible-devices-mig": "CUDA_VISIBLE_DEVICES names MIG instances, which are not judged yet",
+    "library-folder-unreadable": "a folder the loader searches could not be listed",
+    "cuda-device-order": "CUDA numbers these GPUs differently from nvidia-smi",
+    "windows-tensorflow-no-gpu": "native Windows TensorFlow after 2.10 has no GPU support",
+    "windows-dll-path-only": "DLLs found only through PATH, which Python 3.8+ extension loading ignores",
+}
+
+# Findings that say their subject copy cannot run at all, whatever their severity for the host as a whole (a
+# runtime the driver is too old for is a warning while another runtime works, but a test that needs that very
+# copy cannot run).
+STOPS_ITS_COPY = frozenset(
+    {
+        "driver-too-old-for-cuda",
+        "gpu-unsupported-by-cuda",
+        "cuda-runtime-cannot-run",
+        "cuda-runtime-probe-failed",
+        "cudnn-incomplete",
+        "cudnn-not-loadable",
+        "cudnn-dependency-missing",
+        "cudnn-probe-failed",
+        "cudnn-create-failed",
+        "cudnn-gpu-unsupported",
+    }
+)
+
+Rule = Callable[[Environment], Iterator[Finding]]
+
+LOADER_VIAS = {
+    Via.LD_LIBRARY_PATH,
+    Via.RUNPATH,
+    Via.LDCONFIG,
+    Via.SYSTEM_DEFAULT,
+    Via.APP_DIR,
+    Via.DLL_DIRECTORY,
+    Via.SYSTEM32,
+    Via.PATH,
+    Via.LOADER,
+}
+
+
+def make_finding(
+    code: str,
+    severity: Severity,
+    component: str,
+    summary: str,
+    evidence: Iterable[str],
+    fix: str,
+    subjects: Iterable[str] = (),
+) -> Finding:
+    assert code in CODES, code
+    return Finding(code, severity, component, summary, tuple(e for e in evidence if e), fix, tuple(subjects))
+
+
+def cite(key: str) -> str:
+    return f"source: {SOURCES[key]}"
+
+
+def parse_version(text: str | None) -> Version | None:
+    if not text:
+        return None
+    try:
+        return Version(text)
+    except ValueError:  # InvalidVersion, or a number beyond int()'s 4300-digit limit
+        return None
+
+
+# Digit runs are bounded (and must end where the run ends): int() refuses over 4300 digits, and a "major" of a
+# thousand digits is no version at all.
+def major(text: str | None) -> int | None:
+    match = re.match(r"(\d{1,9})(?!\d)", text or "")
+    return int(match.group(1)) if match else None
+
+
+def major_minor(text: str | None) -> str | None:
+    match = re.match(r"(\d{1,9})(?!\d)(?:\.(\d{1,9})(?!\d))?", text or "")
+    return f"{match.group(1)}.{match.group(2) or 0}" if match else None
+
+
+def verdict(findings: list[Finding]) -> Verdict:
+    errors = [f for f in findings if f.severity is Severity.ERROR]
+    if errors:
+        more = f" (and {len(errors) - 1} more error{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+        return Verdict(False, f"cannot run GPU work: {errors[0].summary}{more}")
+    warnings = sum(f.severity is Severity.WARNING for f in findings)
+    if warnings:
+        return Verdict(True, f"the GPU stack holds together ({warnings} warning{'s' if warnings > 1 else ''})")
+    return Verdict(True, "the GPU stack holds together")

@@ -1,0 +1,221 @@
+"""What the stack uses: the framework's copies, else what a plain dlopen reaches; which copies a test gets."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from .. import phrases
+from ..compat import tensorflow as tf_facts
+from ..devices import parse_visible_devices
+from ..environment import (
+    Candidate,
+    CudaRuntime,
+    Cudnn,
+    Environment,
+    Gpu,
+    Resolution,
+    State,
+    TensorFlow,
+    Via,
+)
+from .model import (
+    LOADER_VIAS,
+    major,
+    parse_version,
+)
+
+# What the stack uses -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TensorFlowNeeds:
+    cudart: str | None
+    cudnn: str | None
+    cuda: str | None  # the CUDA it was built for (build info, else the tested table)
+    cudnn_compiled: str | None  # the cuDNN it was compiled with, as precise as known
+    tested: tf_facts.TestedBuild | None
+    owner: str  # "TensorFlow 2.3.1 (built for CUDA 10.1, cuDNN 7.6)"
+
+
+def tensorflow_needs(env: Environment) -> TensorFlowNeeds | None:
+    tf = env.tensorflow
+    if tf.state is not State.FOUND or tf.is_cuda_build is False or tf.version is None:
+        return None
+    tested = tf_facts.tested_build(tf.version, env.host.system)
+    cuda = tf.cuda_version or (tested.cuda if tested else None)
+    # The tested table gives the compiled minor (7.6) where build info gives only the major (7).
+    compiled = tf.cudnn_version
+    if tested and (compiled is None or major(tested.cudnn) == major(compiled)):
+        compiled = tested.cudnn if compiled is None or "." not in compiled else compiled
+    cudart, cudnn = tf.cudart_name, tf.cudnn_name
+    if (cudart is None or cudnn is None) and tested:
+        derived = tf_facts.library_names(env.host.system, tested.cuda, tested.cudnn)
+        cudart, cudnn = cudart or derived[0], cudnn or derived[1]
+    return TensorFlowNeeds(cudart, cudnn, cuda, compiled, tested, _owner(tf.version, tf, cuda, compiled))
+
+
+def _owner(version: str, tf: TensorFlow, cuda: str | None, compiled: str | None) -> str:
+    """'TensorFlow 2.18.0 (built for CUDA 12.5.1 and cuDNN 9; tested with cuDNN 9.3)': what the build info says
+    is a build fact; what only the docs' tested configuration adds is said as such."""
+    built = [
+        f"CUDA {tf.cuda_version}" if tf.cuda_version else "",
+        f"cuDNN {tf.cudnn_version}" if tf.cudnn_version else "",
+    ]
+    tested = [
+        f"CUDA {cuda}" if cuda and cuda != tf.cuda_version else "",
+        f"cuDNN {compiled}" if compiled and compiled != tf.cudnn_version else "",
+    ]
+    said = [
+        f"built for {' and '.join(p for p in built if p)}" if any(built) else "",
+        f"tested with {' and '.join(p for p in tested if p)}" if any(tested) else "",
+    ]
+    detail = "; ".join(part for part in said if part)
+    return f"TensorFlow {version}" + (f" ({detail})" if detail else "")
+
+
+def resolution_of(env: Environment, name: str) -> Resolution | None:
+    return env.resolution(name, "tensorflow") or env.resolution(name, "process")
+
+
+def winning_candidate(resolution: Resolution | None) -> Candidate | None:
+    if resolution is None:
+        return None
+    path = resolution.loaded or resolution.predicted
+    return next((c for c in resolution.candidates if c.path == path), None) if path else None
+
+
+Copy = CudaRuntime | Cudnn
+
+
+def copy_of(copies: Iterable[Copy], candidate: Candidate | None) -> Copy | None:
+    if candidate is None:
+        return None
+    return next(
+        (c for c in copies if c.path == candidate.path or (c.real_path and c.real_path == candidate.real_path)), None
+    )
+
+
+def loader_visible(vias: Iterable[Via]) -> bool:
+    return any(v in LOADER_VIAS for v in vias)
+
+
+def stack_runtime(env: Environment) -> CudaRuntime | None:
+    """The CUDA runtime the stack uses: the one TensorFlow's loader picks. None without a framework."""
+    needs = tensorflow_needs(env)
+    if needs and needs.cudart:
+        found = copy_of(env.cuda_runtimes, winning_candidate(resolution_of(env, needs.cudart)))
+        return found if isinstance(found, CudaRuntime) else None
+    return None
+
+
+def runtimes_in_use(env: Environment) -> tuple[list[CudaRuntime], bool]:
+    """The runtimes to judge, and whether the stack is known to use them.
+
+    With a framework: its runtime. Without: every runtime the loader can see; the host can run GPU work if any of
+    them can, so each failing one is an error only when they all fail.
+    """
+    stack = stack_runtime(env)
+    if stack is not None:
+        return [stack], True
+    if tensorflow_needs(env) is not None:
+        return [], True
+    return [r for r in env.cuda_runtimes if r.version and loader_visible(r.via)], False
+
+
+def stack_cudnns(env: Environment) -> list[Cudnn]:
+    needs = tensorflow_needs(env)
+    if needs and needs.cudnn:
+        found = copy_of(env.cudnns, winning_candidate(resolution_of(env, needs.cudnn)))
+        return [found] if isinstance(found, Cudnn) else []
+    return [c for c in env.cudnns if loader_visible(c.via)]
+
+
+def visible_gpus(env: Environment) -> tuple[Gpu, ...]:
+    """The GPUs CUDA will see, in CUDA's numbering."""
+    return parse_visible_devices(env.variables.get("CUDA_VISIBLE_DEVICES"), env.driver.gpus).gpus
+
+
+def loader_winners(env: Environment, copies: Sequence[Copy]) -> list[Copy]:
+    """Copies that win the plain-dlopen search for their own soname."""
+    winners: list[Copy] = []
+    for resolution in env.resolutions:
+        if resolution.context != "process":
+            continue
+        found = copy_of(copies, winning_candidate(resolution))
+        if found is not None and found not in winners:
+            winners.append(found)
+    return winners
+
+
+def _pick(copies: Sequence[Copy], spec: SpecifierSet | None, avoid: Collection[str] = ()) -> Copy | None:
+    """The newest copy matching ``spec``, preferring those that can run (not in ``avoid``); without a match, the
+    newest of all, so that a failed requirement can say what there is."""
+
+    def key(copy: Copy) -> tuple[bool, Version]:
+        return copy.path not in avoid, parse_version(copy.version) or Version("0")
+
+    matching = [c for c in copies if spec is None or (parse_version(c.version) is not None and key(c)[1] in spec)]
+    return max(matching or copies, key=key, default=None)
+
+
+def stack_cudnn(env: Environment) -> Cudnn | None:
+    """The cuDNN the framework's loader picks. None without a framework, or when it finds none."""
+    needs = tensorflow_needs(env)
+    if needs is None or not needs.cudnn:
+        return None
+    found = copy_of(env.cudnns, winning_candidate(resolution_of(env, needs.cudnn)))
+    return found if isinstance(found, Cudnn) else None
+
+
+def selected_cudnn(env: Environment, spec: SpecifierSet | None = None, avoid: Collection[str] = ()) -> Cudnn | None:
+    """The cuDNN a test gets: TensorFlow's, else the newest loader-winning copy (matching ``spec`` if any does,
+    one that can run before one that cannot: ``avoid`` holds the paths of copies that cannot)."""
+    needs = tensorflow_needs(env)
+    # When TensorFlow's own cuDNN is missing, the copies a plain dlopen finds are what there is to report.
+    copies = (stack_cudnns(env) if needs and needs.cudnn else []) or loader_winners(env, env.cudnns)
+    found = _pick(copies, spec, avoid)
+    return found if isinstance(found, Cudnn) else None
+
+
+def selected_runtime(
+    env: Environment, spec: SpecifierSet | None = None, avoid: Collection[str] = ()
+) -> CudaRuntime | None:
+    """The CUDA runtime a test gets: TensorFlow's, else the newest loader-winning copy (as selected_cudnn)."""
+    stack = stack_runtime(env)
+    copies: list[Copy] = [stack] if stack else loader_winners(env, env.cuda_runtimes)
+    found = _pick(copies, spec, avoid)
+    return found if isinstance(found, CudaRuntime) else None
+
+
+def gpus_with_capability(env: Environment) -> list[Gpu]:
+    return [gpu for gpu in env.driver.gpus if parse_version(gpu.compute_capability) is not None]
+
+
+def runtime_evidence(runtime: CudaRuntime) -> str:
+    return phrases.copy(runtime)
+
+
+def cudnn_evidence(cudnn: Cudnn) -> str:
+    return phrases.copy(cudnn, *([f"built for CUDA {cudnn.cudart_version}"] if cudnn.cudart_version else []))
+
+
+def gpu_text(gpu: Gpu) -> str:
+    return phrases.gpu(gpu, free=False)
+
+
+def copy_in_use(env: Environment, copy: Copy) -> bool:
+    """Whether the stack uses this copy: the framework's own copy, or, without a framework, any copy a plain
+    dlopen can reach. A failure of a copy in use stops GPU work; one of a copy nobody loads is a warning."""
+    if isinstance(copy, CudaRuntime):
+        stack = stack_runtime(env)
+        if stack is not None or tensorflow_needs(env) is not None:
+            return stack is not None and stack.path == copy.path
+    else:
+        needs = tensorflow_needs(env)
+        if needs is not None and needs.cudnn:
+            return any(c.path == copy.path for c in stack_cudnns(env))
+    return loader_visible(copy.via)

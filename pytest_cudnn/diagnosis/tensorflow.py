@@ -1,0 +1,297 @@
+"""Rules about TensorFlow: the libraries it loads, the cuDNN it accepts, its kernels, its wheel pins."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+from .. import phrases
+from ..compat import tensorflow as tf_facts
+from ..environment import (
+    CudaRuntime,
+    Cudnn,
+    Environment,
+    Resolution,
+    State,
+    Via,
+)
+from .model import (
+    Finding,
+    Severity,
+    cite,
+    major,
+    make_finding,
+    parse_version,
+)
+from .stack import (
+    TensorFlowNeeds,
+    copy_of,
+    cudnn_evidence,
+    gpu_text,
+    gpus_with_capability,
+    resolution_of,
+    runtime_evidence,
+    tensorflow_needs,
+    winning_candidate,
+)
+
+# TensorFlow ---------------------------------------------------------------------------------------
+
+
+def tensorflow_rules(env: Environment) -> Iterator[Finding]:
+    tf = env.tensorflow
+    if tf.state is not State.FOUND:
+        return
+    if tf.is_cuda_build is False:
+        last, source = tf_facts.WINDOWS_LAST_GPU_RELEASE
+        version = parse_version(tf.version)
+        if env.host.system == "Windows" and version and version >= Version(last) and version.release[:2] > (2, 10):
+            yield make_finding(
+                "windows-tensorflow-no-gpu",
+                Severity.WARNING,
+                "tensorflow",
+                f"TensorFlow {tf.version} has no GPU support on native Windows (the last was {last})",
+                (f"TensorFlow {tf.version} at {tf.location}: a CPU-only build", cite(source)),
+                "run TensorFlow in WSL2, or pin tensorflow<2.11 with CUDA 11.2 and cuDNN 8.1",
+            )
+        else:
+            yield make_finding(
+                "tensorflow-cpu-only",
+                Severity.WARNING,
+                "tensorflow",
+                f"TensorFlow {tf.version} ({tf.distribution}) is a CPU-only build: it will not use the GPU",
+                (f"{tf.build_info_path}: is_cuda_build = False",),
+                "install the GPU build: pip install 'tensorflow[and-cuda]' (Linux)",
+            )
+        return
+    needs = tensorflow_needs(env)
+    if needs is None:
+        return
+    if not tf.cuda_version and needs.tested:
+        yield make_finding(
+            "tensorflow-build-unrecorded",
+            Severity.INFO,
+            "tensorflow",
+            f"TensorFlow {tf.version}'s build info records no CUDA version; its tested configuration stands in",
+            (
+                f"{tf.build_info_path}: {tf.reason}",
+                f"tested build {needs.tested.tensorflow}: CUDA {needs.tested.cuda}, cuDNN {needs.tested.cudnn}",
+                cite(needs.tested.source),
+            ),
+            "nothing to do; the checks below use the tested configuration",
+        )
+    elif tf.cuda_version and tf.cudart_name is None and needs.tested:
+        yield make_finding(
+            "tensorflow-build-unrecorded",
+            Severity.INFO,
+            "tensorflow",
+            f"TensorFlow {tf.version}'s build info records only CUDA {tf.cuda_version_raw!r}; the tested configuration "
+            f"gives CUDA {needs.tested.cuda}",
+            (f"{tf.build_info_path}", cite(needs.tested.source)),
+            "nothing to do; the checks below use the tested configuration",
+        )
+    yield from _tensorflow_library(env, needs, "cudart")
+    yield from _tensorflow_library(env, needs, "cudnn")
+    yield from _tensorflow_cudnn_version(env, needs)
+    yield from _tensorflow_kernels(env)
+    yield from _tensorflow_wheels(env)
+
+
+def _install_hint(env: Environment, needs: TensorFlowNeeds, kind: str) -> str:
+    """What to install: the tensorflow[and-cuda] extra where it installs on this Python, its nvidia pins one by
+    one where it does not (TensorFlow 2.14's tensorrt pin has no wheel for Python 3.11), else the library itself."""
+    tf = env.tensorflow
+    remedy = tf_facts.and_cuda_remedy(tf.version or "", env.host.python) if env.host.system == "Linux" else None
+    if remedy is not None:
+        if remedy.uses_extra:
+            return f"{remedy.command} (it installs the matching nvidia wheels)"
+        skipped = ", ".join(remedy.left_out)
+        return (
+            f"{remedy.command} (the nvidia wheels of tensorflow[and-cuda]=={tf.version}; the extra itself does not "
+            f"install on Python {env.host.python}" + (f": {skipped} has no wheel there)" if skipped else ")")
+        )
+    if kind == "cudnn":
+        cuda = needs.cuda or "?"
+        return (
+            f"install cuDNN {needs.cudnn_compiled or '?'} for CUDA {cuda} and put its library folder on the loader path"
+        )
+    return f"install the CUDA {needs.cuda or '?'} runtime and put its library folder on the loader path"
+
+
+def _tensorflow_library(env: Environment, needs: TensorFlowNeeds, kind: str) -> Iterator[Finding]:
+    name = needs.cudart if kind == "cudart" else needs.cudnn
+    if name is None:
+        return
+    resolution = resolution_of(env, name)
+    if winning_candidate(resolution) is not None:
+        if resolution is not None and resolution.context == "tensorflow":
+            yield from _tensorflow_shadowing(env, needs, resolution)
+        return
+    copies: list[CudaRuntime | Cudnn] = list(env.cuda_runtimes if kind == "cudart" else env.cudnns)
+    evidence = [f"{needs.owner} loads {name}"]
+    unseen = [c for c in (resolution.candidates if resolution else ()) if c.loader_rank is None]
+    for candidate in unseen:
+        evidence.append(
+            f"{name} exists at {candidate.path} (via {phrases.via(candidate.via)}), where the loader never looks"
+        )
+    for copy in copies:
+        evidence.append(
+            (runtime_evidence(copy) if isinstance(copy, CudaRuntime) else cudnn_evidence(copy)) + f": not {name}"
+        )
+    if needs.tested:
+        evidence.append(cite(needs.tested.source))
+    label = "CUDA runtime" if kind == "cudart" else "cuDNN"
+    if unseen:
+        folder = unseen[0].path.rsplit("/", 1)[0] if "/" in unseen[0].path else unseen[0].path.rsplit("\\", 1)[0]
+        fix = (
+            f"add {folder} to PATH, or call os.add_dll_directory({folder!r}) before TensorFlow is imported"
+            if env.host.system == "Windows"
+            else f"add {folder} to LD_LIBRARY_PATH"
+        )
+    else:
+        fix = _install_hint(env, needs, kind)
+    yield make_finding(
+        f"tensorflow-{kind}-not-found",
+        Severity.ERROR,
+        "tensorflow",
+        f"{needs.owner} loads {name}, and the loader finds no copy of it: no {label} for TensorFlow",
+        evidence,
+        fix,
+    )
+
+
+def _tensorflow_shadowing(env: Environment, needs: TensorFlowNeeds, resolution: Resolution) -> Iterator[Finding]:
+    winner = winning_candidate(resolution)
+    if winner is None or Via.LD_LIBRARY_PATH not in winner.via:
+        return
+    wheel = next((c for c in resolution.candidates if Via.RUNPATH in c.via and c.real_path != winner.real_path), None)
+    if wheel is None:
+        return
+    copies = list(env.cudnns) + list(env.cuda_runtimes)
+    won, lost = copy_of(copies, winner), copy_of(copies, wheel)
+    won_v = won.version if won else "?"
+    lost_v = lost.version if lost else "?"
+    yield make_finding(
+        "tensorflow-library-shadowed",
+        Severity.WARNING,
+        "loader",
+        f"{resolution.name} {won_v} from LD_LIBRARY_PATH wins over the {lost_v} wheel beside TensorFlow",
+        (
+            f"loaded: {winner.path} (via {phrases.via(winner.via)})",
+            f"shadowed: {wheel.path} (via {phrases.via(wheel.via)})",
+            "the loader searches LD_LIBRARY_PATH before TensorFlow's RUNPATH (ld.so(8)); pytorch/pytorch#80637",
+        ),
+        f"remove {winner.path.rsplit('/', 1)[0]} from LD_LIBRARY_PATH for this environment",
+    )
+
+
+def _tensorflow_cudnn_version(env: Environment, needs: TensorFlowNeeds) -> Iterator[Finding]:
+    if not needs.cudnn or not needs.cudnn_compiled:
+        return
+    cudnn = copy_of(env.cudnns, winning_candidate(resolution_of(env, needs.cudnn)))
+    if (
+        not isinstance(cudnn, Cudnn)
+        or parse_version(cudnn.version) is None
+        or parse_version(needs.cudnn_compiled) is None
+    ):
+        return
+    assert cudnn.version is not None
+    if not tf_facts.accepts_cudnn(needs.cudnn_compiled, cudnn.version):
+        yield make_finding(
+            "tensorflow-cudnn-too-old",
+            Severity.ERROR,
+            "tensorflow",
+            f"{needs.owner} needs cuDNN {needs.cudnn_compiled} or a newer {major(needs.cudnn_compiled)}.x; "
+            f"the loader gives it {cudnn.version}",
+            (
+                cudnn_evidence(cudnn),
+                f"TensorFlow will log 'Loaded runtime CuDNN library: {cudnn.version} but source was compiled with: "
+                f"{needs.cudnn_compiled}'",
+                cite("tf-cudnn-rule"),
+            ),
+            _install_hint(env, needs, "cudnn"),
+            (cudnn.path,),
+        )
+
+
+def _capability_parts(text: str) -> tuple[str, int, int] | None:
+    match = re.fullmatch(r"(sm|compute)_(\d{1,8})(\d)[a-z]?", text)
+    if not match:
+        return None
+    return match.group(1), int(match.group(2)), int(match.group(3))
+
+
+def _tensorflow_kernels(env: Environment) -> Iterator[Finding]:
+    tf = env.tensorflow
+    targets = [parts for parts in (_capability_parts(c) for c in tf.compute_capabilities) if parts]
+    if not targets:
+        return
+    for gpu in gpus_with_capability(env):
+        cc = parse_version(gpu.compute_capability)
+        if cc is None:
+            continue
+        major, minor = cc.release[0], cc.release[1] if len(cc.release) > 1 else 0
+        # SASS runs on the same major at an equal or higher minor; PTX is JIT-compiled for any newer GPU
+        # (CUDA C++ Programming Guide, "Binary Compatibility" and "PTX Compatibility").
+        sass = any(kind == "sm" and m == major and n <= minor for kind, m, n in targets)
+        ptx = any(kind == "compute" and (m, n) <= (major, minor) for kind, m, n in targets)
+        listed = ", ".join(tf.compute_capabilities)
+        if not sass and not ptx:
+            yield make_finding(
+                "tensorflow-no-kernels-for-gpu",
+                Severity.ERROR,
+                "tensorflow",
+                f"TensorFlow {tf.version} has no kernels for {gpu_text(gpu)}",
+                (f"{tf.build_info_path}: cuda_compute_capabilities = {listed}",),
+                "use a TensorFlow release built for this GPU's architecture, or build TensorFlow from source for it",
+            )
+        elif not sass:
+            yield make_finding(
+                "tensorflow-ptx-only",
+                Severity.INFO,
+                "tensorflow",
+                f"TensorFlow {tf.version} runs on {gpu_text(gpu)} only through PTX JIT (slow first start)",
+                (f"{tf.build_info_path}: cuda_compute_capabilities = {listed}",),
+                "expect minutes of JIT compilation on first use; set CUDA_CACHE_MAXSIZE so the cache keeps it",
+            )
+
+
+def _tensorflow_wheels(env: Environment) -> Iterator[Finding]:
+    """The nvidia wheels beside TensorFlow against its ``[and-cuda]`` pins, by the installed distributions'
+    own versions (nvidia-cudnn-cu12 9.3.0.75): the library reports only three parts (9.3.0)."""
+    tf = env.tensorflow
+    pins = tf_facts.and_cuda_pins(tf.version or "")
+    if pins is None or not tf.location:
+        return
+    site = _parent(tf.location)
+    for package, spec in ((pins.cudnn_package, pins.cudnn), (pins.runtime_package, pins.runtime)):
+        installed = next(
+            (d for d in env.distributions if _same_name(d.name, package) and _same_folder(d.location, site)), None
+        )
+        if installed is None or tf_facts.in_pins(spec, installed.version):
+            continue
+        yield make_finding(
+            "tensorflow-wheel-pins",
+            Severity.WARNING,
+            "tensorflow",
+            f"{installed.name} {installed.version} is installed beside TensorFlow {tf.version}; tensorflow[and-cuda] "
+            f"requires {package}{spec}",
+            (f"{installed.name} {installed.version} in {installed.location}", cite(pins.source)),
+            f"pip install '{package}{spec}'",
+        )
+
+
+def _parent(path: str) -> str:
+    return path.rstrip("/\\").rsplit("/" if "/" in path else "\\", 1)[0]
+
+
+def _same_name(a: str, b: str) -> bool:
+    """Distribution names compare after PEP 503 normalisation: nvidia_cudnn_cu12 is nvidia-cudnn-cu12."""
+    return canonicalize_name(a) == canonicalize_name(b)
+
+
+def _same_folder(a: str, b: str) -> bool:
+    return a.rstrip("/\\") == b.rstrip("/\\")

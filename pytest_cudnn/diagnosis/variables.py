@@ -1,0 +1,145 @@
+"""Rules about the environment variables and Windows search rules that change which copy is found."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from packaging.version import Version
+
+from .. import phrases
+from ..devices import parse_visible_devices
+from ..environment import (
+    INSTALL_VARIABLES,
+    Environment,
+    Via,
+)
+from ..text import clip
+from .model import (
+    LOADER_VIAS,
+    Finding,
+    Severity,
+    cite,
+    make_finding,
+    parse_version,
+)
+from .stack import (
+    gpu_text,
+    loader_visible,
+)
+
+# Environment variables ----------------------------------------------------------------------------
+
+
+def path_rules(env: Environment) -> Iterator[Finding]:
+    for folder in env.unreadable:
+        yield make_finding(
+            "library-folder-unreadable",
+            Severity.WARNING,
+            "loader",
+            f"{folder.path} could not be searched ({folder.reason}): copies there are unknown, not absent",
+            (f"listing {folder.path}: {folder.reason}",),
+            f"make {folder.path} readable by this user, or take it off the search path",
+        )
+    for check in env.paths:
+        if not check.is_dir:
+            yield make_finding(
+                "path-variable-missing",
+                Severity.WARNING,
+                "environment",
+                f"{check.variable} points at {check.value}, which is not a folder",
+                (f"{check.variable}={check.value}",),
+                f"fix or unset {check.variable}; build scripts and some frameworks read it",
+            )
+            continue
+        via = INSTALL_VARIABLES.get(check.variable)
+        unseen = [
+            copy.path
+            for copy in list(env.cuda_runtimes) + list(env.cudnns)
+            if via in copy.via and not loader_visible(copy.via)
+        ]
+        if unseen:
+            variable = "PATH" if env.host.system == "Windows" else "LD_LIBRARY_PATH"
+            yield make_finding(
+                "path-variable-unused",
+                Severity.INFO,
+                "environment",
+                f"{check.variable} holds libraries the loader never looks at: "
+                f"the loader does not read {check.variable}",
+                tuple(f"found only through {check.variable}: {path}" for path in unseen),
+                f"add the folder to {variable} if these are the copies you mean to use",
+            )
+
+
+def device_rules(env: Environment) -> Iterator[Finding]:
+    gpus = env.driver.gpus
+    value = env.variables.get("CUDA_VISIBLE_DEVICES")
+    if value is not None and gpus:
+        visible = parse_visible_devices(value, gpus)
+        evidence = (
+            f"CUDA_VISIBLE_DEVICES={clip(value, 200)!r}",
+            f"NVML sees {len(gpus)} GPU(s)",
+            cite("cuda-env-vars"),
+        )
+        if not visible.gpus and visible.mig and visible.invalid is None:
+            yield make_finding(
+                "cuda-visible-devices-mig",
+                Severity.WARNING,
+                "environment",
+                f"CUDA_VISIBLE_DEVICES names MIG instances ({visible.mig[0]}"
+                f"{', ...' if len(visible.mig) > 1 else ''}), which pytest-cudnn does not enumerate yet: tests "
+                "that need a GPU skip, as no GPU can be judged",
+                evidence,
+                "name whole GPUs (indices or GPU- UUIDs) in CUDA_VISIBLE_DEVICES to run the GPU tests here",
+            )
+        elif not visible.gpus and not visible.mig:
+            yield make_finding(
+                "cuda-visible-devices-hides-all",
+                Severity.ERROR,
+                "environment",
+                "CUDA_VISIBLE_DEVICES leaves no GPU visible to CUDA",
+                evidence,
+                f"set CUDA_VISIBLE_DEVICES to indices below {len(gpus)} or to GPU UUIDs, or unset it",
+            )
+        elif visible.invalid is not None:
+            yield make_finding(
+                "cuda-visible-devices-invalid",
+                Severity.WARNING,
+                "environment",
+                f"CUDA_VISIBLE_DEVICES names {clip(visible.invalid, 60)!r}, which is no device here: it and every "
+                "entry after "
+                "it are ignored",
+                evidence,
+                "remove the entry; CUDA stops reading the list at the first invalid one",
+            )
+    order = env.variables.get("CUDA_DEVICE_ORDER", "FASTEST_FIRST")
+    kinds = {(gpu.name, gpu.compute_capability, gpu.memory_total) for gpu in gpus}
+    if len(gpus) > 1 and len(kinds) > 1 and order != "PCI_BUS_ID":
+        yield make_finding(
+            "cuda-device-order",
+            Severity.INFO,
+            "environment",
+            "these GPUs differ, and CUDA numbers them fastest first while nvidia-smi and NVML use PCI bus order",
+            [*(gpu_text(gpu) for gpu in gpus), cite("cuda-env-vars")],
+            "set CUDA_DEVICE_ORDER=PCI_BUS_ID so CUDA device N is nvidia-smi's GPU N",
+        )
+
+
+def windows_rules(env: Environment) -> Iterator[Finding]:
+    if env.host.system != "Windows":
+        return
+    python = parse_version(env.host.python)
+    if python is None or python < Version("3.8"):
+        return
+    for copy in list(env.cuda_runtimes) + list(env.cudnns):
+        loader = [v for v in copy.via if v in LOADER_VIAS]
+        if loader and set(loader) == {Via.PATH}:
+            folder = copy.path.rsplit("\\", 1)[0]
+            yield make_finding(
+                "windows-dll-path-only",
+                Severity.INFO,
+                "loader",
+                f"{copy.path} is reachable only through PATH, which Python {env.host.python} extension modules and "
+                "ctypes no longer search",
+                (f"found via {phrases.via(copy.via)}", cite("python-38-dll")),
+                f"call os.add_dll_directory({folder!r}) before loading it from Python code",
+            )
