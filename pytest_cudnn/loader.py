@@ -346,7 +346,8 @@ def search_order(
     # information for this binary" (loader->l_runpath_dirs only).  A dlopen is searched for its caller
     # (dl-open.c, dl_open_worker: _dl_map_object (call_map, file, ...)), so DT_RUNPATH also serves the object's
     # own dlopen calls.
-    if requester is not None and requester.runpath is not None:
+    # decompose_rpath: "Ignore empty rpaths." (both tags)
+    if requester is not None and requester.runpath:
         is_exe = executable is not None and requester.path == executable.path
         builder.path_list(
             requester.runpath,
