@@ -31,6 +31,7 @@ __all__ = [
     "SCHEMA",
     "SCHEMA_VERSION",
     "WINDOWS_ONLY_VARIABLES",
+    "BuildFact",
     "Candidate",
     "CudaDriver",
     "CudaRuntime",
@@ -39,10 +40,12 @@ __all__ = [
     "Driver",
     "Environment",
     "Failure",
+    "FrameworkBuild",
     "Gpu",
     "Host",
     "InvalidSnapshot",
     "PathCheck",
+    "Pin",
     "Resolution",
     "State",
     "TensorFlow",
@@ -259,6 +262,42 @@ class Cudnn:
     real_path: str = ""
     failure: Failure | None = None  # how the probe failed, when state is ERROR
     missing_dependencies: tuple[str, ...] = ()  # libraries it (or a sub-library) could not load, as it said
+
+
+@dataclass(frozen=True)
+class BuildFact:
+    """One fact of a framework's build, and where it was read: nothing is said that was not read."""
+
+    value: str  # "13.2", "9.26.0", as the file writes it
+    source: str  # the file it was read from
+    how: str  # what in that file: "cuda = '13.2'", "CUDNN_VERSION"
+
+
+@dataclass(frozen=True)
+class Pin:
+    """One requirement a framework's distribution declares on an NVIDIA wheel, and what is installed."""
+
+    requirement: str  # as its METADATA writes it, marker included
+    package: str  # the distribution it names, as written
+    specifier: str  # "==9.26.0.51", ">=9.8,<10"
+    installed: str | None  # that distribution's version in the framework's own site folder; None: not there
+
+
+@dataclass(frozen=True)
+class FrameworkBuild:
+    """A GPU framework as its files describe it (never imported): the same shape for every framework. Issue 10
+    groundwork: the GPU code it carries and the libraries it loads are to be added beside these facts."""
+
+    name: str  # "torch", "jax", "tensorflow", "cupy": the import name
+    state: State
+    reason: str | None  # absent: why; error: what could not be read; found: what is only partly known
+    distribution: str | None
+    version: str | None = field(metadata=_PEP440_VERSION)
+    location: str | None  # the package folder
+    is_cuda_build: bool | None  # None: its files do not say
+    cuda: BuildFact | None  # the CUDA it was built for
+    cudnn: BuildFact | None  # the cuDNN it was built with
+    pins: tuple[Pin, ...]
 
 
 @dataclass(frozen=True)

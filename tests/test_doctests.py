@@ -14,6 +14,7 @@ MODULES = [
     "pytest_cudnn.compat.tensorflow",
     "pytest_cudnn.text",
     "pytest_cudnn.phrases",
+    "pytest_cudnn.probe.torch",
 ]
 
 

@@ -40,25 +40,31 @@ def relevant(name: str) -> bool:
 _HEADER_BYTES = 65536  # a METADATA header is a few hundred bytes; its long description follows the blank line
 
 
-def metadata_header(path: str) -> tuple[str | None, str | None]:
-    """``Name`` and ``Version`` from the header of a METADATA (or PKG-INFO) file, as written; (None, None) when
-    it cannot be read. Reading stops at the first blank line, or as soon as both are known."""
-    name = version = None
+def metadata_fields(path: str) -> dict[str, list[str]]:
+    """Every field of the header of a METADATA (or PKG-INFO) file, by lower-case name, values as written and in
+    order (Requires-Dist repeats); empty when it cannot be read. Reading stops at the first blank line: the long
+    description follows it."""
     try:
         text = read_regular(path, _HEADER_BYTES, whole=False).decode("utf-8", "replace")
     except (OSError, FileRefused):
-        return None, None
+        return {}
+    fields: dict[str, list[str]] = {}
     for line in text.splitlines():
         if not line.strip():
             break
+        if line[:1].isspace():
+            continue  # a folded continuation line
         field, _, value = line.partition(":")
-        field = field.strip().lower()
-        if field == "name" and name is None:
-            name = value.strip() or None
-        elif field == "version" and version is None:
-            version = value.strip() or None
-        if name and version:
-            break
+        fields.setdefault(field.strip().lower(), []).append(value.strip())
+    return fields
+
+
+def metadata_header(path: str) -> tuple[str | None, str | None]:
+    """``Name`` and ``Version`` from the header of a METADATA (or PKG-INFO) file, as written; (None, None) when
+    it cannot be read."""
+    fields = metadata_fields(path)
+    name = next((value for value in fields.get("name", []) if value), None)
+    version = next((value for value in fields.get("version", []) if value), None)
     return name, version
 
 

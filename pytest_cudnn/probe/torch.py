@@ -1,0 +1,153 @@
+"""PyTorch as its files describe it, never imported (issue 10 groundwork; not yet part of the probe's output).
+
+Where each fact lives (shared/docs/frameworks.md, measured with the real wheels):
+* ``torch/version.py``: ``__version__ = '2.15.0+cu132'`` and ``cuda = '13.2'`` (None on CPU builds), read with ast.
+* ``torch/include/caffe2/core/macros.h``: ``{"CUDNN_VERSION", "9.26.0"}`` and ``{"USE_CUDNN", "ON"}`` in recent
+  releases; torch 2.5.1 ships no macros.h (the same strings sit only inside the 436 MB libtorch_cpu.so, not read
+  here), so its cuDNN build is said to be unknown rather than guessed from a wheel pin.
+* the distribution's METADATA: ``Requires-Dist: nvidia-cudnn-cu13==9.26.0.51; platform_system == "Linux" ...``,
+  compared with the distributions installed in the same site folder.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.machinery
+import os
+import re
+from collections.abc import Sequence
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from ..environment import BuildFact, Distribution, FrameworkBuild, Pin, State
+from ..files import FileRefused, read_regular
+from ..versions import is_pep440
+from .distributions import metadata_fields
+
+__all__ = ["probe_torch", "read_macros", "read_version_py"]
+
+_MACRO = re.compile(r'\{\s*"([A-Z_]+)"\s*,\s*"([^"\n]{0,64})"\s*\}')
+_NVIDIA = re.compile(r"(nvidia-|cuda-toolkit)", re.I)
+
+
+def read_version_py(text: str) -> dict[str, str | None]:
+    """The module-level string (or None) constants of torch/version.py; nothing is executed.
+
+    >>> read_version_py("__version__ = '2.15.0+cu132'\\ncuda: Optional[str] = '13.2'\\nhip = None\\n")
+    {'__version__': '2.15.0+cu132', 'cuda': '13.2', 'hip': None}
+    """
+    found: dict[str, str | None] = {}
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return found
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            target, value = node.target, node.value
+        else:
+            continue
+        if not (isinstance(target, ast.Name) and isinstance(value, ast.Constant)):
+            continue
+        if isinstance(value.value, str) or value.value is None:
+            found[target.id] = value.value
+    return found
+
+
+def read_macros(text: str) -> dict[str, str]:
+    """The ``{"NAME", "value"}`` build entries of caffe2/core/macros.h.
+
+    >>> read_macros('{"CUDNN_VERSION", "9.26.0"}, {"USE_CUDNN", "ON"},')
+    {'CUDNN_VERSION': '9.26.0', 'USE_CUDNN': 'ON'}
+    """
+    return dict(_MACRO.findall(text))
+
+
+def _text(path: str, limit: int) -> str | None:
+    try:
+        return read_regular(path, limit, whole=False).decode("utf-8", "replace")
+    except (OSError, FileRefused):
+        return None
+
+
+def _dist_info(site: str) -> str | None:
+    try:
+        entries = sorted(os.listdir(site))
+    except OSError:
+        return None
+    for entry in entries:
+        stem, _, suffix = entry.rpartition(".")
+        if suffix == "dist-info" and canonicalize_name(stem.split("-")[0]) == "torch":
+            return os.path.join(site, entry, "METADATA")
+    return None
+
+
+def _pins(requires: Sequence[str], site: str, installed: Sequence[Distribution]) -> tuple[Pin, ...]:
+    here = {canonicalize_name(d.name): d.version for d in installed if d.location.rstrip("/") == site.rstrip("/")}
+    pins = []
+    for line in requires:
+        try:
+            requirement = Requirement(line)
+        except (InvalidRequirement, ValueError):
+            continue
+        if not _NVIDIA.match(requirement.name):
+            continue
+        pins.append(
+            Pin(line, requirement.name, str(requirement.specifier), here.get(canonicalize_name(requirement.name)))
+        )
+    return tuple(pins)
+
+
+def probe_torch(search_path: Sequence[str], installed: Sequence[Distribution] = ()) -> FrameworkBuild:
+    """Locate ``torch`` on ``search_path`` (normally sys.path) and read its build facts from its files."""
+    try:
+        spec = importlib.machinery.PathFinder.find_spec("torch", [p for p in search_path if p])
+    except (ImportError, OSError, ValueError):
+        spec = None
+    if spec is None or not spec.submodule_search_locations:
+        return FrameworkBuild(
+            "torch", State.ABSENT, "no 'torch' package on the Python path", None, None, None, None, None, None, ()
+        )
+    location = os.path.abspath(next(iter(spec.submodule_search_locations)))
+    site = os.path.dirname(location)
+    problems: list[str] = []
+    metadata = _dist_info(site)
+    fields = metadata_fields(metadata) if metadata else {}
+    distribution: str | None = next(iter(fields.get("name", [])), None)
+    pins = _pins(fields.get("requires-dist", []), site, installed)
+
+    version_path = os.path.join(location, "version.py")
+    source = _text(version_path, 1 << 16)
+    constants = read_version_py(source) if source is not None else {}
+    if source is None:
+        problems.append(f"{version_path} cannot be read")
+    version = constants.get("__version__") or next(iter(fields.get("version", [])), None)
+    if version is not None and not is_pep440(version):
+        problems.append(f"its version {version!r} is not a PEP 440 version")
+        version = None
+    cuda_text = constants.get("cuda")
+    is_cuda_build = None if source is None or "cuda" not in constants else cuda_text is not None
+    cuda = BuildFact(cuda_text, version_path, f"cuda = {cuda_text!r}") if cuda_text else None
+
+    macros_path = os.path.join(location, "include", "caffe2", "core", "macros.h")
+    macros_text = _text(macros_path, 1 << 20)
+    macros = read_macros(macros_text) if macros_text is not None else {}
+    cudnn = None
+    if macros.get("CUDNN_VERSION") and macros.get("USE_CUDNN", "ON").upper() != "OFF":
+        cudnn = BuildFact(macros["CUDNN_VERSION"], macros_path, "CUDNN_VERSION")
+    elif is_cuda_build and macros_text is None:
+        problems.append("its cuDNN build version is in no text file of this release (no caffe2/core/macros.h)")
+    return FrameworkBuild(
+        "torch",
+        State.FOUND if source is not None else State.ERROR,
+        "; ".join(problems) or None,
+        distribution,
+        version,
+        location,
+        is_cuda_build,
+        cuda,
+        cudnn,
+        pins,
+    )

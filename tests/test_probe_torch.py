@@ -1,0 +1,122 @@
+"""PyTorch read from its files as the real wheels lay them out (shared/docs/frameworks.md), never imported."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_cudnn.environment import Distribution, State
+from pytest_cudnn.probe.torch import probe_torch, read_macros, read_version_py
+
+MACROS_2_15 = """\
+#define C10_BUILD_SHARED_LIBS
+{"CUDA_VERSION", "13.2"},
+{"CUDNN_VERSION", "9.26.0"},
+{"USE_CUDNN", "ON"},
+"""
+METADATA_2_15 = """\
+Metadata-Version: 2.1
+Name: torch
+Version: 2.15.0+cu132
+Requires-Dist: filelock
+Requires-Dist: nvidia-cudnn-cu13==9.26.0.51; platform_system == "Linux" and platform_machine == "x86_64"
+Requires-Dist: cuda-toolkit[cublas,cudart]==13.2.2; platform_system == "Linux"
+
+Requires-Dist: nvidia-not-a-header==1; this line is the long description
+"""
+
+
+def plant_torch(
+    site: Path,
+    version: str = "2.15.0+cu132",
+    cuda: str | None = "13.2",
+    macros: str | None = MACROS_2_15,
+    metadata: str = METADATA_2_15,
+) -> Path:
+    package = site / "torch"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text('raise RuntimeError("pytest-cudnn imported torch")\n')
+    (package / "version.py").write_text(
+        f"from typing import Optional\n__version__ = {version!r}\ncuda: Optional[str] = {cuda!r}\n"
+        "git_version = 'abc'\nhip: Optional[str] = None\n"
+    )
+    if macros is not None:
+        (package / "include" / "caffe2" / "core").mkdir(parents=True)
+        (package / "include" / "caffe2" / "core" / "macros.h").write_text(macros)
+    dist = site / f"torch-{version}.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(metadata)
+    return package
+
+
+def test_a_cuda_build_says_its_cuda_and_cudnn_and_where_each_was_read(tmp_path: Path) -> None:
+    package = plant_torch(tmp_path)
+    cudnn_wheel = Distribution("nvidia_cudnn_cu13", "9.26.0.51", str(tmp_path))
+    elsewhere = Distribution("cuda-toolkit", "13.2.2", "/some/other/site-packages")
+    torch = probe_torch([str(tmp_path)], [cudnn_wheel, elsewhere])
+    assert torch.state is State.FOUND
+    assert (torch.distribution, torch.version, torch.location) == ("torch", "2.15.0+cu132", str(package))
+    assert torch.is_cuda_build is True
+    assert torch.cuda is not None
+    assert (torch.cuda.value, torch.cuda.source) == ("13.2", str(package / "version.py"))
+    assert torch.cudnn is not None
+    assert (torch.cudnn.value, torch.cudnn.how) == ("9.26.0", "CUDNN_VERSION")
+    assert torch.cudnn.source == str(package / "include" / "caffe2" / "core" / "macros.h")
+    assert [(p.package, p.specifier, p.installed) for p in torch.pins] == [
+        ("nvidia-cudnn-cu13", "==9.26.0.51", "9.26.0.51"),
+        ("cuda-toolkit", "==13.2.2", None),  # installed, but in another site folder: not the one torch sees
+    ]
+    assert torch.reason is None
+
+
+def test_a_release_without_macros_h_says_its_cudnn_build_is_unknown(tmp_path: Path) -> None:
+    plant_torch(tmp_path, "2.5.1+cu124", "12.4", macros=None)
+    torch = probe_torch([str(tmp_path)])
+    assert torch.cudnn is None
+    assert torch.reason == "its cuDNN build version is in no text file of this release (no caffe2/core/macros.h)"
+
+
+def test_a_cpu_build_is_its_own_fact(tmp_path: Path) -> None:
+    plant_torch(tmp_path, "2.15.0+cpu", None, macros='{"USE_CUDNN", "OFF"},\n')
+    torch = probe_torch([str(tmp_path)])
+    assert torch.is_cuda_build is False
+    assert torch.cuda is None
+    assert torch.cudnn is None
+    assert torch.reason is None
+
+
+def test_no_torch_is_absent(tmp_path: Path) -> None:
+    torch = probe_torch([str(tmp_path)])
+    assert torch.state is State.ABSENT
+    assert torch.reason == "no 'torch' package on the Python path"
+
+
+def test_an_unreadable_version_file_is_an_error_not_a_guess(tmp_path: Path) -> None:
+    package = plant_torch(tmp_path)
+    (package / "version.py").unlink()
+    (package / "version.py").mkdir()  # a folder where the file should be
+    torch = probe_torch([str(tmp_path)])
+    assert torch.state is State.ERROR
+    assert torch.is_cuda_build is None
+    assert torch.version == "2.15.0+cu132"  # the distribution's METADATA still says it
+    assert torch.reason is not None
+    assert "version.py cannot be read" in torch.reason
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("__version__ = '2.5.1+cu124'\ncuda = '12.4'\n", {"__version__": "2.5.1+cu124", "cuda": "12.4"}),
+        ("cuda: Optional[str] = None\n", {"cuda": None}),
+        ("cuda = compute()\n__version__ = 2\n", {}),  # nothing computed or non-text is taken
+        ("def (:\n", {}),
+    ],
+)
+def test_version_py_is_read_without_running_it(text: str, expected: dict[str, str | None]) -> None:
+    assert read_version_py(text) == expected
+
+
+def test_macros_are_read_as_written() -> None:
+    assert read_macros(MACROS_2_15) == {"CUDA_VERSION": "13.2", "CUDNN_VERSION": "9.26.0", "USE_CUDNN": "ON"}
+    assert read_macros('{"CUDNN_VERSION", "9.26.0\n"}') == {}
