@@ -21,6 +21,7 @@ import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import textwrap
@@ -61,6 +62,25 @@ class Compiler:
         destination.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(built, destination)
         return destination
+
+    def build(self, source: str, name: str, flags: Sequence[str] = ()) -> Path:
+        """A shared library built from ``source`` with extra gcc ``flags`` (soname, rpath, -L, -l), once per
+        session: the returned path lies in the cache, named ``name``; copy it where a test needs it."""
+        key = hashlib.sha256("\0".join((source, name, *flags)).encode()).hexdigest()[:16]
+        built = self.cache / "built" / key / name
+        if not built.exists():
+            built.parent.mkdir(parents=True, exist_ok=True)
+            c_file = built.parent / "source.c"
+            c_file.write_text(source)
+            compiled = subprocess.run(
+                ["gcc", "-shared", "-fPIC", "-O0", "-o", str(built), str(c_file), *flags],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if compiled.returncode != 0:
+                raise RuntimeError(f"gcc failed on {name} ({c_file}):\n{compiled.stderr}")
+        return built
 
     def link_against(self, sonames: Sequence[str]) -> list[str]:
         """gcc flags that make a library need (DT_NEEDED) each of ``sonames``: empty stand-ins with those sonames
@@ -577,3 +597,61 @@ def _cudart_soname(version: int) -> str:
     if major == 11:
         return "libcudart.so.11.0"
     return f"libcudart.so.{major}"
+
+
+_DT_NEEDED, _DT_RPATH, _DT_RUNPATH, _SHT_DYNAMIC = 1, 15, 29, 6
+
+
+def dynamic_strings(path: Path) -> dict[str, list[str]]:
+    """The DT_NEEDED, DT_RPATH and DT_RUNPATH strings of a 64-bit little-endian ELF file, read from its section
+    headers: how a test checks what the linker wrote, without the product's own reader."""
+    data = path.read_bytes()
+    dynamic, dynstr = _dynamic_sections(data)
+    names = {_DT_NEEDED: "NEEDED", _DT_RPATH: "RPATH", _DT_RUNPATH: "RUNPATH"}
+    found: dict[str, list[str]] = {name: [] for name in names.values()}
+    for tag, value, _ in _dynamic_entries(data, dynamic):
+        if tag in names:
+            found[names[tag]].append(_string_at(data, dynstr, value))
+    return found
+
+
+def retag_needed_as_runpath(path: Path, needed: str) -> None:
+    """Turn the DT_NEEDED entry naming ``needed`` into a DT_RUNPATH with that string. The GNU linker writes
+    DT_RPATH or DT_RUNPATH, never both (--enable-new-dtags omits the old tag); this makes an object with both,
+    as older toolchains and some patched binaries carry."""
+    data = bytearray(path.read_bytes())
+    dynamic, dynstr = _dynamic_sections(bytes(data))
+    for tag, value, offset in _dynamic_entries(bytes(data), dynamic):
+        if tag == _DT_NEEDED and _string_at(bytes(data), dynstr, value) == needed:
+            data[offset : offset + 8] = _DT_RUNPATH.to_bytes(8, "little")
+            path.write_bytes(bytes(data))
+            return
+    raise ValueError(f"{path} has no DT_NEEDED {needed!r}")
+
+
+def _dynamic_sections(data: bytes) -> tuple[tuple[int, int], int]:
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        raise ValueError("not a 64-bit little-endian ELF file")
+    (shoff,) = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
+    headers = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    for _name, kind, _flags, _addr, offset, size, link, *_ in headers:
+        if kind == _SHT_DYNAMIC:
+            return (offset, size), headers[link][4]
+    raise ValueError("no .dynamic section")
+
+
+def _dynamic_entries(data: bytes, dynamic: tuple[int, int]) -> list[tuple[int, int, int]]:
+    start, size = dynamic
+    entries = []
+    for offset in range(start, start + size, 16):
+        tag, value = struct.unpack_from("<qQ", data, offset)
+        if tag == 0:
+            break
+        entries.append((tag, value, offset))
+    return entries
+
+
+def _string_at(data: bytes, table: int, index: int) -> str:
+    end = data.index(b"\0", table + index)
+    return data[table + index : end].decode()
