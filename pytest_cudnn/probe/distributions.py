@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
-from ..environment import Distribution
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from ..environment import Distribution, Pin
 from ..files import FileRefused, read_regular
 from .discovery import FileSystem, RealFileSystem
 
@@ -66,6 +69,39 @@ def metadata_header(path: str) -> tuple[str | None, str | None]:
     name = next((value for value in fields.get("name", []) if value), None)
     version = next((value for value in fields.get("version", []) if value), None)
     return name, version
+
+
+def metadata_of(site: str, name: str) -> str | None:
+    """The METADATA path of distribution ``name`` (PEP 503 names compare equal) installed in ``site``."""
+    try:
+        entries = sorted(os.listdir(site))
+    except OSError:
+        return None
+    wanted = canonicalize_name(name)
+    for entry in entries:
+        stem, _, suffix = entry.rpartition(".")
+        if suffix == "dist-info" and canonicalize_name(stem.rpartition("-")[0] or stem) == wanted:
+            return os.path.join(site, entry, "METADATA")
+    return None
+
+
+_PINNED = re.compile(r"(nvidia-|cuda-toolkit)", re.I)
+
+
+def nvidia_pins(requires: Sequence[str], site: str, installed: Sequence[Distribution]) -> tuple[Pin, ...]:
+    """The Requires-Dist lines on NVIDIA wheels (``nvidia-*``, ``cuda-toolkit``), each with the version of that
+    distribution installed in ``site``, the framework's own folder (None when it is not there)."""
+    here = {canonicalize_name(d.name): d.version for d in installed if d.location.rstrip("/") == site.rstrip("/")}
+    pins = []
+    for line in requires:
+        try:
+            requirement = Requirement(line)
+        except ValueError:  # InvalidRequirement, or a number beyond int()'s digit limit
+            continue
+        if _PINNED.match(requirement.name):
+            installed_version = here.get(canonicalize_name(requirement.name))
+            pins.append(Pin(line, requirement.name, str(requirement.specifier), installed_version))
+    return tuple(pins)
 
 
 def installed_distributions(site_dirs: Iterable[str], fs: FileSystem | None = None) -> tuple[Distribution, ...]:

@@ -17,18 +17,14 @@ import os
 import re
 from collections.abc import Sequence
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
-
-from ..environment import BuildFact, Distribution, FrameworkBuild, Pin, State
+from ..environment import BuildFact, Distribution, FrameworkBuild, State
 from ..files import FileRefused, read_regular
 from ..versions import is_pep440
-from .distributions import metadata_fields
+from .distributions import metadata_fields, metadata_of, nvidia_pins
 
 __all__ = ["probe_torch", "read_macros", "read_version_py"]
 
 _MACRO = re.compile(r'\{\s*"([A-Z_]+)"\s*,\s*"([^"\n]{0,64})"\s*\}')
-_NVIDIA = re.compile(r"(nvidia-|cuda-toolkit)", re.I)
 
 
 def read_version_py(text: str) -> dict[str, str | None]:
@@ -72,34 +68,6 @@ def _text(path: str, limit: int) -> str | None:
         return None
 
 
-def _dist_info(site: str) -> str | None:
-    try:
-        entries = sorted(os.listdir(site))
-    except OSError:
-        return None
-    for entry in entries:
-        stem, _, suffix = entry.rpartition(".")
-        if suffix == "dist-info" and canonicalize_name(stem.split("-")[0]) == "torch":
-            return os.path.join(site, entry, "METADATA")
-    return None
-
-
-def _pins(requires: Sequence[str], site: str, installed: Sequence[Distribution]) -> tuple[Pin, ...]:
-    here = {canonicalize_name(d.name): d.version for d in installed if d.location.rstrip("/") == site.rstrip("/")}
-    pins = []
-    for line in requires:
-        try:
-            requirement = Requirement(line)
-        except (InvalidRequirement, ValueError):
-            continue
-        if not _NVIDIA.match(requirement.name):
-            continue
-        pins.append(
-            Pin(line, requirement.name, str(requirement.specifier), here.get(canonicalize_name(requirement.name)))
-        )
-    return tuple(pins)
-
-
 def probe_torch(search_path: Sequence[str], installed: Sequence[Distribution] = ()) -> FrameworkBuild:
     """Locate ``torch`` on ``search_path`` (normally sys.path) and read its build facts from its files."""
     try:
@@ -113,10 +81,10 @@ def probe_torch(search_path: Sequence[str], installed: Sequence[Distribution] = 
     location = os.path.abspath(next(iter(spec.submodule_search_locations)))
     site = os.path.dirname(location)
     problems: list[str] = []
-    metadata = _dist_info(site)
+    metadata = metadata_of(site, "torch")
     fields = metadata_fields(metadata) if metadata else {}
     distribution: str | None = next(iter(fields.get("name", [])), None)
-    pins = _pins(fields.get("requires-dist", []), site, installed)
+    pins = nvidia_pins(fields.get("requires-dist", []), site, installed)
 
     version_path = os.path.join(location, "version.py")
     source = _text(version_path, 1 << 16)

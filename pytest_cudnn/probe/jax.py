@@ -1,0 +1,84 @@
+"""JAX as its files describe it, never imported (issue 10 groundwork; not yet part of the probe's output).
+
+Where each fact lives (shared/docs/frameworks.md, measured with jax[cuda12] 0.10.2):
+* ``jax`` and ``jaxlib`` are CPU-only; GPU support is a PJRT plugin, ``jax_plugins/xla_cuda12/`` (distribution
+  ``jax-cuda12-pjrt``, with ``xla_cuda_plugin.so``) plus ``jax_cuda12_plugin`` (distribution
+  ``jax-cuda12-plugin``). The plugin's folder name says the CUDA major it was built for.
+* The exact CUDA and cuDNN build versions are in no text file: only the compiled ``jax_cuda12_plugin._versions``
+  answers them (``cuda_runtime_build_version()`` 12090, ``cudnn_build_version()`` 90800). Reading them means
+  loading that module in the probe's child, which is not done yet: they are said to be unknown here.
+* The plugins' METADATA pin the nvidia wheels as lower bounds (``nvidia-cudnn-cu12>=9.8,<10``).
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import os
+import re
+from collections.abc import Sequence
+
+from ..environment import BuildFact, Distribution, FrameworkBuild, Pin, State
+from .distributions import metadata_fields, metadata_of, nvidia_pins
+
+__all__ = ["probe_jax"]
+
+_PLUGIN = re.compile(r"xla_cuda(\d{1,3})")
+
+
+def _package(name: str, search_path: Sequence[str]) -> list[str]:
+    """The folders of package ``name`` on ``search_path``, in import order (a namespace package has several)."""
+    try:
+        spec = importlib.machinery.PathFinder.find_spec(name, [p for p in search_path if p])
+    except (ImportError, OSError, ValueError):
+        return []
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    return [os.path.abspath(folder) for folder in spec.submodule_search_locations]
+
+
+def _plugins(search_path: Sequence[str]) -> list[tuple[str, str]]:
+    """(CUDA major, folder) of every CUDA PJRT plugin under the ``jax_plugins`` namespace, in import order."""
+    found = []
+    for namespace in _package("jax_plugins", search_path):
+        try:
+            entries = sorted(os.listdir(namespace))
+        except OSError:
+            continue
+        for entry in entries:
+            match = _PLUGIN.fullmatch(entry)
+            if match and os.path.isdir(os.path.join(namespace, entry)):
+                found.append((match.group(1), os.path.join(namespace, entry)))
+    return found
+
+
+def probe_jax(search_path: Sequence[str], installed: Sequence[Distribution] = ()) -> FrameworkBuild:
+    """Locate ``jax`` and its CUDA plugin on ``search_path`` (normally sys.path) and read what their files say."""
+    folders = _package("jax", search_path)
+    if not folders:
+        return FrameworkBuild(
+            "jax", State.ABSENT, "no 'jax' package on the Python path", None, None, None, None, None, None, ()
+        )
+    location = folders[0]
+    site = os.path.dirname(location)
+    metadata = metadata_of(site, "jax")
+    fields = metadata_fields(metadata) if metadata else {}
+    distribution = next(iter(fields.get("name", [])), None)
+    version = next(iter(fields.get("version", [])), None)
+    plugins = _plugins(search_path)
+    if not plugins:
+        return FrameworkBuild("jax", State.FOUND, None, distribution, version, location, False, None, None, ())
+    major, plugin = plugins[0]
+    plugin_site = os.path.dirname(os.path.dirname(plugin))
+    pins: list[Pin] = []
+    for name in (f"jax-cuda{major}-plugin", f"jax-cuda{major}-pjrt"):
+        path = metadata_of(plugin_site, name)
+        if path:
+            pins += nvidia_pins(metadata_fields(path).get("requires-dist", []), plugin_site, installed)
+    cuda = BuildFact(major, plugin, f"the plugin's folder name, xla_cuda{major}: built for CUDA {major}")
+    reason = (
+        f"its exact CUDA and cuDNN build versions are only in the compiled jax_cuda{major}_plugin._versions, "
+        "which is not read"
+    )
+    if len(plugins) > 1:
+        reason += "; several CUDA plugins are installed: " + ", ".join(folder for _, folder in plugins)
+    return FrameworkBuild("jax", State.FOUND, reason, distribution, version, location, True, cuda, None, tuple(pins))

@@ -1,0 +1,79 @@
+"""JAX read from its files as jax[cuda12] lays them out (shared/docs/frameworks.md), never imported."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pytest_cudnn.environment import Distribution, State
+from pytest_cudnn.probe.jax import probe_jax
+
+
+def dist(site: Path, name: str, version: str, requires: tuple[str, ...] = ()) -> None:
+    folder = site / f"{name.replace('-', '_')}-{version}.dist-info"
+    folder.mkdir(parents=True)
+    lines = [f"Name: {name}", f"Version: {version}", *(f"Requires-Dist: {r}" for r in requires)]
+    (folder / "METADATA").write_text("Metadata-Version: 2.1\n" + "\n".join(lines) + "\n\ndescription\n")
+
+
+def plant_jax(site: Path, plugin: str | None = "12") -> None:
+    (site / "jax").mkdir(parents=True)
+    (site / "jax" / "__init__.py").write_text('raise RuntimeError("pytest-cudnn imported jax")\n')
+    dist(site, "jax", "0.10.2")
+    if plugin is None:
+        return
+    folder = site / "jax_plugins" / f"xla_cuda{plugin}"  # a namespace package: no jax_plugins/__init__.py
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text('raise RuntimeError("pytest-cudnn imported the plugin")\n')
+    (folder / "xla_cuda_plugin.so").write_bytes(b"\x7fELF")
+    dist(
+        site,
+        f"jax-cuda{plugin}-plugin",
+        "0.10.2",
+        (
+            f"jax-cuda{plugin}-pjrt==0.10.2",
+            f'nvidia-cudnn-cu{plugin}<10,>=9.8; extra == "with-cuda"',
+            f'nvidia-cuda-runtime-cu{plugin}>=12.1.105; extra == "with-cuda"',
+        ),
+    )
+    dist(site, f"jax-cuda{plugin}-pjrt", "0.10.2")
+
+
+def test_the_cuda_plugin_says_its_cuda_major_and_its_pins(tmp_path: Path) -> None:
+    plant_jax(tmp_path)
+    installed = [Distribution("nvidia-cudnn-cu12", "9.10.2.21", str(tmp_path))]
+    jax = probe_jax([str(tmp_path)], installed)
+    assert jax.state is State.FOUND
+    assert (jax.distribution, jax.version, jax.location) == ("jax", "0.10.2", str(tmp_path / "jax"))
+    assert jax.is_cuda_build is True
+    assert jax.cuda is not None
+    assert (jax.cuda.value, jax.cuda.source) == ("12", str(tmp_path / "jax_plugins" / "xla_cuda12"))
+    assert jax.cudnn is None
+    assert jax.reason is not None
+    assert "only in the compiled jax_cuda12_plugin._versions" in jax.reason
+    assert [(p.package, p.specifier, p.installed) for p in jax.pins] == [
+        ("nvidia-cudnn-cu12", "<10,>=9.8", "9.10.2.21"),
+        ("nvidia-cuda-runtime-cu12", ">=12.1.105", None),
+    ]
+
+
+def test_jax_without_a_cuda_plugin_is_a_cpu_build(tmp_path: Path) -> None:
+    plant_jax(tmp_path, plugin=None)
+    jax = probe_jax([str(tmp_path)])
+    assert (jax.state, jax.is_cuda_build, jax.cuda, jax.reason) == (State.FOUND, False, None, None)
+
+
+def test_two_cuda_plugins_are_said(tmp_path: Path) -> None:
+    plant_jax(tmp_path / "a")
+    other = tmp_path / "b" / "jax_plugins" / "xla_cuda13"
+    other.mkdir(parents=True)
+    jax = probe_jax([str(tmp_path / "a"), str(tmp_path / "b")])
+    assert jax.cuda is not None
+    assert jax.cuda.value == "12"  # the first on the path, as importing would find it
+    assert jax.reason is not None
+    assert f"several CUDA plugins are installed: {tmp_path / 'a' / 'jax_plugins' / 'xla_cuda12'}, {other}" in (
+        jax.reason
+    )
+
+
+def test_no_jax_is_absent(tmp_path: Path) -> None:
+    assert probe_jax([str(tmp_path)]).state is State.ABSENT
