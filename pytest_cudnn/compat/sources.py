@@ -198,4 +198,48 @@ SOURCES: dict[str, str] = {
         "the application folder, System32 and os.add_dll_directory folders, no longer PATH; "
         "tensorflow/tensorflow#48868"
     ),
+    "torch-pypi-wheels": (
+        "The manylinux x86_64 cp311 wheels of torch 2.0.0 to 2.15.0 on PyPI (the CUDA variant PyPI carries), read "
+        "2026-11-22 by HTTP range requests into each wheel: *.dist-info/METADATA ('Requires-Dist: "
+        "nvidia-cudnn-cu12 (==9.1.0.70)', 'nvidia-cuda-runtime-cu12 (==12.4.127)' for 2.5.1; 'cuda-toolkit[cublas,"
+        "cudart,...]==13.2.2', 'nvidia-cudnn-cu13==9.26.0.51' for 2.15.0), torch/version.py (\"__version__ = "
+        "'2.5.1+cu124'\", \"cuda: Optional[str] = '12.4'\"), torch/include/ATen/cuda/CUDAConfig.h ('#define "
+        'NVCC_FLAGS_EXTRA "-gencode;arch=compute_50,code=sm_50;..."\') and, from 2.8.0, '
+        'torch/include/caffe2/core/macros.h (\'{"CUDNN_VERSION", "9.8.0"}\'). The cu118/cu126/... variants on '
+        "download.pytorch.org could not be reached from here"
+    ),
+    "torch-cudnn-rule": (
+        "torch/backends/cudnn/__init__.py in the torch wheels 2.5.1, 2.6.0, 2.7.1, 2.8.0, 2.9.0, 2.10.0, 2.11.0 and "
+        "2.15.0 from PyPI: 'if runtime_major != compile_major: cudnn_compatible = False / elif runtime_major < 7 or "
+        "not _cudnn.is_cuda: cudnn_compatible = runtime_minor == compile_minor / else: cudnn_compatible = "
+        "runtime_minor >= compile_minor'; from 2.10.0 (not in 2.9.0): 'if __cudnn_version >= 91100 and min_cc < "
+        '(7, 5): raise RuntimeError(f"cuDNN version {__cudnn_version} is not compatible with devices with SM < '
+        "7.5. ...\")'; PYTORCH_SKIP_CUDNN_COMPATIBILITY_CHECK=1 skips the version check (not the SM one)"
+    ),
+    "jax-plugin-pins": (
+        'Requires-Dist ...; extra == "with-cuda" in the METADATA of the manylinux x86_64 wheels of '
+        "jax-cuda12-plugin 0.6.0, 0.7.0, 0.8.0, 0.9.0, 0.10.2, 0.11.0, 0.12.0 and jax-cuda13-plugin 0.7.2, 0.8.0, "
+        "0.10.2, 0.11.0, 0.12.0 on PyPI (read 2026-11-22 by HTTP range requests): 'nvidia-cudnn-cu12<10.0,>=9.8', "
+        "'nvidia-cuda-runtime-cu12>=12.1.105', 'nvidia-cublas-cu12>=12.1.3.1' (12.1.3.1 / 9.10.2.21 in 0.12.0), "
+        "'nvidia-cudnn-cu13<10.0,>=9.12.0.46', 'nvidia-cuda-runtime>=13.0.48', 'nvidia-cublas>=13.0.0.19'. "
+        "jax_plugins/cuda/plugin_setup.py in jax-ml/jax only has placeholders filled at build time"
+    ),
+    "jax-check-cuda-versions": (
+        "jax-ml/jax jax_plugins/cuda/__init__.py, _check_cuda_versions, identical checks at jax-v0.7.0 "
+        "(8bc0ae6da4f6d334d03be7b76be841d72a56d330) to jax-v0.11.0 (a1521744c6dc074443fe549f19f48d7197abf759), "
+        "with jaxlib/cuda/versions.cc ('m.def(\"cudnn_build_version\", []() { return CUDNN_VERSION; })') and "
+        "versions_helpers.cc (cudnnGetVersion(), cudaRuntimeGetVersion() unscaled; compute capability 'major * 10 "
+        "+ minor'): 'min_supported_version = build_version // scale_for_comparison', 'passed = "
+        "min_supported_version <= version'; CUDA 'scale_for_comparison=10, min_supported_version=12010'; cuDNN "
+        "'scale_for_comparison=100'; cuBLAS 'min_supported_version=120100'; cuSPARSE 12100; cuPTI 18; "
+        "'cudnn_version == 91000 and cuda_versions.cudnn_build_version() != 91000'; 'cudnn_version < 91001 and "
+        "cublas_version is not None and cublas_version >= 120900 and local_device_count > 1'; from jax-v0.9.1 "
+        "(58cb6e556c996bf0361bca9e64890a551e513280, absent at jax-v0.9.0) the warning '120800 <= cublas_version < "
+        "130200 and any(100 <= cc < 120 for cc in compute_capabilities)'"
+    ),
+    "jax-check-cuda-versions-060": (
+        "jax-ml/jax jax/_src/xla_bridge.py @ jax-v0.6.0 (127aa7621868cb77e552b5d1f90e4a42b09c13fa), "
+        "_check_cuda_versions: cuDNN checked with 'scale_for_comparison=100, min_supported_version=9100' against the "
+        "unscaled cudnnGetVersion() (the 9110-versus-90110 encoding slip of jax-ml/jax#24069)"
+    ),
 }

@@ -1,0 +1,190 @@
+"""PyTorch's published build facts: the CUDA variant of each release's PyPI wheels, its pins, its GPU targets, and
+PyTorch's own cuDNN acceptance rule.
+
+Pure data and lookups, nothing imports torch. Each row cites a key of :mod:`pytest_cudnn.compat.sources`. Only the
+variant PyPI carries is tabled (cu117 for 2.0, cu121 for 2.1 to 2.4, ...): the other variants live on
+download.pytorch.org, which was not read, so a local version such as ``2.5.1+cu118`` finds no row.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from packaging.version import Version
+
+__all__ = [
+    "RELEASES",
+    "SM_FLOOR_SINCE",
+    "Pin",
+    "TorchRelease",
+    "accepts_cudnn",
+    "architectures",
+    "release",
+    "variant_pins",
+]
+
+
+@dataclass(frozen=True)
+class Pin:
+    """One ``Requires-Dist`` line of a torch wheel, e.g. Pin("nvidia-cudnn-cu12", "==9.1.0.70")."""
+
+    package: str  # as published; from 2.11 the runtime comes as "cuda-toolkit" with a "cudart" extra
+    specifier: str
+
+    @property
+    def requirement(self) -> str:
+        return f"{self.package}{self.specifier}"
+
+
+@dataclass(frozen=True)
+class TorchRelease:
+    """The CUDA build of one torch release as its PyPI wheel publishes it."""
+
+    version: str  # the public version, "2.5.1"
+    local: str  # torch/version.py's local part, "cu124"
+    cuda: str  # torch.version.cuda, "12.4"
+    cudnn: Pin
+    runtime: Pin
+    compiled_cudnn: str | None  # macros.h CUDNN_VERSION (2.8 and later); earlier wheels carry no macros.h
+    architectures: tuple[str, ...]  # the sm_XX of NVCC_FLAGS_EXTRA (TORCH_CUDA_ARCH_LIST as built)
+    source: str
+
+
+def _sms(*numbers: int) -> tuple[str, ...]:
+    return tuple(f"sm_{n}" for n in numbers)
+
+
+# NVCC_FLAGS_EXTRA in torch/include/ATen/cuda/CUDAConfig.h: every "-gencode;arch=compute_N,code=sm_N" pair, no PTX.
+# The fatbins also hold a few arch-specific kernels outside this list (2.15: sm_90a, sm_100a, sm_103; measured in
+# shared/docs/frameworks.md), so this is the floor of what the build targets, not every cubin.
+_SM_37_86 = _sms(37, 50, 60, 70, 75, 80, 86)
+_SM_50_90 = _sms(50, 60, 70, 75, 80, 86, 90)
+_SM_70_120 = _sms(70, 75, 80, 86, 90, 100, 120)
+_SM_75_120 = _sms(75, 80, 86, 90, 100, 120)
+
+_CU11 = ("nvidia-cudnn-cu11", "nvidia-cuda-runtime-cu11")
+_CU12 = ("nvidia-cudnn-cu12", "nvidia-cuda-runtime-cu12")
+# From 2.11 the CUDA 13 libraries come from one requirement, "cuda-toolkit[cublas,cudart,...]==13.0.2" (2.12.x
+# leaves "cublas" out of the extras list).
+_CU13 = ("nvidia-cudnn-cu13", "cuda-toolkit")
+
+# (releases, local, cuda, (cudnn package, runtime package), cudnn pin, runtime pin, compiled cuDNN, architectures),
+# oldest first. Source: "torch-pypi-wheels".
+_ROWS: tuple[tuple[tuple[str, ...], str, str, tuple[str, str], str, str, str | None, tuple[str, ...]], ...] = (
+    (("2.0.0", "2.0.1"), "cu117", "11.7", _CU11, "==8.5.0.96", "==11.7.99", None, _SM_37_86),
+    (
+        ("2.1.0", "2.1.1", "2.1.2", "2.2.0", "2.2.1", "2.2.2", "2.3.0", "2.3.1"),
+        "cu121",
+        "12.1",
+        _CU12,
+        "==8.9.2.26",
+        "==12.1.105",
+        None,
+        _SM_50_90,
+    ),
+    (("2.4.0", "2.4.1"), "cu121", "12.1", _CU12, "==9.1.0.70", "==12.1.105", None, _SM_50_90),
+    (("2.5.0", "2.5.1", "2.6.0"), "cu124", "12.4", _CU12, "==9.1.0.70", "==12.4.127", None, _SM_50_90),
+    (("2.7.0", "2.7.1"), "cu126", "12.6", _CU12, "==9.5.1.17", "==12.6.77", None, _SM_50_90),
+    # 2.8 to 2.9 were compiled against cuDNN 9.8.0 but pin the 9.10.2.21 wheel (minor newer: accepted).
+    (("2.8.0", "2.9.0", "2.9.1"), "cu128", "12.8", _CU12, "==9.10.2.21", "==12.8.90", "9.8.0", _SM_70_120),
+    (("2.10.0",), "cu128", "12.8", _CU12, "==9.10.2.21", "==12.8.90", "9.10.2", _SM_70_120),
+    (("2.11.0",), "cu130", "13.0", _CU13, "==9.19.0.56", "==13.0.2", "9.19.0", _SM_75_120),
+    (("2.12.0", "2.12.1"), "cu130", "13.0", _CU13, "==9.20.0.48", "==13.0.2", "9.20.0", _SM_75_120),
+    (("2.13.0",), "cu130", "13.0", _CU13, "==9.20.0.48", "==13.0.3", "9.20.0", _SM_75_120),
+    (("2.14.0", "2.14.1"), "cu130", "13.0", _CU13, "==9.24.0.43", "==13.0.3", "9.24.0", _SM_75_120),
+    (("2.15.0",), "cu132", "13.2", _CU13, "==9.26.0.51", "==13.2.2", "9.26.0", _SM_75_120),
+)
+
+RELEASES: tuple[TorchRelease, ...] = tuple(
+    TorchRelease(
+        version,
+        local,
+        cuda,
+        Pin(packages[0], cudnn),
+        Pin(packages[1], runtime),
+        compiled,
+        archs,
+        "torch-pypi-wheels",
+    )
+    for versions, local, cuda, packages, cudnn, runtime, compiled, archs in _ROWS
+    for version in versions
+)
+
+# The first release whose torch/backends/cudnn/__init__.py refuses cuDNN 9.11+ below compute capability 7.5.
+# Source: "torch-cudnn-rule".
+SM_FLOOR_SINCE = ("2.10.0", "torch-cudnn-rule")
+
+
+def release(version: str) -> TorchRelease | None:
+    """The tabled build of ``version`` ("2.5.1" or "2.5.1+cu124"). A local part must name the tabled variant:
+    "2.5.1+cu118" is a real wheel, but not the one tabled, so it gets None.
+
+    >>> release("2.5.1+cu124").cudnn.requirement
+    'nvidia-cudnn-cu12==9.1.0.70'
+    >>> release("2.5.1+cu118") is None, release("2.5.2") is None
+    (True, True)
+    """
+    try:
+        parsed = Version(version)
+    except ValueError:  # InvalidVersion, or a number beyond int()'s 4300-digit limit
+        return None
+    if parsed.pre or parsed.post is not None or parsed.dev is not None or parsed.epoch:
+        return None
+    public = parsed.base_version
+    row = next((row for row in RELEASES if Version(row.version) == Version(public)), None)
+    if row is None or (parsed.local is not None and parsed.local != row.local):
+        return None
+    return row
+
+
+def variant_pins(version: str) -> tuple[Pin, Pin] | None:
+    """The (cuDNN, CUDA runtime) requirements the wheel of ``version`` publishes."""
+    row = release(version)
+    return (row.cudnn, row.runtime) if row else None
+
+
+def architectures(version: str) -> tuple[str, ...] | None:
+    """The GPU architectures the wheel of ``version`` compiles for ("sm_50", ...), None where not tabled."""
+    row = release(version)
+    return row.architectures if row else None
+
+
+_VERSION = re.compile(r"(\d{1,9})\.(\d{1,9})(?:\.(\d{1,9}))?")
+
+
+def accepts_cudnn(
+    compiled: str, loaded: str, capability: tuple[int, int] | None = None, *, torch_version: str | None = None
+) -> bool:
+    """Whether PyTorch's ``torch.backends.cudnn._init`` accepts cuDNN ``loaded`` ("9.10.2") in a build compiled
+    against ``compiled`` ("9.8.0") on devices whose lowest compute capability is ``capability`` (None: no device
+    seen). Source "torch-cudnn-rule".
+
+    Same major; below cuDNN 7 the same minor; otherwise loaded minor at least the compiled minor. From torch 2.10
+    (``torch_version``; None means a current torch) a loaded cuDNN 9.11 or newer is refused below compute
+    capability 7.5. PYTORCH_SKIP_CUDNN_COMPATIBILITY_CHECK=1, which waives the version part only, is not modelled.
+
+    >>> accepts_cudnn("9.8.0", "9.10.2"), accepts_cudnn("9.8.0", "9.1.0"), accepts_cudnn("9.1.0", "8.9.7")
+    (True, False, False)
+    >>> accepts_cudnn("9.10.2", "9.11.0", (7, 0)), accepts_cudnn("9.10.2", "9.11.0", (7, 0), torch_version="2.9.1")
+    (False, True)
+    """
+    want = _VERSION.fullmatch(compiled)
+    have = _VERSION.fullmatch(loaded)
+    if want is None or have is None:
+        return False  # not versions this rule can compare
+    want_major, want_minor = int(want[1]), int(want[2])
+    have_major, have_minor = int(have[1]), int(have[2])
+    if have_major != want_major:
+        return False
+    if have_minor < want_minor if have_major >= 7 else have_minor != want_minor:
+        return False
+    if capability is None or (have_major, have_minor) < (9, 11):
+        return True
+    if torch_version is not None:
+        try:
+            if Version(torch_version).release < Version(SM_FLOOR_SINCE[0]).release:
+                return True
+        except ValueError:  # InvalidVersion: judge as a current torch
+            pass
+    return capability >= (7, 5)
