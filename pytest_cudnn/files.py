@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import stat
 
-__all__ = ["FileRefused", "read_regular"]
+__all__ = ["FileRefused", "open_regular", "read_regular"]
 
 _NOT_REGULAR = (
     (stat.S_ISDIR, "a folder"),
@@ -37,18 +37,30 @@ class FileRefused(ValueError):
         self.too_large = too_large
 
 
-def read_regular(path: str, limit: int, *, whole: bool = True) -> bytes:
-    """The bytes of the regular file ``path``, at most ``limit`` of them. Raises OSError with the operating
-    system's words when it cannot be opened or read, FileRefused when it is no regular file, or, with ``whole``,
-    when it holds more (without ``whole``, its first ``limit`` bytes are enough)."""
+def open_regular(path: str) -> tuple[int, int]:
+    """A file descriptor of the regular file ``path`` and its size, opened without blocking. Raises OSError with
+    the operating system's words when it cannot be opened, FileRefused when it is no regular file (the descriptor
+    is then closed). The caller closes the descriptor."""
     fd = os.open(path, _FLAGS)
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             kind = next((name for test, name in _NOT_REGULAR if test(info.st_mode)), "a special file")
             raise FileRefused(f"is {kind}, not a regular file")
-        if whole and info.st_size > limit:
-            raise FileRefused(f"is {info.st_size} bytes", too_large=True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, info.st_size
+
+
+def read_regular(path: str, limit: int, *, whole: bool = True) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them. Raises OSError with the operating
+    system's words when it cannot be opened or read, FileRefused when it is no regular file, or, with ``whole``,
+    when it holds more (without ``whole``, its first ``limit`` bytes are enough)."""
+    fd, size = open_regular(path)
+    try:
+        if whole and size > limit:
+            raise FileRefused(f"is {size} bytes", too_large=True)
         chunks: list[bytes] = []
         left = limit + 1 if whole else limit
         while left > 0:  # st_size can be 0 for a file that holds more (/proc), or grow after fstat

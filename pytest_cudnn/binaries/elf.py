@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import errno
 import os
-import stat
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 from types import TracebackType
 
 from ..environment import State
-from ..files import FileRefused
+from ..files import FileRefused, open_regular
 
 __all__ = [
     "MAX_READ",
@@ -46,15 +45,6 @@ MAX_PROGRAM_HEADERS = 2**16
 MAX_SECTIONS = 2**20
 MAX_DYNAMIC_ENTRIES = 2**16
 
-# The same flags as files.py: a FIFO planted under a library's name must not block the open.
-_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-_NOT_REGULAR = (
-    (stat.S_ISDIR, "a folder"),
-    (stat.S_ISFIFO, "a named pipe (FIFO)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
 _ABSENT = (errno.ENOENT, errno.ENOTDIR)
 
 # gABI constants.
@@ -74,17 +64,8 @@ class BinaryFile:
     FileRefused when it is no regular file."""
 
     def __init__(self, path: str) -> None:
-        fd = os.open(path, _FLAGS)
-        try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                kind = next((name for test, name in _NOT_REGULAR if test(info.st_mode)), "a special file")
-                raise FileRefused(f"is {kind}, not a regular file")
-        except BaseException:
-            os.close(fd)
-            raise
-        self.fd = fd
-        self.size = info.st_size
+        # Opened as files.py opens: a FIFO planted under a library's name must not block the open.
+        self.fd, self.size = open_regular(path)
 
     def __enter__(self) -> BinaryFile:
         return self
