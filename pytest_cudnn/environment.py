@@ -44,6 +44,7 @@ __all__ = [
     "Gpu",
     "Host",
     "InvalidSnapshot",
+    "LinkedObject",
     "PathCheck",
     "Pin",
     "Resolution",
@@ -284,9 +285,24 @@ class Pin:
 
 
 @dataclass(frozen=True)
+class LinkedObject:
+    """One of a framework's own shared objects that use CUDA, as its ELF headers say: read, never loaded. Its
+    DT_RPATH or DT_RUNPATH decides whether its copies beat LD_LIBRARY_PATH; its fatbin, which GPUs it can run on."""
+
+    path: str
+    soname: str | None
+    needed: tuple[str, ...]  # DT_NEEDED, in the order the loader searches them
+    rpath: str | None  # as written, e.g. "$ORIGIN/../../nvidia/cudnn/lib:$ORIGIN"
+    runpath: str | None
+    sass: tuple[str, ...]  # GPU code in its .nv_fatbin: "sm_75", "sm_90a"
+    ptx: tuple[str, ...]  # "compute_90"
+    reason: str | None  # what could not be read
+
+
+@dataclass(frozen=True)
 class FrameworkBuild:
     """A GPU framework as its files describe it (never imported): the same shape for every framework. Issue 10
-    groundwork: the GPU code it carries and the libraries it loads are to be added beside these facts."""
+    groundwork: not yet part of the probe's output or the diagnosis."""
 
     name: str  # "torch", "jax", "tensorflow", "cupy": the import name
     state: State
@@ -298,6 +314,7 @@ class FrameworkBuild:
     cuda: BuildFact | None  # the CUDA it was built for
     cudnn: BuildFact | None  # the cuDNN it was built with
     pins: tuple[Pin, ...]
+    objects: tuple[LinkedObject, ...] = ()  # its CUDA-using shared objects
 
 
 @dataclass(frozen=True)

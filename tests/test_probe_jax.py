@@ -77,3 +77,12 @@ def test_two_cuda_plugins_are_said(tmp_path: Path) -> None:
 
 def test_no_jax_is_absent(tmp_path: Path) -> None:
     assert probe_jax([str(tmp_path)]).state is State.ABSENT
+
+
+def test_the_plugin_object_is_read_and_a_damaged_one_is_said(tmp_path: Path) -> None:
+    plant_jax(tmp_path)  # its xla_cuda_plugin.so is four bytes: an ELF magic and nothing else
+    [plugin] = probe_jax([str(tmp_path)]).objects
+    assert plugin.path == str(tmp_path / "jax_plugins" / "xla_cuda12" / "xla_cuda_plugin.so")
+    assert (plugin.needed, plugin.sass, plugin.ptx) == ((), (), ())
+    assert plugin.reason is not None
+    assert plugin.path in plugin.reason

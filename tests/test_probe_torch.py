@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import pytest
 
 from pytest_cudnn.environment import Distribution, State
 from pytest_cudnn.probe.torch import probe_torch, read_macros, read_version_py
+
+from .simhost import Compiler
+from .test_binaries_elf import build
+from .test_binaries_fatbin import KERNEL, NVCC
 
 MACROS_2_15 = """\
 #define C10_BUILD_SHARED_LIBS
@@ -120,3 +126,57 @@ def test_version_py_is_read_without_running_it(text: str, expected: dict[str, st
 def test_macros_are_read_as_written() -> None:
     assert read_macros(MACROS_2_15) == {"CUDA_VERSION": "13.2", "CUDNN_VERSION": "9.26.0", "USE_CUDNN": "ON"}
     assert read_macros('{"CUDNN_VERSION", "9.26.0\n"}') == {}
+
+
+def libtorch_cuda(compiler: Compiler) -> Path:
+    """A real CUDA shared object linked as torch links libtorch_cuda.so: DT_RPATH to the nvidia wheels beside it,
+    DT_NEEDED on the CUDA runtime and cuDNN, SASS for sm_75 and sm_80 and no PTX (nvcc 13.0 builds it)."""
+    if not os.access(NVCC, os.X_OK):
+        pytest.fail(f"nvcc is not at {NVCC}: these tests need CUDA 13's nvcc (or NVCC naming another)", pytrace=False)
+    flags = [
+        NVCC,
+        "-shared",
+        "-Xcompiler",
+        "-fPIC",
+        "-gencode",
+        "arch=compute_75,code=sm_75",
+        "-gencode",
+        "arch=compute_80,code=sm_80",
+        "-Xlinker",
+        "--disable-new-dtags",
+        "-Xlinker",
+        "-rpath=$ORIGIN/../../nvidia/cudnn/lib:$ORIGIN",
+        # nvcc passes linker flags on with -Xlinker, and libraries with -L/-l.
+        *(
+            f"-Xlinker={flag[4:]}" if flag.startswith("-Wl,") else flag
+            for flag in compiler.link_against(["libcudart.so.13", "libcudnn.so.9"])
+        ),
+    ]
+    return build(compiler, "libtorch_cuda.so", flags, KERNEL, ".cu")
+
+
+def test_the_cuda_object_says_what_it_loads_how_and_for_which_gpus(tmp_path: Path, compiler: Compiler) -> None:
+    package = plant_torch(tmp_path)
+    (package / "lib").mkdir()
+    shutil.copyfile(libtorch_cuda(compiler), package / "lib" / "libtorch_cuda.so")
+    [cuda_object] = probe_torch([str(tmp_path)]).objects
+    assert cuda_object.path == str(package / "lib" / "libtorch_cuda.so")
+    assert {"libcudart.so.13", "libcudnn.so.9"} <= set(cuda_object.needed)
+    assert (cuda_object.rpath, cuda_object.runpath) == ("$ORIGIN/../../nvidia/cudnn/lib:$ORIGIN", None)
+    assert (cuda_object.sass, cuda_object.ptx) == (("sm_75", "sm_80"), ())
+    assert cuda_object.reason is None
+
+
+def test_a_damaged_cuda_object_is_said_not_guessed(tmp_path: Path) -> None:
+    package = plant_torch(tmp_path)
+    (package / "lib").mkdir()
+    (package / "lib" / "libtorch_cuda.so").write_bytes(b"\x7fELF\x02\x01\x01" + b"\0" * 9)  # cut after the ident
+    [cuda_object] = probe_torch([str(tmp_path)]).objects
+    assert (cuda_object.needed, cuda_object.sass) == ((), ())
+    assert cuda_object.reason is not None
+    assert str(package / "lib" / "libtorch_cuda.so") in cuda_object.reason
+
+
+def test_a_cpu_build_has_no_cuda_object_to_read(tmp_path: Path) -> None:
+    plant_torch(tmp_path, "2.15.0+cpu", None, macros=None)
+    assert probe_torch([str(tmp_path)]).objects == ()

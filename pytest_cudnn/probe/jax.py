@@ -7,6 +7,8 @@ Where each fact lives (shared/docs/frameworks.md, measured with jax[cuda12] 0.10
 * The exact CUDA and cuDNN build versions are in no text file: only the compiled ``jax_cuda12_plugin._versions``
   answers them (``cuda_runtime_build_version()`` 12090, ``cudnn_build_version()`` 90800). Reading them means
   loading that module in the probe's child, which is not done yet: they are said to be unknown here.
+* ``xla_cuda_plugin.so``: DT_RPATH to the nvidia wheels, and the SASS and PTX of JAX's own kernels (most are
+  compiled at run time by XLA, so this list is a floor), read from headers only.
 * The plugins' METADATA pin the nvidia wheels as lower bounds (``nvidia-cudnn-cu12>=9.8,<10``).
 """
 
@@ -19,6 +21,7 @@ from collections.abc import Sequence
 
 from ..environment import BuildFact, Distribution, FrameworkBuild, Pin, State
 from .distributions import metadata_fields, metadata_of, nvidia_pins
+from .objects import read_object
 
 __all__ = ["probe_jax"]
 
@@ -81,4 +84,8 @@ def probe_jax(search_path: Sequence[str], installed: Sequence[Distribution] = ()
     )
     if len(plugins) > 1:
         reason += "; several CUDA plugins are installed: " + ", ".join(folder for _, folder in plugins)
-    return FrameworkBuild("jax", State.FOUND, reason, distribution, version, location, True, cuda, None, tuple(pins))
+    cuda_object = os.path.join(plugin, "xla_cuda_plugin.so")
+    objects = (read_object(cuda_object),) if os.path.isfile(cuda_object) else ()
+    return FrameworkBuild(
+        "jax", State.FOUND, reason, distribution, version, location, True, cuda, None, tuple(pins), objects
+    )

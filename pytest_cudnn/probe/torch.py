@@ -5,6 +5,8 @@ Where each fact lives (shared/docs/frameworks.md, measured with the real wheels)
 * ``torch/include/caffe2/core/macros.h``: ``{"CUDNN_VERSION", "9.26.0"}`` and ``{"USE_CUDNN", "ON"}`` in recent
   releases; torch 2.5.1 ships no macros.h (the same strings sit only inside the 436 MB libtorch_cpu.so, not read
   here), so its cuDNN build is said to be unknown rather than guessed from a wheel pin.
+* ``torch/lib/libtorch_cuda.so``: DT_NEEDED and DT_RPATH (``$ORIGIN/../../nvidia/cudnn/lib:...``, searched before
+  LD_LIBRARY_PATH) and the SASS in its ``.nv_fatbin`` (2.15: sm_75 to sm_120, no PTX), read from headers only.
 * the distribution's METADATA: ``Requires-Dist: nvidia-cudnn-cu13==9.26.0.51; platform_system == "Linux" ...``,
   compared with the distributions installed in the same site folder.
 """
@@ -21,6 +23,7 @@ from ..environment import BuildFact, Distribution, FrameworkBuild, State
 from ..files import FileRefused, read_regular
 from ..versions import is_pep440
 from .distributions import metadata_fields, metadata_of, nvidia_pins
+from .objects import read_object
 
 __all__ = ["probe_torch", "read_macros", "read_version_py"]
 
@@ -107,6 +110,8 @@ def probe_torch(search_path: Sequence[str], installed: Sequence[Distribution] = 
         cudnn = BuildFact(macros["CUDNN_VERSION"], macros_path, "CUDNN_VERSION")
     elif is_cuda_build and macros_text is None:
         problems.append("its cuDNN build version is in no text file of this release (no caffe2/core/macros.h)")
+    cuda_object = os.path.join(location, "lib", "libtorch_cuda.so")
+    objects = (read_object(cuda_object),) if is_cuda_build and os.path.isfile(cuda_object) else ()
     return FrameworkBuild(
         "torch",
         State.FOUND if source is not None else State.ERROR,
@@ -118,4 +123,5 @@ def probe_torch(search_path: Sequence[str], installed: Sequence[Distribution] = 
         cuda,
         cudnn,
         pins,
+        objects,
     )

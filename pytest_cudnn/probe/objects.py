@@ -1,0 +1,32 @@
+"""A framework's CUDA-using shared object, read from its headers (issue 10 groundwork).
+
+The dynamic section (DT_NEEDED, DT_RPATH, DT_RUNPATH) and the GPU code of the ``.nv_fatbin`` section are read
+with positioned reads of headers only (:mod:`pytest_cudnn.binaries`): a 500 MB libtorch_cuda.so is neither loaded
+nor mapped.
+"""
+
+from __future__ import annotations
+
+from ..binaries.elf import read_dynamic
+from ..binaries.fatbin import read_gpu_code
+from ..environment import LinkedObject, State
+
+__all__ = ["read_object"]
+
+
+def read_object(path: str) -> LinkedObject:
+    """What the loader and the GPU will find in ``path``; what could not be read is said in ``reason``."""
+    dynamic = read_dynamic(path)
+    code = read_gpu_code(path)
+    problems = [read.reason for read in (dynamic, code) if read.state is State.ERROR and read.reason]
+    section = dynamic.dynamic
+    return LinkedObject(
+        path=path,
+        soname=section.soname if section else None,
+        needed=section.needed if section else (),
+        rpath=section.rpath if section else None,
+        runpath=section.runpath if section else None,
+        sass=code.sass,
+        ptx=code.ptx,
+        reason="; ".join(problems) or None,
+    )
