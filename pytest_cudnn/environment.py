@@ -401,6 +401,8 @@ class Environment:
     paths: tuple[PathCheck, ...] = field(default=())
     unreadable: tuple[Unreadable, ...] = field(default=())
     distributions: tuple[Distribution, ...] = field(default=())
+    # PyTorch and JAX as their files describe them (issue 10: facts only, not yet judged by the diagnosis)
+    frameworks: tuple[FrameworkBuild, ...] = field(default=())
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = to_json(self)

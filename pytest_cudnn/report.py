@@ -10,7 +10,16 @@ from typing import Any
 
 from . import phrases
 from .diagnosis import Finding, Severity, Verdict
-from .environment import ALLOWED_VARIABLES, CudaRuntime, Cudnn, Environment, Resolution, State, by_file
+from .environment import (
+    ALLOWED_VARIABLES,
+    CudaRuntime,
+    Cudnn,
+    Environment,
+    FrameworkBuild,
+    Resolution,
+    State,
+    by_file,
+)
 from .serde import to_json
 from .text import clip, listing, markdown_cell, printable
 
@@ -135,6 +144,33 @@ def _tensorflow_lines(env: Environment) -> list[str]:
     return lines
 
 
+def _framework_lines(build: FrameworkBuild) -> list[str]:
+    """A framework as its files describe it: what it was built for and where each fact was read."""
+    label = {"torch": "PyTorch", "jax": "JAX"}.get(build.name, build.name)
+    head = f"{build.version or '?'} ({build.distribution or 'unknown distribution'}) at {build.location}"
+    lines = [_line(label, head)]
+    if build.is_cuda_build is False:
+        lines.append(_line("", "CPU-only build"))
+    for what, fact in (("CUDA", build.cuda), ("cuDNN", build.cudnn)):
+        if fact is not None:
+            lines.append(_line("", f"built for {what} {fact.value}  ({fact.how}, {fact.source})"))
+    for item in build.objects:
+        how = f"DT_RPATH {item.rpath}" if item.rpath else f"DT_RUNPATH {item.runpath}" if item.runpath else "no RPATH"
+        lines.append(_line("", f"{item.path}: {how}"))
+        if item.needed:
+            lines.append(_line("", f"  needs {', '.join(item.needed)}"))
+        code = [*item.sass, *item.ptx]
+        lines.append(_line("", f"  GPU code: {', '.join(code) if code else 'none found'}"))
+        if item.reason:
+            lines.append(_line("", f"  unread: {item.reason}"))
+    for pin in build.pins:
+        installed = f"installed {pin.installed}" if pin.installed else "not installed beside it"
+        lines.append(_line("", f"pins {pin.package}{pin.specifier}  ({installed})"))
+    if build.reason:
+        lines.append(_line("", build.reason))
+    return lines
+
+
 def _found_by_framework(env: Environment, resolution: Resolution) -> str | None:
     """Where a framework's own search finds a name a plain dlopen cannot: its RUNPATH folders."""
     own = env.resolution(resolution.name, "tensorflow")
@@ -193,6 +229,8 @@ def doctor_text(env: Environment, findings: Sequence[Finding], verdict: Verdict,
     lines += _copies_block("CUDA runtime", [_runtime_line(r) for r in env.cuda_runtimes], "none found")
     lines += _copies_block("cuDNN", [_cudnn_line(c) for c in env.cudnns], "none found")
     lines += _tensorflow_lines(env)
+    for build in env.frameworks:
+        lines += _framework_lines(build)
     if env.resolutions:
         lines += ["", "Loader resolution"]
         for resolution in env.resolutions:

@@ -11,7 +11,7 @@ import pytest
 from pytest_cudnn.environment import Distribution, State
 from pytest_cudnn.probe.torch import probe_torch, read_macros, read_version_py
 
-from .simhost import Compiler
+from .simhost import Compiler, SimHost
 from .test_binaries_elf import build
 from .test_binaries_fatbin import KERNEL, NVCC
 
@@ -180,3 +180,26 @@ def test_a_damaged_cuda_object_is_said_not_guessed(tmp_path: Path) -> None:
 def test_a_cpu_build_has_no_cuda_object_to_read(tmp_path: Path) -> None:
     plant_torch(tmp_path, "2.15.0+cpu", None, macros=None)
     assert probe_torch([str(tmp_path)]).objects == ()
+
+
+def test_the_doctor_reports_torch_from_its_files_and_never_imports_it(host: SimHost, compiler: Compiler) -> None:
+    package = plant_torch(host.site_packages)  # its __init__ raises: importing it would fail the doctor
+    (package / "lib").mkdir()
+    shutil.copyfile(libtorch_cuda(compiler), package / "lib" / "libtorch_cuda.so")
+    host.add_distribution("nvidia-cudnn-cu13", "9.26.0.51")
+    _, report = host.doctor_json()  # the environment also replays: doctor_json decodes it with every rule
+    [torch] = report["environment"]["frameworks"]
+    assert (torch["name"], torch["version"], torch["cuda"]["value"], torch["cudnn"]["value"]) == (
+        "torch",
+        "2.15.0+cu132",
+        "13.2",
+        "9.26.0",
+    )
+    assert torch["objects"][0]["sass"] == ["sm_75", "sm_80"]
+    assert torch["pins"][0]["installed"] == "9.26.0.51"
+    text = host.run("doctor").stdout
+    assert f"PyTorch         2.15.0+cu132 (torch) at {package}" in text
+    assert f"built for CUDA 13.2  (cuda = '13.2', {package / 'version.py'})" in text
+    assert "DT_RPATH $ORIGIN/../../nvidia/cudnn/lib:$ORIGIN" in text
+    assert "GPU code: sm_75, sm_80" in text
+    assert "pins nvidia-cudnn-cu13==9.26.0.51  (installed 9.26.0.51)" in text

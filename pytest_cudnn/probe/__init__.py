@@ -57,7 +57,9 @@ from .discovery import (
     relative_path_entries,
 )
 from .distributions import installed_distributions
+from .jax import probe_jax
 from .tensorflow import probe_tensorflow
+from .torch import probe_torch
 
 __all__ = ["ProbeOptions", "cudnn_siblings_missing", "gather_layout", "probe_environment"]
 
@@ -104,6 +106,11 @@ def probe_environment(options: ProbeOptions | None = None, environ: Mapping[str,
         site_path = [p for p in sys.path if os.path.isabs(p)]
         tensorflow = probe_tensorflow(layout, site_path, fs)
         distributions = installed_distributions(site_path, fs)
+        frameworks = tuple(
+            build
+            for build in (probe_torch(site_path, distributions), probe_jax(site_path, distributions))
+            if build.state is not State.ABSENT
+        )
         cudart_candidates = find_candidates(layout, FAMILIES["cudart"], fs)
         cudnn_candidates = find_candidates(layout, FAMILIES["cudnn"], fs)
         cudart_copies = by_file(cudart_candidates)
@@ -177,6 +184,7 @@ def probe_environment(options: ProbeOptions | None = None, environ: Mapping[str,
         ),
         unreadable=tuple(Unreadable(path, reason) for path, reason in fs.unreadable.items()),
         distributions=distributions,
+        frameworks=frameworks,
     )
 
 
