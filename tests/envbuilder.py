@@ -14,6 +14,7 @@ from typing import Any
 from pytest_cudnn.environment import (
     SCHEMA,
     SCHEMA_VERSION,
+    BuildFact,
     Candidate,
     CudaDriver,
     CudaRuntime,
@@ -21,8 +22,10 @@ from pytest_cudnn.environment import (
     Distribution,
     Driver,
     Environment,
+    FrameworkBuild,
     Gpu,
     Host,
+    LinkedObject,
     PathCheck,
     Resolution,
     State,
@@ -97,6 +100,7 @@ class EnvBuilder:
     copies: list[_Copy] = field(default_factory=list)
     loaded: dict[str, str | None] = field(default_factory=dict)  # name -> what a real dlopen loaded
     distributions: list[Distribution] = field(default_factory=list)
+    frameworks: list[FrameworkBuild] = field(default_factory=list)
     unreadable: list[Unreadable] = field(default_factory=list)
 
     @classmethod
@@ -228,6 +232,29 @@ class EnvBuilder:
         self.copies.append(_Copy("cudnn", path, value, rank, rank if tf_rank is None else tf_rank))
         return self
 
+    def with_torch(
+        self, version: str = "2.15.0+cu132", cuda: str | None = "13.2", sass: tuple[str, ...] = ("sm_75", "sm_120")
+    ) -> EnvBuilder:
+        """PyTorch as the probe reads it from its files: version.py, macros.h and libtorch_cuda.so's fatbin."""
+        location = f"{SITE}/torch"
+        objects = (LinkedObject(f"{location}/lib/libtorch_cuda.so", None, (), "$ORIGIN", None, sass, (), None),)
+        self.frameworks.append(
+            FrameworkBuild(
+                "torch",
+                State.FOUND,
+                None,
+                "torch",
+                version,
+                location,
+                cuda is not None,
+                BuildFact(cuda, f"{location}/version.py", f"cuda = {cuda!r}") if cuda else None,
+                None,
+                (),
+                objects if cuda else (),
+            )
+        )
+        return self
+
     def distribution(self, name: str, version: str, location: str = SITE) -> EnvBuilder:
         self.distributions.append(Distribution(name, version, location))
         return self
@@ -263,6 +290,7 @@ class EnvBuilder:
             paths=tuple(self.paths),
             unreadable=tuple(self.unreadable),
             distributions=tuple(self.distributions),
+            frameworks=tuple(self.frameworks),
         )
 
     def _resolution(self, name: str, context: str) -> Resolution:

@@ -190,6 +190,18 @@ def cudnn_failure(failure: Failure, reason: str, **changes: object) -> Case:
     return build
 
 
+def torch_on(driver: str, cuda_raw: int, *gpus_seen: object, **torch: object) -> Case:
+    """A pip-only host: PyTorch with its wheels and no system toolkit, on driver ``driver``."""
+
+    def build() -> Environment:
+        b = EnvBuilder().with_driver(version=driver, cuda_version_raw=cuda_raw)
+        if gpus_seen:
+            b.with_gpus(*gpus_seen)  # type: ignore[arg-type]
+        return b.with_torch(**torch).build()  # type: ignore[arg-type]
+
+    return build
+
+
 def unreadable(*folders: str) -> Case:
     def build() -> Environment:
         b = EnvBuilder.healthy()
@@ -381,6 +393,18 @@ CASES: list[tuple[str, bool, Case]] = [
         cudnn_failure(Failure.CRASHED, "SIGABRT", missing_dependencies=("libnvrtc.so",)),
     ),
     ("cudnn-dependency-missing", False, cudnn_failure(Failure.CRASHED, "SIGABRT")),
+    # torch 2.15.0+cu132 needs CUDA 13's floor, 580.65.06 (issue 10: it was "holds together" on 550 and 470).
+    ("framework-driver-too-old", True, torch_on("550.54.15", 12040)),
+    ("framework-driver-too-old", True, torch_on("470.82.01", 11040)),
+    ("framework-driver-too-old", False, torch_on("580.65.06", 13000)),
+    ("framework-driver-too-old", False, torch_on("550.54.15", 12040, cuda="12.4")),
+    ("framework-cpu-only", True, torch_on("550.54.15", 12040, version="2.15.0+cpu", cuda=None)),
+    ("framework-cpu-only", False, torch_on("580.65.06", 13000)),
+    # A Volta GPU (7.0) and torch 2.15's SASS from sm_75, no PTX: no kernel runs.
+    ("framework-no-kernels-for-gpu", True, torch_on("580.65.06", 13000, gpu(cc="7.0"))),
+    ("framework-no-kernels-for-gpu", False, torch_on("580.65.06", 13000, gpu(cc="7.5"))),
+    ("framework-ptx-only", True, torch_on("580.65.06", 13000, gpu(cc="9.0"), sass=("sm_80", "compute_80"))),
+    ("framework-ptx-only", False, torch_on("580.65.06", 13000, gpu(cc="8.6"), sass=("sm_80", "compute_80"))),
     ("library-folder-unreadable", True, unreadable("/opt/cudnn/lib")),
     ("library-folder-unreadable", False, unreadable()),
     ("cuda-visible-devices-mig", True, visible("MIG-11111111-2222-3333-4444-555555555555")),
@@ -586,3 +610,19 @@ def test_a_missing_dependency_names_the_wheel_that_provides_it_and_what_it_ships
     assert finding.fix.startswith("pip install 'nvidia-cuda-nvrtc-cu11' (it ships libnvrtc.so.11.2 in ")
     assert "no wheel ships the unversioned libnvrtc.so" in finding.fix
     assert any(line.startswith("source: ") for line in finding.evidence)
+
+
+def test_a_pip_only_torch_on_a_driver_too_old_is_no_longer_said_to_hold_together() -> None:
+    # Issue 10's first failure: torch 2.15.0+cu132 on driver 550, no system toolkit: "holds together", exit 0.
+    env = torch_on("550.54.15", 12040)()
+    result = verdict(diagnose(env))
+    assert not result.ok
+    finding = _only(env, "framework-driver-too-old")
+    assert finding.summary == (
+        "PyTorch 2.15.0+cu132 cannot run here: it is built for CUDA 13.2, which needs driver 580.65.06 or newer; "
+        "the driver is 550.54.15"
+    )
+    assert f"PyTorch 2.15.0+cu132 at {SITE}/torch: built for CUDA 13.2 (cuda = '13.2', {SITE}/torch/version.py)" in (
+        finding.evidence
+    )
+    assert finding.fix.startswith("install a driver >= 580.65.06")

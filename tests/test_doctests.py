@@ -15,6 +15,7 @@ MODULES = [
     "pytest_cudnn.text",
     "pytest_cudnn.phrases",
     "pytest_cudnn.probe.torch",
+    "pytest_cudnn.diagnosis.kernels",
 ]
 
 

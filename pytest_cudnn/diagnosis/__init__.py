@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..environment import Environment
 from .cudnn import cudnn_rules
 from .driver import driver_rules, gpu_rules
+from .frameworks import framework_rules
 from .loader import loader_rules
 from .model import CODES, ORDER, STOPS_ITS_COPY, Finding, Rule, Severity, Verdict, verdict
 from .runtime import gpu_arch_rules, runtime_rules
@@ -40,6 +41,7 @@ RULES: tuple[Rule, ...] = (
     runtime_rules,
     gpu_arch_rules,
     tensorflow_rules,
+    framework_rules,
     cudnn_rules,
     loader_rules,
     path_rules,

@@ -29,7 +29,7 @@ ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 class Finding:
     code: str  # stable, kebab-case, one of CODES
     severity: Severity
-    component: str  # "driver", "gpu", "cuda-runtime", "cudnn", "tensorflow", "loader", "environment"
+    component: str  # "driver", "gpu", "cuda-runtime", "cudnn", "tensorflow", "loader", "environment", "framework"
     summary: str  # one line
     evidence: tuple[str, ...]  # found versions, paths and how they were found; what was expected and by whom
     fix: str
@@ -83,6 +83,10 @@ CODES: dict[str, str] = {
     "cuda-visible-devices-mig": "CUDA_VISIBLE_DEVICES names MIG instances, which are not judged yet",
     "library-folder-unreadable": "a folder the loader searches could not be listed",
     "cuda-device-order": "CUDA numbers these GPUs differently from nvidia-smi",
+    "framework-cpu-only": "a PyTorch or JAX install is a CPU-only build",
+    "framework-driver-too-old": "the driver is older than the CUDA a PyTorch or JAX build needs",
+    "framework-no-kernels-for-gpu": "a PyTorch build carries no kernels for the GPU",
+    "framework-ptx-only": "the GPU runs a PyTorch build only through PTX JIT compilation",
     "windows-tensorflow-no-gpu": "native Windows TensorFlow after 2.10 has no GPU support",
     "windows-dll-path-only": "DLLs found only through PATH, which Python 3.8+ extension loading ignores",
 }

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from packaging.utils import canonicalize_name
@@ -18,6 +17,7 @@ from ..environment import (
     State,
     Via,
 )
+from .kernels import runs_on
 from .model import (
     Finding,
     Severity,
@@ -217,29 +217,14 @@ def _tensorflow_cudnn_version(env: Environment, needs: TensorFlowNeeds) -> Itera
         )
 
 
-def _capability_parts(text: str) -> tuple[str, int, int] | None:
-    match = re.fullmatch(r"(sm|compute)_(\d{1,8})(\d)[a-z]?", text)
-    if not match:
-        return None
-    return match.group(1), int(match.group(2)), int(match.group(3))
-
-
 def _tensorflow_kernels(env: Environment) -> Iterator[Finding]:
     tf = env.tensorflow
-    targets = [parts for parts in (_capability_parts(c) for c in tf.compute_capabilities) if parts]
-    if not targets:
+    if not tf.compute_capabilities:
         return
+    listed = ", ".join(tf.compute_capabilities)
     for gpu in gpus_with_capability(env):
-        cc = parse_version(gpu.compute_capability)
-        if cc is None:
-            continue
-        major, minor = cc.release[0], cc.release[1] if len(cc.release) > 1 else 0
-        # SASS runs on the same major at an equal or higher minor; PTX is JIT-compiled for any newer GPU
-        # (CUDA C++ Programming Guide, "Binary Compatibility" and "PTX Compatibility").
-        sass = any(kind == "sm" and m == major and n <= minor for kind, m, n in targets)
-        ptx = any(kind == "compute" and (m, n) <= (major, minor) for kind, m, n in targets)
-        listed = ", ".join(tf.compute_capabilities)
-        if not sass and not ptx:
+        found = runs_on(tf.compute_capabilities, gpu.compute_capability or "")
+        if found is None:
             yield make_finding(
                 "tensorflow-no-kernels-for-gpu",
                 Severity.ERROR,
@@ -248,7 +233,7 @@ def _tensorflow_kernels(env: Environment) -> Iterator[Finding]:
                 (f"{tf.build_info_path}: cuda_compute_capabilities = {listed}",),
                 "use a TensorFlow release built for this GPU's architecture, or build TensorFlow from source for it",
             )
-        elif not sass:
+        elif found == "ptx":
             yield make_finding(
                 "tensorflow-ptx-only",
                 Severity.INFO,
