@@ -271,6 +271,29 @@ def _driver_headline(env: Environment, findings: Sequence[Finding]) -> str:
     return said or f"no usable NVIDIA driver ({driver.reason or driver.state.value})"
 
 
+def _framework_headline(env: Environment, build: FrameworkBuild, findings: Sequence[Finding]) -> str:
+    """'PyTorch 2.15.0+cu132: CUDA 13.2, cuDNN 9.26.0, kernels sm_75-sm_120: cannot run: ...' (issue 10)."""
+    facts = [f"CUDA {build.cuda.value}" if build.cuda else "", f"cuDNN {build.cudnn.value}" if build.cudnn else ""]
+    code = [target for item in build.objects for target in (*item.sass, *item.ptx)]
+    if code:
+        facts.append(f"kernels {code[0]}" + (f"-{code[-1]}" if len(code) > 1 else ""))
+    if build.is_cuda_build is False:
+        facts.append("CPU-only build")
+    mine = [f for f in findings if build.location and build.location in f.subjects]
+    error = next((f for f in mine if f.severity is Severity.ERROR), None)
+    if error is not None:
+        said = f"cannot run: {error.summary}"
+    elif build.is_cuda_build is False:
+        said = "it will not use the GPU"
+    elif env.driver.state is not State.FOUND:
+        said = "no NVIDIA driver to run on"
+    else:  # the copies it loads are not judged yet (issue 10): only its build was
+        said = "its build fits this driver and these GPUs"
+    name = {"torch": "PyTorch", "jax": "JAX"}.get(build.name, build.name)
+    detail = ", ".join(fact for fact in facts if fact)
+    return f"{name} {build.version or '?'}" + (f": {detail}" if detail else "") + f": {said}"
+
+
 def header_lines(
     env: Environment,
     findings: Sequence[Finding],
@@ -294,6 +317,7 @@ def header_lines(
     lines = [
         f"pytest-cudnn: {_driver_headline(env, findings)}{origin}",
         "pytest-cudnn: " + ", ".join(parts),
+        *(f"pytest-cudnn: {_framework_headline(env, build, findings)}" for build in env.frameworks),
         f"pytest-cudnn: {verdict.summary}",
     ]
     if verbose:

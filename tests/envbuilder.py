@@ -39,6 +39,8 @@ SITE = "/venv/lib/python3.11/site-packages"
 WHEEL_CUDNN = f"{SITE}/nvidia/cudnn/lib"
 WHEEL_RUNTIME = f"{SITE}/nvidia/cuda_runtime/lib"
 GiB = 1024**3
+# The SASS in torch 2.15.0's libtorch_cuda.so, no PTX (shared/docs/frameworks.md, measured).
+TORCH_2_15_SASS = ("sm_75", "sm_80", "sm_86", "sm_90", "sm_90a", "sm_100", "sm_100a", "sm_103", "sm_120")
 
 
 def gpu(
@@ -233,7 +235,7 @@ class EnvBuilder:
         return self
 
     def with_torch(
-        self, version: str = "2.15.0+cu132", cuda: str | None = "13.2", sass: tuple[str, ...] = ("sm_75", "sm_120")
+        self, version: str = "2.15.0+cu132", cuda: str | None = "13.2", sass: tuple[str, ...] = TORCH_2_15_SASS
     ) -> EnvBuilder:
         """PyTorch as the probe reads it from its files: version.py, macros.h and libtorch_cuda.so's fatbin."""
         location = f"{SITE}/torch"

@@ -103,3 +103,19 @@ def test_a_library_tensorflow_finds_through_its_runpath_is_not_said_missing() ->
     assert "the loader finds no copy" not in text
     assert "libcudnn.so.9: a plain dlopen finds no copy; TensorFlow finds " in text
     assert verdict(findings).ok
+
+
+def test_the_header_has_a_line_per_framework_with_its_build_and_its_verdict() -> None:
+    too_old = EnvBuilder().with_driver(version="550.54.15", cuda_version_raw=12040).with_torch().build()
+    assert _header(too_old, verbose=False)[2] == (
+        "pytest-cudnn: PyTorch 2.15.0+cu132: CUDA 13.2, kernels sm_75-sm_120: cannot run: PyTorch 2.15.0+cu132 "
+        "cannot run here: it is built for CUDA 13.2, which needs driver 580.65.06 or newer; the driver is 550.54.15"
+    )
+    fits = EnvBuilder().with_driver(version="580.65.06", cuda_version_raw=13000).with_torch().build()
+    assert _header(fits, verbose=False)[2] == (
+        "pytest-cudnn: PyTorch 2.15.0+cu132: CUDA 13.2, kernels sm_75-sm_120: its build fits this driver and these GPUs"
+    )
+    cpu = EnvBuilder().with_torch(version="2.15.0+cpu", cuda=None).build()
+    assert _header(cpu, verbose=False)[2] == (
+        "pytest-cudnn: PyTorch 2.15.0+cpu: CPU-only build: it will not use the GPU"
+    )

@@ -31,6 +31,11 @@ def framework_rules(env: Environment) -> Iterator[Finding]:
             yield from _framework(env, build)
 
 
+def _subject(build: FrameworkBuild) -> tuple[str, ...]:
+    """A framework finding is about the framework's package folder (findings about library copies name theirs)."""
+    return (build.location,) if build.location else ()
+
+
 def label(build: FrameworkBuild) -> str:
     return f"{_LABEL.get(build.name, build.name)} {build.version or '(version unknown)'}"
 
@@ -44,6 +49,7 @@ def _framework(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
             f"{label(build)} ({build.distribution}) is a CPU-only build: it will not use the GPU",
             (f"{build.location}: no CUDA build ({build.reason or 'its files name no CUDA'})",),
             _CUDA_BUILD.get(build.name, f"install a CUDA build of {build.name}"),
+            _subject(build),
         )
         return
     yield from _driver(env, build)
@@ -72,6 +78,7 @@ def _driver(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
             cite(floor[1].source),
         ),
         f"install a driver >= {floor[0]}, or a {_LABEL.get(build.name, build.name)} build for an older CUDA",
+        _subject(build),
     )
 
 
@@ -91,6 +98,7 @@ def _kernels(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
                 f"{label(build)} has no kernels for {gpu_text(gpu)}: no SASS for it and no PTX",
                 (f"{where}: GPU code {listed}",),
                 f"use a {_LABEL.get(build.name, build.name)} build whose architectures include this GPU's",
+                _subject(build),
             )
         elif found == "ptx":
             yield make_finding(
@@ -100,4 +108,5 @@ def _kernels(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
                 f"{label(build)} runs on {gpu_text(gpu)} only through PTX JIT (slow first start)",
                 (f"{where}: GPU code {listed}",),
                 "expect minutes of JIT compilation on first use; set CUDA_CACHE_MAXSIZE so the cache keeps it",
+                _subject(build),
             )
