@@ -17,6 +17,7 @@ __all__ = [
     "copy",
     "cudart_library",
     "cudnn_library",
+    "framework",
     "gpu",
     "nvml_library",
     "size",
@@ -75,3 +76,11 @@ def cudart_library(system: str) -> str:
 
 def cudnn_library(system: str) -> str:
     return "cudnn64_*.dll" if system == "Windows" else "libcudnn.so.*"
+
+
+_FRAMEWORKS = {"torch": "PyTorch", "jax": "JAX", "tensorflow": "TensorFlow", "cupy": "CuPy"}
+
+
+def framework(name: str) -> str:
+    """A framework's name as its users write it, from its import name: 'torch' -> 'PyTorch'."""
+    return _FRAMEWORKS.get(name, name)

@@ -146,7 +146,7 @@ def _tensorflow_lines(env: Environment) -> list[str]:
 
 def _framework_lines(build: FrameworkBuild) -> list[str]:
     """A framework as its files describe it: what it was built for and where each fact was read."""
-    label = {"torch": "PyTorch", "jax": "JAX"}.get(build.name, build.name)
+    label = phrases.framework(build.name)
     head = f"{build.version or '?'} ({build.distribution or 'unknown distribution'}) at {build.location}"
     lines = [_line(label, head)]
     if build.is_cuda_build is False:
@@ -289,7 +289,7 @@ def _framework_headline(env: Environment, build: FrameworkBuild, findings: Seque
         said = "no NVIDIA driver to run on"
     else:  # the copies it loads are not judged yet (issue 10): only its build was
         said = "its build fits this driver and these GPUs"
-    name = {"torch": "PyTorch", "jax": "JAX"}.get(build.name, build.name)
+    name = phrases.framework(build.name)
     detail = ", ".join(fact for fact in facts if fact)
     return f"{name} {build.version or '?'}" + (f": {detail}" if detail else "") + f": {said}"
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from .. import phrases
 from ..compat import cuda as cuda_facts
 from ..environment import Environment, FrameworkBuild, State
 from .kernels import runs_on
 from .model import Finding, Severity, cite, make_finding
 from .stack import gpu_text, gpus_with_capability
 
-_LABEL = {"torch": "PyTorch", "jax": "JAX"}
 _CUDA_BUILD = {
     "torch": "pip install torch (the Linux wheels on PyPI are CUDA builds), or a CUDA variant from PyTorch's index",
     "jax": "pip install 'jax[cuda12]' (or jax[cuda13]): JAX's GPU support is a separate CUDA plugin",
@@ -37,7 +37,7 @@ def _subject(build: FrameworkBuild) -> tuple[str, ...]:
 
 
 def label(build: FrameworkBuild) -> str:
-    return f"{_LABEL.get(build.name, build.name)} {build.version or '(version unknown)'}"
+    return f"{phrases.framework(build.name)} {build.version or '(version unknown)'}"
 
 
 def _framework(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
@@ -77,7 +77,7 @@ def _driver(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
             f"driver {driver.version} is below {floor[0]}, {floor[1].rule}",
             cite(floor[1].source),
         ),
-        f"install a driver >= {floor[0]}, or a {_LABEL.get(build.name, build.name)} build for an older CUDA",
+        f"install a driver >= {floor[0]}, or a {phrases.framework(build.name)} build for an older CUDA",
         _subject(build),
     )
 
@@ -97,7 +97,7 @@ def _kernels(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
                 "framework",
                 f"{label(build)} has no kernels for {gpu_text(gpu)}: no SASS for it and no PTX",
                 (f"{where}: GPU code {listed}",),
-                f"use a {_LABEL.get(build.name, build.name)} build whose architectures include this GPU's",
+                f"use a {phrases.framework(build.name)} build whose architectures include this GPU's",
                 _subject(build),
             )
         elif found == "ptx":
