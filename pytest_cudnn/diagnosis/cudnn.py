@@ -19,6 +19,7 @@ from .model import (
     Finding,
     Severity,
     cite,
+    folder_of,
     major,
     major_minor,
     make_finding,
@@ -147,7 +148,7 @@ def _dependency_fix(cudnn: Cudnn) -> tuple[str, str]:
     missing = cudnn.missing_dependencies[0]
     found = provider(missing, major(cudnn.cudart_version))
     if found is None:
-        folder = cudnn.path.rsplit("/", 1)[0] if "/" in cudnn.path else cudnn.path.rsplit("\\", 1)[0]
+        folder = folder_of(cudnn.path)
         return f"install the library that provides {missing} where the loader finds it (beside {folder})", ""
     if found.package is None:
         return f"install {missing}: {found.note}", cite(found.source)

@@ -137,6 +137,13 @@ def make_finding(
     return Finding(code, severity, component, summary, tuple(e for e in evidence if e), fix, tuple(subjects))
 
 
+def folder_of(path: str) -> str:
+    """The folder of a Linux or Windows path, as the host wrote it: '/opt/cuda/lib64/libcudart.so.12' ->
+    '/opt/cuda/lib64', 'C:\\CUDA\\bin\\cudart64_110.dll' -> 'C:\\CUDA\\bin'."""
+    trimmed = path.rstrip("/\\")
+    return trimmed.rsplit("/" if "/" in trimmed else "\\", 1)[0]
+
+
 def cite(key: str) -> str:
     return f"source: {SOURCES[key]}"
 

@@ -22,6 +22,7 @@ from .model import (
     Finding,
     Severity,
     cite,
+    folder_of,
     major,
     make_finding,
     parse_version,
@@ -145,7 +146,7 @@ def _tensorflow_library(env: Environment, needs: TensorFlowNeeds, kind: str) -> 
         evidence.append(cite(needs.tested.source))
     label = "CUDA runtime" if kind == "cudart" else "cuDNN"
     if unseen:
-        folder = unseen[0].path.rsplit("/", 1)[0] if "/" in unseen[0].path else unseen[0].path.rsplit("\\", 1)[0]
+        folder = folder_of(unseen[0].path)
         fix = (
             f"add {folder} to PATH, or call os.add_dll_directory({folder!r}) before TensorFlow is imported"
             if env.host.system == "Windows"
@@ -184,7 +185,7 @@ def _tensorflow_shadowing(env: Environment, needs: TensorFlowNeeds, resolution: 
             f"shadowed: {wheel.path} (via {phrases.via(wheel.via)})",
             "the loader searches LD_LIBRARY_PATH before TensorFlow's RUNPATH (ld.so(8)); pytorch/pytorch#80637",
         ),
-        f"remove {winner.path.rsplit('/', 1)[0]} from LD_LIBRARY_PATH for this environment",
+        f"remove {folder_of(winner.path)} from LD_LIBRARY_PATH for this environment",
     )
 
 
@@ -251,7 +252,7 @@ def _tensorflow_wheels(env: Environment) -> Iterator[Finding]:
     pins = tf_facts.and_cuda_pins(tf.version or "")
     if pins is None or not tf.location:
         return
-    site = _parent(tf.location)
+    site = folder_of(tf.location)
     for package, spec in ((pins.cudnn_package, pins.cudnn), (pins.runtime_package, pins.runtime)):
         installed = next(
             (d for d in env.distributions if _same_name(d.name, package) and _same_folder(d.location, site)), None
@@ -267,10 +268,6 @@ def _tensorflow_wheels(env: Environment) -> Iterator[Finding]:
             (f"{installed.name} {installed.version} in {installed.location}", cite(pins.source)),
             f"pip install '{package}{spec}'",
         )
-
-
-def _parent(path: str) -> str:
-    return path.rstrip("/\\").rsplit("/" if "/" in path else "\\", 1)[0]
 
 
 def _same_name(a: str, b: str) -> bool:

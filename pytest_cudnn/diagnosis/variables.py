@@ -19,6 +19,7 @@ from .model import (
     Finding,
     Severity,
     cite,
+    folder_of,
     make_finding,
     parse_version,
 )
@@ -133,7 +134,7 @@ def windows_rules(env: Environment) -> Iterator[Finding]:
     for copy in list(env.cuda_runtimes) + list(env.cudnns):
         loader = [v for v in copy.via if v in LOADER_VIAS]
         if loader and set(loader) == {Via.PATH}:
-            folder = copy.path.rsplit("\\", 1)[0]
+            folder = folder_of(copy.path)
             yield make_finding(
                 "windows-dll-path-only",
                 Severity.INFO,
