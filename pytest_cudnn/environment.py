@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .files import FileRefused, read_regular
+from .files import FileRefused, read_regular, size_text
 from .serde import DecodeError, Rule, from_json, rule, to_json
 from .versions import is_pep440
 
@@ -486,12 +486,9 @@ def _read_snapshot(source: str) -> bytes:
     except OSError as error:
         raise InvalidSnapshot(source, f"cannot be read: {error.strerror or error}") from None
     except FileRefused as refused:
-        limit = (
-            f"{MAX_SNAPSHOT_BYTES // 2**20} MiB" if MAX_SNAPSHOT_BYTES % 2**20 == 0 else f"{MAX_SNAPSHOT_BYTES} bytes"
-        )
-        if refused.too_large and str(refused).startswith("holds"):
+        if refused.read_past:
             raise InvalidSnapshot(source, f"{refused}, the most a snapshot can be") from None
-        suffix = f"; a snapshot is at most {limit}" if refused.too_large else ""
+        suffix = f"; a snapshot is at most {size_text(MAX_SNAPSHOT_BYTES)}" if refused.too_large else ""
         raise InvalidSnapshot(source, f"{refused}{suffix}") from None
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import stat
 
-__all__ = ["FileRefused", "open_regular", "read_regular"]
+__all__ = ["FileRefused", "open_regular", "read_regular", "size_text"]
 
 _NOT_REGULAR = (
     (stat.S_ISDIR, "a folder"),
@@ -32,9 +32,10 @@ _FLAGS = (
 class FileRefused(ValueError):
     """A file that is not a regular file, or larger than the reader accepts; the message says which."""
 
-    def __init__(self, problem: str, too_large: bool = False) -> None:
+    def __init__(self, problem: str, too_large: bool = False, read_past: bool = False) -> None:
         super().__init__(problem)
-        self.too_large = too_large
+        self.too_large = too_large  # more than the limit: by its size, or (read_past) by what reading found
+        self.read_past = read_past  # its size said less (0 for /proc files), reading went past the limit
 
 
 def open_regular(path: str) -> tuple[int, int]:
@@ -72,9 +73,10 @@ def read_regular(path: str, limit: int, *, whole: bool = True) -> bytes:
     finally:
         os.close(fd)
     if whole and left <= 0:
-        raise FileRefused(f"holds more than {_size(limit)}", too_large=True)
+        raise FileRefused(f"holds more than {size_text(limit)}", too_large=True, read_past=True)
     return b"".join(chunks)
 
 
-def _size(count: int) -> str:
+def size_text(count: int) -> str:
+    """'16 MiB' for whole MiB, else the count of bytes."""
     return f"{count // 2**20} MiB" if count % 2**20 == 0 else f"{count} bytes"
