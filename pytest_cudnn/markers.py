@@ -227,13 +227,15 @@ def _contains(spec: SpecifierSet | None, version: str | None) -> bool:
         return False
 
 
+def _stops(finding: Finding) -> bool:
+    """Whether a finding says its subject copies cannot run: an error, or a finding that stops its copy whatever
+    its severity for the host as a whole."""
+    return finding.code in STOPS_ITS_COPY or finding.severity is Severity.ERROR
+
+
 def _errors_about(findings: Sequence[Finding], path: str) -> Finding | None:
-    """The first finding that this very copy cannot run: an error about it, or a finding that stops its copy
-    whatever its severity for the host as a whole."""
-    return next(
-        (f for f in findings if path in f.subjects and (f.code in STOPS_ITS_COPY or f.severity is Severity.ERROR)),
-        None,
-    )
+    """The first finding that this very copy cannot run."""
+    return next((f for f in findings if path in f.subjects and _stops(f)), None)
 
 
 def _fail(
@@ -302,9 +304,7 @@ def judge(
 
 
 def _unusable(findings: Sequence[Finding]) -> frozenset[str]:
-    return frozenset(
-        path for f in findings if f.code in STOPS_ITS_COPY or f.severity is Severity.ERROR for path in f.subjects
-    )
+    return frozenset(path for f in findings if _stops(f) for path in f.subjects)
 
 
 def _judge_copy(

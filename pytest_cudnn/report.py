@@ -10,6 +10,7 @@ from typing import Any
 
 from . import phrases
 from .diagnosis import Finding, Severity, Verdict
+from .diagnosis.frameworks import label
 from .environment import (
     ALLOWED_VARIABLES,
     CudaRuntime,
@@ -289,9 +290,8 @@ def _framework_headline(env: Environment, build: FrameworkBuild, findings: Seque
         said = "no NVIDIA driver to run on"
     else:  # the copies it loads are not judged yet (issue 10): only its build was
         said = "its build fits this driver and these GPUs"
-    name = phrases.framework(build.name)
     detail = ", ".join(fact for fact in facts if fact)
-    return f"{name} {build.version or '?'}" + (f": {detail}" if detail else "") + f": {said}"
+    return label(build) + (f": {detail}" if detail else "") + f": {said}"
 
 
 def header_lines(
