@@ -14,12 +14,12 @@ import json
 import os
 import stat
 import sys
-import tempfile
 from collections.abc import Sequence
 
 from . import __version__
 from .diagnosis import diagnose, verdict
 from .environment import Environment, InvalidSnapshot, load_snapshot
+from .files import write_atomically
 from .report import doctor_json, doctor_text
 
 __all__ = ["main"]
@@ -165,24 +165,13 @@ def _snapshot(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
         sys.stdout.flush()
         return EXIT_OK
-    temporary = None
     try:
-        # Write beside the target and rename, so an interrupted run never leaves half a snapshot; and remove the
-        # temporary file whatever stops the write (a full disk, Ctrl-C).
-        with tempfile.NamedTemporaryFile(
-            "w", dir=os.path.dirname(os.path.abspath(args.output)), delete=False, suffix=".tmp", encoding="utf-8"
-        ) as handle:
-            temporary = handle.name
-            handle.write(text)
-        os.replace(temporary, args.output)
-        temporary = None
+        # Never half a snapshot. Readable by its owner only, as snapshots have always been written: one records
+        # this machine's paths, versions and variables until its owner decides to share it.
+        write_atomically(args.output, text, mode=0o600)
     except OSError as error:
         _error(f"error: cannot write {args.output}: {error.strerror or error}")
         return EXIT_USAGE
-    finally:
-        if temporary is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
     _error(f"wrote {args.output}")
     return EXIT_OK
 

@@ -9,9 +9,11 @@ was opened, never by a look before, and read up to a limit.
 from __future__ import annotations
 
 import os
+import secrets
 import stat
+from pathlib import Path
 
-__all__ = ["FileRefused", "open_regular", "read_regular", "size_text"]
+__all__ = ["FileRefused", "open_regular", "read_regular", "size_text", "write_atomically"]
 
 _NOT_REGULAR = (
     (stat.S_ISDIR, "a folder"),
@@ -80,3 +82,22 @@ def read_regular(path: str, limit: int, *, whole: bool = True) -> bytes:
 def size_text(count: int) -> str:
     """'16 MiB' for whole MiB, else the count of bytes."""
     return f"{count // 2**20} MiB" if count % 2**20 == 0 else f"{count} bytes"
+
+
+def write_atomically(path: str | Path, text: str, *, mode: int = 0o666, make_folders: bool = False) -> None:
+    """Write beside ``path`` and rename over it: readers, and writers finishing at the same moment, see one whole
+    file or another, never a mixture or half of one (rename(2) replaces atomically within a file system). The
+    temporary file is removed whatever stops the write (a full disk, Ctrl-C). ``mode`` is filtered by the umask,
+    as open() does; ``make_folders`` creates missing parent folders first."""
+    target = Path(path)
+    if make_folders:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), mode)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(temporary, target)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise

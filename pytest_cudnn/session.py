@@ -7,7 +7,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import secrets
 import shlex
 import sys
 import weakref
@@ -21,6 +20,7 @@ from packaging.specifiers import SpecifierSet
 from .devices import assign_devices, cuda_visible_value
 from .diagnosis import Finding, Verdict, diagnose, selected_cudnn, selected_runtime, verdict, visible_gpus
 from .environment import Environment, Gpu, InvalidSnapshot, load_snapshot
+from .files import write_atomically
 from .gpu import CudnnError, CudnnHandle, GpuDevice, create_cudnn_handle
 from .markers import Outcome, Requirement, judge
 from .report import header_lines, markdown_summary
@@ -505,7 +505,7 @@ class GpuRun:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if self.report_path is not None:
             try:
-                _write_atomically(self.report_path, json.dumps(self.document(), indent=2))
+                write_atomically(self.report_path, json.dumps(self.document(), indent=2), make_folders=True)
             except OSError as error:
                 self.problems.append(
                     f"could not write --gpu-report {self.report_path}: {_reason(error, self.report_path)}"
@@ -540,23 +540,6 @@ def _reason(error: OSError, path: Path) -> str:
     if error.filename and Path(error.filename) in path.parents:
         reason += f": {error.filename}"
     return reason
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """Write beside ``path`` and rename over it: readers, and runs finishing at the same moment, see one whole
-    report or another, never a mixture (rename(2) replaces atomically within a file system). Missing folders are
-    created, as --junitxml does."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    # os.open with 0o666 lets the umask decide the permissions, as open() would; mkstemp would force 0o600.
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
 
 
 RUN = pytest.StashKey[GpuRun]()
