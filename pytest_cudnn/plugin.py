@@ -20,7 +20,8 @@ import pytest
 
 from .gpu import CudnnHandle, GpuDevice
 from .markers import MARKERS, InvalidMarker, Requirement, judge, parse_marker
-from .session import ENV_REQUIRE_GPU, REPORT_ATTRIBUTE, GpuRun, inspect_only, leave, run_of
+from .session import REPORT_ATTRIBUTE, GpuRun, inspect_only, leave, run_of
+from .settings import ENV_REQUIRE_GPU
 
 __all__ = ["CudnnHandle", "GpuDevice"]
 

@@ -1,16 +1,14 @@
-"""One pytest run's view of the GPU stack: settings, the environment (probed once), xdist GPU assignment and the
-records behind the summary and the reports. :mod:`pytest_cudnn.plugin` keeps only the hooks.
+"""One pytest run's view of the GPU stack: its settings (read and checked by :mod:`pytest_cudnn.settings`), the
+environment (probed once), xdist GPU assignment and the records behind the summary and the reports.
+:mod:`pytest_cudnn.plugin` keeps only the hooks.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
-import shlex
 import sys
 import weakref
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -25,21 +23,25 @@ from .gpu import CudnnError, CudnnHandle, GpuDevice, create_cudnn_handle
 from .markers import Outcome, Requirement, judge
 from .report import header_lines, markdown_summary
 from .serde import to_json
+from .settings import (
+    check_writable,
+    ini_bool,
+    misread_option,
+    number_setting,
+    path_option,
+    require_gpu_setting,
+    whole_setting,
+)
 
-__all__ = ["ENV_REQUIRE_GPU", "REPORT_ATTRIBUTE", "GpuRun", "inspect_only", "leave", "run_of", "xdist_worker_ids"]
+__all__ = ["REPORT_ATTRIBUTE", "GpuRun", "inspect_only", "leave", "run_of", "xdist_worker_ids"]
 
-ENV_REQUIRE_GPU = "PYTEST_CUDNN_REQUIRE_GPU"
 # The TestReport attribute a test's GPU facts travel under. Reports carry arbitrary extra attributes through
 # pytest's own report serialisation (pytest_report_to_serializable, which pytest-xdist uses), so the facts reach
 # the controller without touching item.user_properties, which junitxml writes into every <testcase>.
 REPORT_ATTRIBUTE = "pytest_cudnn"
 _FACTS = pytest.StashKey[dict[str, Any]]()
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
 # Options whose presence means nothing runs: no environment is needed, nothing is reported.
 _INSPECT_ONLY = ("help", "collectonly", "showfixtures", "show_fixtures_per_test", "setupplan", "cacheshow")
-# The file names pytest reads its configuration from (pytest's findpaths.locate_config), nearest folder first.
-_CONFIG_FILES = ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 
 # The pytest sessions configured in this process and not yet unconfigured. A session started while another one
 # runs (pytester's runpytest and inline_run start one inside a test) is nested: it probes only when something asks
@@ -68,146 +70,6 @@ def xdist_worker_ids(config: pytest.Config) -> list[str]:
     return [f"gw{index}" for index in range(len(specs))]
 
 
-# Settings -----------------------------------------------------------------------------------------------
-
-
-def _ini_where(config: pytest.Config, key: str) -> str:
-    return f"the {key} ini key in {config.inipath}" if config.inipath else f"the {key} ini key"
-
-
-def _ini_bool(config: pytest.Config, key: str) -> bool:
-    try:
-        return bool(config.getini(key))
-    except (ValueError, TypeError, pytest.UsageError) as error:
-        # pytest's own message quotes the value but names neither the key nor, for an ini file, the file.
-        detail = str(error).removeprefix(f"{config.inipath}: ")
-        raise pytest.UsageError(
-            f"{_ini_where(config, key)}: {detail}; expected true/false, yes/no, 1/0 or on/off"
-        ) from None
-
-
-def _require_gpu(config: pytest.Config, environ: dict[str, str]) -> bool:
-    cli = config.getoption("cudnn_require_gpu")
-    if cli is not None:
-        return bool(cli)
-    raw = environ.get(ENV_REQUIRE_GPU)
-    if raw is not None:
-        value = raw.strip().lower()
-        if value in _TRUE:
-            return True
-        if value in _FALSE:
-            return False
-        raise pytest.UsageError(
-            f"the environment variable {ENV_REQUIRE_GPU}={raw!r}: expected 1/0, true/false, yes/no or on/off"
-        )
-    return _ini_bool(config, "require_gpu")
-
-
-def _setting(config: pytest.Config, option: str, flag: str, ini: str) -> tuple[object, str]:
-    """A setting's raw value and where it came from, for error messages."""
-    cli = config.getoption(option)
-    if cli is not None:
-        return cli, flag
-    return config.getini(ini), _ini_where(config, ini)
-
-
-def _number(config: pytest.Config, option: str, flag: str, ini: str, low: float, high: float) -> float:
-    raw, where = _setting(config, option, flag, ini)
-    try:
-        value = float(str(raw))
-    except ValueError:
-        value = low - 1
-    if not low <= value <= high:
-        raise pytest.UsageError(f"{where}: {raw!r} is not a number between {low:g} and {high:g}")
-    return value
-
-
-def _whole(config: pytest.Config, option: str, flag: str, ini: str, low: int, high: int) -> int:
-    raw, where = _setting(config, option, flag, ini)
-    text = str(raw).strip()
-    if not (text.isascii() and text.isdigit()) or not low <= int(text) <= high:
-        raise pytest.UsageError(f"{where}: {raw!r} is not a whole number between {low} and {high}")
-    return int(text)
-
-
-def _path_option(config: pytest.Config, option: str, flag: str, metavar: str) -> Path | None:
-    """An absolute path: resolved against the invocation folder now, so a test that changes the working folder
-    cannot move it."""
-    raw: str | None = config.getoption(option)
-    if raw is None:
-        return None
-    if not raw.strip():
-        raise pytest.UsageError(f"{flag}: an empty value; write {flag}={metavar}")
-    return Path(os.path.normpath(config.invocation_params.dir / os.path.expanduser(raw)))
-
-
-def _check_writable(path: Path, flag: str) -> None:
-    """What can be known before the run about writing ``path`` at its end; missing folders are created then."""
-    if path.is_dir():
-        raise pytest.UsageError(f"{flag} {path}: is a folder; give a file path")
-    for folder in path.parents:
-        if folder.exists():
-            if not folder.is_dir():
-                raise pytest.UsageError(f"{flag} {path}: {folder} is not a folder")
-            if not os.access(folder, os.W_OK | os.X_OK):
-                raise pytest.UsageError(f"{flag} {path}: cannot create files in {folder}")
-            return
-
-
-def _nearest_config_folder(start: Path) -> Path | None:
-    for folder in (start, *start.parents):
-        if any((folder / name).is_file() for name in _CONFIG_FILES):
-            return folder
-    return None
-
-
-def _common_folder(paths: Sequence[Path], default: Path) -> Path:
-    folders = [path if path.is_dir() else path.parent for path in paths if path.exists()]
-    return Path(os.path.commonpath(folders)) if folders else default
-
-
-def misread_option(config: pytest.Config, environ: dict[str, str]) -> str | None:
-    """pytest chooses the rootdir and the configuration file before it knows any plugin option, taking every
-    argument that names an existing path for a test path (findpaths.determine_setup). ``--gpu-env FILE`` (two
-    words) thus pulls the search towards FILE's folder; when that changes which configuration file is found,
-    the run would silently use another project's settings, or none."""
-    if config.option.rootdir or config.option.inifilename:
-        return None
-    here = config.invocation_params.dir
-    # pytest reads PYTEST_ADDOPTS before the command line, the same way.
-    tokens = [*shlex.split(environ.get("PYTEST_ADDOPTS", "")), *config.invocation_params.args]
-    if config.args_source is pytest.Config.ArgsSource.ARGS:
-        tests = _common_folder([here / arg.split("::")[0] for arg in config.args], here)
-    else:
-        tests = here
-    for flag, value in itertools.pairwise(tokens):
-        if flag == "--":
-            break
-        if flag not in ("--gpu-env", "--gpu-report"):
-            continue
-        path = here / value
-        if not path.exists():
-            continue
-        folder = Path(os.path.normpath(path if path.is_dir() else path.parent))
-        if folder == tests or tests in folder.parents:
-            continue
-        expected = _nearest_config_folder(tests)
-        chosen = config.inipath.parent if config.inipath else None
-        if expected == chosen:
-            continue
-        found = f"the configuration file {config.inipath}" if config.inipath else "no configuration file"
-        missed = f"the one in {expected}" if expected else "none"
-        return (
-            f"{flag} {value}: pytest chose the rootdir ({config.rootpath}) and the configuration file before it "
-            f"knew pytest-cudnn's options, so it took {value} for a test path: it used {found} instead of "
-            f"{missed}. Write {flag}={value} (one word), or pass --rootdir."
-        )
-    return None
-
-
-# The run --------------------------------------------------------------------------------------------------
-
-
 class GpuRun:
     """Lives in ``config.stash``; created on first use (xdist asks for worker counts before pytest_configure)."""
 
@@ -217,12 +79,12 @@ class GpuRun:
         # later, in a test's setup, must see the session's environment and interpreter, not the test's.
         self.environ = dict(os.environ)
         self.python = sys.executable
-        self.require_gpu = _require_gpu(config, self.environ)
-        self.timeout = _number(config, "cudnn_timeout", "--gpu-probe-timeout", "gpu_probe_timeout", 0.001, 3600)
-        self.per_worker = _whole(config, "cudnn_per_worker", "--gpus-per-worker", "gpus_per_worker", 1, 1024)
-        self.assign = _ini_bool(config, "gpu_assign") and config.getoption("cudnn_assign") is not False
-        self.report_path = _path_option(config, "cudnn_report", "--gpu-report", "PATH")
-        snapshot = _path_option(config, "cudnn_env", "--gpu-env", "FILE")
+        self.require_gpu = require_gpu_setting(config, self.environ)
+        self.timeout = number_setting(config, "cudnn_timeout", "--gpu-probe-timeout", "gpu_probe_timeout", 0.001, 3600)
+        self.per_worker = whole_setting(config, "cudnn_per_worker", "--gpus-per-worker", "gpus_per_worker", 1, 1024)
+        self.assign = ini_bool(config, "gpu_assign") and config.getoption("cudnn_assign") is not False
+        self.report_path = path_option(config, "cudnn_report", "--gpu-report", "PATH")
+        snapshot = path_option(config, "cudnn_env", "--gpu-env", "FILE")
         self.snapshot: str | None = config.getoption("cudnn_env") if snapshot else None
         self.replaying = snapshot is not None  # nothing is read live, nothing a snapshot names is loaded
         self.replayed: Environment | None = None
@@ -261,7 +123,7 @@ class GpuRun:
         if misread:
             raise pytest.UsageError(misread)
         if self.report_path is not None and not inspect_only(self.config):
-            _check_writable(self.report_path, "--gpu-report")
+            check_writable(self.report_path, "--gpu-report")
 
     # The environment ---------------------------------------------------------------------------------
     @property
