@@ -45,14 +45,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="run the tests against the real nvidia-cudnn-cu12 wheel (~700 MB; tox -e cudnn-wheel installs it)",
     )
+    parser.addoption(
+        "--framework-wheels",
+        action="store_true",
+        help="run the tests against real CUDA builds of torch, JAX and TensorFlow (~12 GB; tox -e frameworks)",
+    )
+
+
+# Each opt-in option and the marker of the tests it selects.
+_OPT_INS = {"--cudnn-wheel": "cudnn_wheel", "--framework-wheels": "framework_wheels"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The real-cuDNN tests are deselected (not skipped) unless asked for: the wheel is too big for every run."""
-    if config.getoption("--cudnn-wheel"):
+    """The tests of real wheels are deselected (not skipped) unless asked for: the wheels are too big for every run."""
+    markers = [marker for option, marker in _OPT_INS.items() if not config.getoption(option)]
+    if not markers:
         return
-    selected = [item for item in items if not item.get_closest_marker("cudnn_wheel")]
-    deselected = [item for item in items if item.get_closest_marker("cudnn_wheel")]
+    selected = [item for item in items if not any(item.get_closest_marker(marker) for marker in markers)]
+    deselected = [item for item in items if any(item.get_closest_marker(marker) for marker in markers)]
     if deselected:
         config.hook.pytest_deselected(items=deselected)
         items[:] = selected

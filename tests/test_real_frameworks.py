@@ -1,0 +1,267 @@
+"""The doctor against real CUDA builds of torch, JAX and TensorFlow from PyPI: opt-in, with --framework-wheels.
+
+The doctor reads each framework from its files and never imports it. Here each framework is imported in a child
+process of its own and says itself what it was built with and which CUDA libraries it mapped; the doctor's facts
+must agree. ``tox -e frameworks`` installs the wheels (about 12 GB) and runs these. This module imports no
+framework: the default run collects it and deselects it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pytest_cudnn
+
+pytestmark = pytest.mark.framework_wheels
+
+# The folder holding the pytest_cudnn this run imported: the children run from it, so that `-m pytest_cudnn` is the
+# code under test rather than another installed copy.
+_SOURCE_ROOT = str(Path(pytest_cudnn.__file__).resolve().parent.parent)
+# The CUDA libraries whose copies are compared with what a framework maps (stems before ".so"): libcusparse and
+# libcufft too, whose CUDA 12 and CUDA 13 wheels share sonames (libcusparse.so.12) in different folders.
+_COMPARED = ("libcudart", "libcudnn", "libcublas", "libcublasLt", "libcusparse", "libcufft")
+
+_MAPS = """
+def mapped():
+    found = set()
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            fields = line.split(None, 5)
+            if len(fields) == 6 and fields[5].startswith("/"):
+                found.add(os.path.realpath(fields[5].strip()))
+    return sorted(found)
+"""
+
+
+def _child(code: str, timeout: float = 300) -> Any:
+    """Run ``code`` in a fresh interpreter of this environment; it prints one JSON document as its last line."""
+    completed = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=timeout,
+        cwd=_SOURCE_ROOT,
+    )
+    assert completed.returncode == 0, f"the child failed ({completed.returncode}):\n{completed.stderr[-4000:]}"
+    return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+def _installed(name: str) -> None:
+    if importlib.util.find_spec(name) is None:
+        pytest.skip(f"{name} is not installed here (tox -e frameworks installs it)")
+
+
+def _stem(file_name: str) -> str:
+    """'libcudnn.so.9' and 'libcudnn.so.9.24.0' are both 'libcudnn'."""
+    return file_name.split(".so", 1)[0]
+
+
+def _version(text: str) -> tuple[int, ...]:
+    """'12.9', '12.9.0' and '12.9.0.0' are one version; '12' is another."""
+    parts = [int(part) for part in text.split(".")]
+    while len(parts) > 1 and parts[-1] == 0:
+        parts.pop()
+    return tuple(parts)
+
+
+def _cuda(number: int) -> str:
+    """CUDA's integer encoding, as cudaRuntimeGetVersion and JAX give it: 12090 is 12.9."""
+    return f"{number // 1000}.{number % 1000 // 10}"
+
+
+def _cudnn(number: int) -> str:
+    """cuDNN's integer encoding: major * 10000 + minor * 100 + patch from 9 on, major * 1000 + ... before."""
+    if number >= 90000:
+        return f"{number // 10000}.{number % 10000 // 100}.{number % 100}"
+    return f"{number // 1000}.{number % 1000 // 100}.{number % 100}"
+
+
+@pytest.fixture(scope="module")
+def doctor() -> dict[str, Any]:
+    """The doctor's JSON for this environment: probed once, by the command a person runs."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "pytest_cudnn", "doctor", "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+        cwd=_SOURCE_ROOT,
+    )
+    # 1 is the verdict of a machine without a GPU; 2 or a crash is a fault of the doctor.
+    assert completed.returncode in (0, 1), completed.stderr[-4000:]
+    report: dict[str, Any] = json.loads(completed.stdout)
+    return report
+
+
+def _framework(report: dict[str, Any], name: str) -> dict[str, Any]:
+    builds = [build for build in report["environment"]["frameworks"] if build["name"] == name]
+    assert len(builds) == 1, f"the doctor lists {len(builds)} {name} entries: {[b['name'] for b in builds]}"
+    build: dict[str, Any] = builds[0]
+    assert build["state"] == "found", build["reason"]
+    return build
+
+
+def _fact(build: dict[str, Any], key: str) -> str:
+    fact = build[key]
+    assert fact is not None, f"the doctor does not say {build['name']}'s {key} build ({build['reason']})"
+    value: str = fact["value"]
+    return value
+
+
+def _by_stem(paths: Iterable[str]) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for path in paths:
+        stem = _stem(os.path.basename(path))
+        if stem in _COMPARED:
+            found.setdefault(stem, set()).add(path)
+    return found
+
+
+# torch
+
+
+def test_torch_build_is_what_torch_says(doctor: dict[str, Any]) -> None:
+    _installed("torch")
+    said = _child(
+        "import json, torch\n"
+        "print(json.dumps({'version': torch.__version__, 'cuda': torch.version.cuda,\n"
+        "    'compiled_cudnn': list(torch._C._cudnn.getCompileVersion())}))"
+    )
+    build = _framework(doctor, "torch")
+    assert build["version"] == said["version"]
+    assert build["is_cuda_build"] is (said["cuda"] is not None)
+    assert said["cuda"] is not None, "a CUDA build of torch is needed here (tox -e frameworks installs one)"
+    assert _fact(build, "cuda") == said["cuda"]
+    assert _version(_fact(build, "cudnn")) == _version(".".join(str(part) for part in said["compiled_cudnn"]))
+
+
+def _compare_loads(build: dict[str, Any], mapped: Iterable[str], stems: Iterable[str]) -> None:
+    """The files of the compared libraries a framework mapped, against the copies the doctor says it loads."""
+    actual = _by_stem(mapped)
+    for stem in stems:
+        assert stem in actual, f"importing {build['name']} mapped no {stem}: {sorted(actual)}"
+    predicted: dict[str, set[str]] = {}
+    for load in build["loads"]:
+        stem = _stem(load["name"])
+        if stem in _COMPARED and load["path"] is not None:  # a copy found nowhere maps nothing
+            predicted.setdefault(stem, set()).add(os.path.realpath(load["path"]))
+    wrong = [
+        f"{stem}: the doctor says {sorted(predicted.get(stem, ()))}, "
+        f"{build['name']} mapped {sorted(actual.get(stem, ()))}"
+        for stem in sorted(set(predicted) | set(actual))
+        if predicted.get(stem) != actual.get(stem)
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_torch_loads_the_copies_the_doctor_predicts(doctor: dict[str, Any]) -> None:
+    """Which CUDA library files ``import torch`` maps (its DT_NEEDED, and the nvidia/*/lib copies its
+    ``_preload_cuda_deps`` loads), against the doctor's ``loads``."""
+    _installed("torch")
+    mapped = _child(f"import json, os\n{_MAPS}\nimport torch\nprint(json.dumps(mapped()))")
+    _compare_loads(_framework(doctor, "torch"), mapped, ("libcudart", "libcudnn", "libcublas"))
+
+
+def test_torch_cudnn_runtime_is_the_copy_the_doctor_probed(doctor: dict[str, Any]) -> None:
+    """``torch.backends.cudnn.version()`` answers without a GPU, from the libcudnn torch loaded: the doctor probed
+    that same file and must read the same version."""
+    _installed("torch")
+    said = _child(
+        f"import json, os\n{_MAPS}\nimport torch\n"
+        "version = torch.backends.cudnn.version()\n"
+        "print(json.dumps({'version': version, 'mapped': mapped()}))"
+    )
+    assert said["version"] is not None, "torch found no cuDNN"
+    [loaded] = _by_stem(said["mapped"])["libcudnn"]
+    probed = [copy for copy in doctor["environment"]["cudnns"] if os.path.realpath(copy["path"]) == loaded]
+    assert probed, f"the doctor did not probe {loaded}, the copy torch loaded"
+    for copy in probed:
+        assert copy["state"] == "found", copy["reason"]
+        assert copy["version_raw"] == said["version"]
+        assert _version(copy["version"]) == _version(_cudnn(said["version"]))
+
+
+# JAX
+
+
+def test_jax_build_is_what_its_cuda_plugin_says(doctor: dict[str, Any]) -> None:
+    _installed("jax")
+    said = _child(
+        "import importlib, json, jax\n"
+        "for major in (13, 12, 11):\n"
+        "    try:\n"
+        "        versions = importlib.import_module(f'jax_cuda{major}_plugin._versions')\n"
+        "    except ImportError:\n"
+        "        continue\n"
+        "    print(json.dumps({'version': jax.__version__, 'major': major,\n"
+        "        'cuda': versions.cuda_runtime_build_version(), 'cudnn': versions.cudnn_build_version()}))\n"
+        "    break\n"
+        "else:\n"
+        "    print(json.dumps({'version': jax.__version__, 'major': None}))"
+    )
+    build = _framework(doctor, "jax")
+    assert build["version"] == said["version"]
+    assert said["major"] is not None, "no jax_cuda*_plugin: a CUDA build of JAX is needed here (jax[cuda12])"
+    assert build["is_cuda_build"] is True
+    assert _version(_fact(build, "cuda")) == _version(_cuda(said["cuda"]))
+    assert _version(_fact(build, "cudnn")) == _version(_cudnn(said["cudnn"]))
+
+
+def test_jax_loads_the_copies_the_doctor_predicts(doctor: dict[str, Any]) -> None:
+    """JAX preloads its CUDA libraries when its backends start (``jax.devices()``), before it looks for a GPU: on a
+    machine without one it falls back to the CPU with the libraries already mapped."""
+    _installed("jax")
+    mapped = _child(
+        f"import json, os\n{_MAPS}\nimport jax\njax.devices()\nprint(json.dumps(mapped()))",
+    )
+    _compare_loads(_framework(doctor, "jax"), mapped, ("libcudart", "libcudnn", "libcublas"))
+
+
+# TensorFlow
+
+
+@pytest.fixture(scope="module")
+def tensorflow_says() -> dict[str, Any]:
+    _installed("tensorflow")
+    said: dict[str, Any] = _child(
+        "import json, tensorflow as tf\n"
+        "info = dict(tf.sysconfig.get_build_info())\n"
+        "print(json.dumps({'version': tf.__version__, 'info': info}, default=str))",
+        timeout=600,
+    )
+    return said
+
+
+def test_tensorflow_build_info_is_what_tensorflow_says(doctor: dict[str, Any], tensorflow_says: dict[str, Any]) -> None:
+    info = tensorflow_says["info"]
+    tf = doctor["environment"]["tensorflow"]
+    assert tf["state"] == "found", tf["reason"]
+    assert tf["version"] == tensorflow_says["version"]
+    assert tf["is_cuda_build"] is bool(info.get("is_cuda_build"))
+    assert info.get("is_cuda_build"), "a CUDA build of TensorFlow is needed here (tensorflow[and-cuda])"
+    assert tf["cuda_version_raw"] == info["cuda_version"]
+    assert tf["cudnn_version_raw"] == info["cudnn_version"]
+    assert _version(tf["cuda_version"]) == _version(info["cuda_version"])
+    assert _version(tf["cudnn_version"]) == _version(info["cudnn_version"])
+    assert sorted(tf["compute_capabilities"]) == sorted(info["cuda_compute_capabilities"])
+
+
+def test_tensorflow_framework_entry_is_what_tensorflow_says(
+    doctor: dict[str, Any], tensorflow_says: dict[str, Any]
+) -> None:
+    info = tensorflow_says["info"]
+    build = _framework(doctor, "tensorflow")
+    assert build["version"] == tensorflow_says["version"]
+    assert build["is_cuda_build"] is bool(info.get("is_cuda_build"))
+    assert _version(_fact(build, "cuda")) == _version(info["cuda_version"])
+    assert _version(_fact(build, "cudnn")) == _version(info["cudnn_version"])
