@@ -45,6 +45,7 @@ __all__ = [
     "Host",
     "InvalidSnapshot",
     "LinkedObject",
+    "LoadedLibrary",
     "PathCheck",
     "Pin",
     "Resolution",
@@ -107,6 +108,7 @@ class Via(str, enum.Enum):
     SYSTEM32 = "System32"  # Windows
     DLL_DIRECTORY = "DLL directory"  # Windows: os.add_dll_directory / conda's Library\\bin
     LOADER = "dynamic loader"  # the loader's own answer, e.g. NVML's dlopen("libnvidia-ml.so.1")
+    FRAMEWORK = "a framework's own search"  # where a framework's RPATH, RUNPATH or preload reaches
 
 
 # Variables that name install locations: the loader never reads them. Each maps to how a copy found there is tagged.
@@ -143,6 +145,8 @@ _NON_NEGATIVE = rule("a non-negative integer", lambda number: number >= 0)
 _SECONDS = rule("a non-negative number of seconds", lambda number: math.isfinite(number) and number >= 0)
 _ISO_TIME = rule("an ISO 8601 time such as '2026-11-21T10:00:00+00:00'", _is_iso_time)
 _CONTEXT = rule("'process' or 'tensorflow'", lambda text: text in ("process", "tensorflow"))
+LOAD_KINDS = ("DT_NEEDED", "dlopen", "preload")
+_LOAD_KIND = rule("'DT_NEEDED', 'dlopen' or 'preload'", lambda text: text in LOAD_KINDS)
 
 
 @dataclass(frozen=True)
@@ -300,9 +304,23 @@ class LinkedObject:
 
 
 @dataclass(frozen=True)
+class LoadedLibrary:
+    """A CUDA library a framework loads and the copy its own search gives it, predicted from the ELF dynamic
+    sections of its objects and from its Python-level preloads (never by loading it)."""
+
+    name: str  # the name asked for, e.g. "libcudnn.so.9"
+    requester: str | None  # the object whose DT_NEEDED or dlopen asks for it; None for a Python preload
+    how: str = field(metadata=_LOAD_KIND)  # how it is loaded: "DT_NEEDED", "dlopen" or "preload"
+    required: bool  # whether the framework's GPU support fails without it (False: it goes on without)
+    path: str | None  # the file it gets, as the search spells it; None: found nowhere
+    found_by: str | None  # the rule that found it: "DT_RPATH of /x/libtorch_cuda.so", "LD_LIBRARY_PATH", ...
+    searched: tuple[str, ...] = ()  # the folders searched, in order, as the search spells them
+    shadowed: tuple[str, ...] = ()  # other files of that name the search would have taken later
+
+
+@dataclass(frozen=True)
 class FrameworkBuild:
-    """A GPU framework as its files describe it (never imported): the same shape for every framework. Issue 10
-    groundwork: not yet part of the probe's output or the diagnosis."""
+    """A GPU framework as its files describe it (never imported): the same shape for every framework."""
 
     name: str  # "torch", "jax", "tensorflow", "cupy": the import name
     state: State
@@ -315,6 +333,7 @@ class FrameworkBuild:
     cudnn: BuildFact | None  # the cuDNN it was built with
     pins: tuple[Pin, ...]
     objects: tuple[LinkedObject, ...] = ()  # its CUDA-using shared objects
+    loads: tuple[LoadedLibrary, ...] = ()  # the CUDA libraries it loads, each with the copy it gets
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ from typing import Any
 
 from . import phrases
 from .diagnosis import Finding, Severity, Verdict
-from .diagnosis.frameworks import label
+from .diagnosis.frameworks import copies_text, framework_verdict, how_found, label
+from .diagnosis.stack import framework_copies
 from .environment import (
     ALLOWED_VARIABLES,
     CudaRuntime,
@@ -145,8 +146,9 @@ def _tensorflow_lines(env: Environment) -> list[str]:
     return lines
 
 
-def _framework_lines(build: FrameworkBuild) -> list[str]:
-    """A framework as its files describe it: what it was built for and where each fact was read."""
+def _framework_lines(env: Environment, build: FrameworkBuild, findings: Sequence[Finding]) -> list[str]:
+    """A framework as its files describe it (what it was built for, where each fact was read), the copies its
+    own search loads, and whether it can run GPU work here."""
     label = phrases.framework(build.name)
     head = f"{build.version or '?'} ({build.distribution or 'unknown distribution'}) at {build.location}"
     lines = [_line(label, head)]
@@ -167,8 +169,16 @@ def _framework_lines(build: FrameworkBuild) -> list[str]:
     for pin in build.pins:
         installed = f"installed {pin.installed}" if pin.installed else "not installed beside it"
         lines.append(_line("", f"pins {pin.package}{pin.specifier}  ({installed})"))
+    for load in build.loads:
+        if load.path is None:
+            optional = "" if load.required else " (optional)"
+            lines.append(_line("", f"loads {load.name}: NOT FOUND{optional}, searched {len(load.searched)} folders"))
+        else:
+            lines.append(_line("", f"loads {load.name} from {load.path}  ({how_found(load)})"))
     if build.reason:
         lines.append(_line("", build.reason))
+    if build.state is State.FOUND:
+        lines.append(_line("", f"verdict: {framework_verdict(env, build, findings).summary}"))
     return lines
 
 
@@ -231,7 +241,7 @@ def doctor_text(env: Environment, findings: Sequence[Finding], verdict: Verdict,
     lines += _copies_block("cuDNN", [_cudnn_line(c) for c in env.cudnns], "none found")
     lines += _tensorflow_lines(env)
     for build in env.frameworks:
-        lines += _framework_lines(build)
+        lines += _framework_lines(env, build, findings)
     if env.resolutions:
         lines += ["", "Loader resolution"]
         for resolution in env.resolutions:
@@ -273,25 +283,23 @@ def _driver_headline(env: Environment, findings: Sequence[Finding]) -> str:
 
 
 def _framework_headline(env: Environment, build: FrameworkBuild, findings: Sequence[Finding]) -> str:
-    """'PyTorch 2.15.0+cu132: CUDA 13.2, cuDNN 9.26.0, kernels sm_75-sm_120: cannot run: ...' (issue 10)."""
-    facts = [f"CUDA {build.cuda.value}" if build.cuda else "", f"cuDNN {build.cudnn.value}" if build.cudnn else ""]
+    """'PyTorch 2.15.0+cu132: CUDA 13.2, cuDNN 9.26.0 (wheels, DT_RPATH), kernels sm_75-sm_120: cannot run: ...'."""
+    runtime = next((c for c in framework_copies(env, build) if isinstance(c, CudaRuntime)), None)
+    cudnn = next((c for c in framework_copies(env, build) if isinstance(c, Cudnn)), None)
+    cuda_text = runtime.version if runtime and runtime.version else build.cuda.value if build.cuda else None
+    cudnn_text = cudnn.version if cudnn and cudnn.version else build.cudnn.value if build.cudnn else None
+    copies = copies_text(env, build)
+    facts = [
+        f"CUDA {cuda_text}" if cuda_text else "",
+        (f"cuDNN {cudnn_text}" if cudnn_text else "") + (f" ({copies})" if copies and cudnn_text else ""),
+    ]
     code = [target for item in build.objects for target in (*item.sass, *item.ptx)]
     if code:
         facts.append(f"kernels {code[0]}" + (f"-{code[-1]}" if len(code) > 1 else ""))
     if build.is_cuda_build is False:
         facts.append("CPU-only build")
-    mine = [f for f in findings if build.location and build.location in f.subjects]
-    error = next((f for f in mine if f.severity is Severity.ERROR), None)
-    if error is not None:
-        said = f"cannot run: {error.summary}"
-    elif build.is_cuda_build is False:
-        said = "it will not use the GPU"
-    elif env.driver.state is not State.FOUND:
-        said = "no NVIDIA driver to run on"
-    else:  # the copies it loads are not judged yet (issue 10): only its build was
-        said = "its build fits this driver and these GPUs"
     detail = ", ".join(fact for fact in facts if fact)
-    return label(build) + (f": {detail}" if detail else "") + f": {said}"
+    return label(build) + (f": {detail}" if detail else "") + f": {framework_verdict(env, build, findings).summary}"
 
 
 def header_lines(

@@ -26,6 +26,7 @@ from pytest_cudnn.environment import (
     Gpu,
     Host,
     LinkedObject,
+    LoadedLibrary,
     PathCheck,
     Resolution,
     State,
@@ -39,7 +40,21 @@ SITE = "/venv/lib/python3.11/site-packages"
 WHEEL_CUDNN = f"{SITE}/nvidia/cudnn/lib"
 WHEEL_RUNTIME = f"{SITE}/nvidia/cuda_runtime/lib"
 GiB = 1024**3
+
+
 # The SASS in torch 2.15.0's libtorch_cuda.so, no PTX (shared/docs/frameworks.md, measured).
+def rpath_load(
+    path: str, requester: str = f"{SITE}/torch/lib/libtorch_cuda.so", how: str = "DT_NEEDED"
+) -> LoadedLibrary:
+    """A library a framework object gets through its own DT_RPATH (``path`` None: found nowhere)."""
+    name = path.rsplit("/", 1)[-1]
+    return LoadedLibrary(name, requester, how, True, path, f"DT_RPATH of {requester}", (path.rsplit("/", 1)[0],))
+
+
+def missing_load(name: str, requester: str, how: str = "dlopen") -> LoadedLibrary:
+    return LoadedLibrary(name, requester, how, True, None, None, (f"{SITE}/nvidia/cudnn/lib",))
+
+
 TORCH_2_15_SASS = ("sm_75", "sm_80", "sm_86", "sm_90", "sm_90a", "sm_100", "sm_100a", "sm_103", "sm_120")
 
 
@@ -235,9 +250,15 @@ class EnvBuilder:
         return self
 
     def with_torch(
-        self, version: str = "2.15.0+cu132", cuda: str | None = "13.2", sass: tuple[str, ...] = TORCH_2_15_SASS
+        self,
+        version: str = "2.15.0+cu132",
+        cuda: str | None = "13.2",
+        sass: tuple[str, ...] = TORCH_2_15_SASS,
+        cudnn: str | None = None,
+        loads: tuple[LoadedLibrary, ...] = (),
     ) -> EnvBuilder:
-        """PyTorch as the probe reads it from its files: version.py, macros.h and libtorch_cuda.so's fatbin."""
+        """PyTorch as the probe reads it from its files: version.py, macros.h and libtorch_cuda.so's fatbin;
+        ``loads``: the copies its search gives it (see :func:`rpath_load`)."""
         location = f"{SITE}/torch"
         objects = (LinkedObject(f"{location}/lib/libtorch_cuda.so", None, (), "$ORIGIN", None, sass, (), None),)
         self.frameworks.append(
@@ -250,9 +271,37 @@ class EnvBuilder:
                 location,
                 cuda is not None,
                 BuildFact(cuda, f"{location}/version.py", f"cuda = {cuda!r}") if cuda else None,
-                None,
+                BuildFact(cudnn, f"{location}/include/caffe2/core/macros.h", "CUDNN_VERSION") if cudnn else None,
                 (),
                 objects if cuda else (),
+                loads,
+            )
+        )
+        return self
+
+    def with_jax(
+        self,
+        version: str = "0.10.2",
+        major: int | None = 12,
+        cudnn: str | None = None,
+        loads: tuple[LoadedLibrary, ...] = (),
+    ) -> EnvBuilder:
+        """JAX with its CUDA plugin for CUDA ``major`` (None: no plugin, a CPU-only JAX)."""
+        plugin = f"{SITE}/jax_plugins/xla_cuda{major}"
+        self.frameworks.append(
+            FrameworkBuild(
+                "jax",
+                State.FOUND,
+                None,
+                "jax",
+                version,
+                f"{SITE}/jax",
+                major is not None,
+                BuildFact(str(major), plugin, f"xla_cuda{major}") if major else None,
+                BuildFact(cudnn, plugin, "jax_cuda12_plugin._versions.cudnn_build_version()") if cudnn else None,
+                (),
+                (),
+                loads,
             )
         )
         return self

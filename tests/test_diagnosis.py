@@ -11,7 +11,7 @@ from pytest_cudnn.compat.sources import SOURCES
 from pytest_cudnn.diagnosis import CODES, Finding, Severity, diagnose, verdict
 from pytest_cudnn.environment import Environment, Failure, PathCheck, State, Unreadable, Via
 
-from .envbuilder import SITE, WHEEL_CUDNN, EnvBuilder, gpu
+from .envbuilder import SITE, WHEEL_CUDNN, EnvBuilder, gpu, missing_load, rpath_load
 
 Case = Callable[[], Environment]
 
@@ -200,6 +200,47 @@ def torch_on(driver: str, cuda_raw: int, *gpus_seen: object, **torch: object) ->
         return b.with_torch(**torch).build()  # type: ignore[arg-type]
 
     return build
+
+
+TORCH_CUDA = f"{SITE}/torch/lib/libtorch_cuda.so"
+TORCH_CUDART = f"{SITE}/nvidia/cu13/lib/libcudart.so.13"
+TORCH_CUDNN = f"{SITE}/nvidia/cudnn/lib/libcudnn.so.9"
+
+
+def torch_loading(driver: str = "580.65.06", cudnn: str = "9.26.0", *, build: str = "9.26.0", cc: str = "8.0") -> Case:
+    """PyTorch 2.15 with its wheels, each copy found through its DT_RPATH and probed, on driver ``driver``."""
+
+    def make() -> Environment:
+        b = EnvBuilder().with_driver(version=driver, cuda_version_raw=13000).with_gpus(gpu(cc=cc))
+        b.runtime(TORCH_CUDART, 13020, (Via.PIP_WHEEL,), rank=None, driver_raw=13000)
+        b.cudnn(TORCH_CUDNN, cudnn, 13000, (Via.PIP_WHEEL,), rank=None)
+        loads = (rpath_load(TORCH_CUDART), rpath_load(TORCH_CUDNN))
+        return b.with_torch(cudnn=build, loads=loads).build()
+
+    return make
+
+
+def torch_missing(name: str) -> Case:
+    def make() -> Environment:
+        b = EnvBuilder().with_driver(version="580.65.06", cuda_version_raw=13000)
+        return b.with_torch(loads=(missing_load(name, TORCH_CUDA, "DT_NEEDED"),)).build()
+
+    return make
+
+
+def torch_and_jax(jax_cudnn: str) -> Case:
+    """torch and JAX side by side, each with the cuDNN its own search finds."""
+
+    def make() -> Environment:
+        b = EnvBuilder().with_driver(version="580.65.06", cuda_version_raw=13000)
+        b.cudnn(TORCH_CUDNN, "9.26.0", 13000, (Via.PIP_WHEEL,), rank=None)
+        if jax_cudnn != TORCH_CUDNN:
+            b.cudnn(jax_cudnn, "9.8.0", 12080, (Via.PIP_WHEEL,), rank=None)
+        b.with_torch(cudnn="9.26.0", loads=(rpath_load(TORCH_CUDNN),))
+        plugin = f"{SITE}/jax_plugins/xla_cuda12/xla_cuda_plugin.so"
+        return b.with_jax(cudnn="9.8.0", loads=(rpath_load(jax_cudnn, plugin, "dlopen"),)).build()
+
+    return make
 
 
 def unreadable(*folders: str) -> Case:
@@ -405,6 +446,16 @@ CASES: list[tuple[str, bool, Case]] = [
     ("framework-no-kernels-for-gpu", False, torch_on("580.65.06", 13000, gpu(cc="7.5"))),
     ("framework-ptx-only", True, torch_on("580.65.06", 13000, gpu(cc="9.0"), sass=("sm_80", "compute_80"))),
     ("framework-ptx-only", False, torch_on("580.65.06", 13000, gpu(cc="8.6"), sass=("sm_80", "compute_80"))),
+    # The copies torch loads, judged by torch's own rules (issue 10).
+    ("framework-driver-too-old", True, torch_loading("550.54.15")),
+    ("framework-driver-too-old", False, torch_loading()),
+    ("framework-cudnn-mismatch", True, torch_loading(cudnn="9.1.0")),
+    ("framework-cudnn-mismatch", True, torch_loading(cudnn="9.26.0", build="9.26.0", cc="7.0")),
+    ("framework-cudnn-mismatch", False, torch_loading(cudnn="9.26.0", build="9.8.0")),
+    ("framework-library-missing", True, torch_missing("libcudnn.so.9")),
+    ("framework-library-missing", False, torch_loading()),
+    ("framework-copies-differ", True, torch_and_jax(f"{SITE}/other/nvidia/cudnn/lib/libcudnn.so.9")),
+    ("framework-copies-differ", False, torch_and_jax(TORCH_CUDNN)),
     ("library-folder-unreadable", True, unreadable("/opt/cudnn/lib")),
     ("library-folder-unreadable", False, unreadable()),
     ("cuda-visible-devices-mig", True, visible("MIG-11111111-2222-3333-4444-555555555555")),

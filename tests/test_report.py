@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from pytest_cudnn.diagnosis import diagnose, selected_cudnn, selected_runtime, verdict
-from pytest_cudnn.environment import Environment
+from pytest_cudnn.diagnosis import Severity, diagnose, selected_cudnn, selected_runtime, verdict
+from pytest_cudnn.environment import Environment, Via
 from pytest_cudnn.report import doctor_json, doctor_text, header_lines, markdown_summary
 
-from .envbuilder import EnvBuilder, gpu
+from .envbuilder import SITE, EnvBuilder, gpu, rpath_load
 
 HOSTILE = "A100\x1b[2J\x1b]0;title\x07\r\u202e|<b>*x*</b>`"
 
@@ -113,9 +113,29 @@ def test_the_header_has_a_line_per_framework_with_its_build_and_its_verdict() ->
     )
     fits = EnvBuilder().with_driver(version="580.65.06", cuda_version_raw=13000).with_torch().build()
     assert _header(fits, verbose=False)[2] == (
-        "pytest-cudnn: PyTorch 2.15.0+cu132: CUDA 13.2, kernels sm_75-sm_120: its build fits this driver and these GPUs"
+        "pytest-cudnn: PyTorch 2.15.0+cu132: CUDA 13.2, kernels sm_75-sm_120: can run GPU work here"
     )
     cpu = EnvBuilder().with_torch(version="2.15.0+cpu", cuda=None).build()
     assert _header(cpu, verbose=False)[2] == (
         "pytest-cudnn: PyTorch 2.15.0+cpu: CPU-only build: it will not use the GPU"
     )
+
+
+def test_the_header_names_the_copies_a_framework_loads_and_how_they_were_found() -> None:
+    cudart, cudnn = f"{SITE}/nvidia/cu13/lib/libcudart.so.13", f"{SITE}/nvidia/cudnn/lib/libcudnn.so.9"
+    b = EnvBuilder().with_driver(version="550.54.15", cuda_version_raw=12040)
+    b.runtime(cudart, 13020, (Via.PIP_WHEEL,), rank=None, driver_raw=12040, status=35)
+    b.cudnn(cudnn, "9.26.0", 13020, (Via.PIP_WHEEL,), rank=None)
+    env = b.with_torch(cudnn="9.26.0", loads=(rpath_load(cudart), rpath_load(cudnn))).build()
+    line = _header(env, verbose=False)[2]
+    assert line == (
+        "pytest-cudnn: PyTorch 2.15.0+cu132: CUDA 13.2, cuDNN 9.26.0 (wheels, DT_RPATH), kernels sm_75-sm_120: "
+        f"cannot run: PyTorch 2.15.0+cu132 cannot run here: it loads CUDA runtime 13.2 from {cudart} (wheel, through "
+        "DT_RPATH of libtorch_cuda.so), which needs driver 580.65.06 or newer; the driver is 550.54.15"
+    )
+    findings = diagnose(env)
+    # One error for one cause: the runtime's own driver rule leaves torch's copy to the framework rule.
+    assert [f.code for f in findings if f.severity is Severity.ERROR] == ["framework-driver-too-old"]
+    text = doctor_text(env, findings, verdict(findings))
+    assert f"loads libcudnn.so.9 from {cudnn}  (wheel, through DT_RPATH of libtorch_cuda.so)" in text
+    assert "verdict: cannot run: PyTorch 2.15.0+cu132 cannot run here" in text

@@ -242,4 +242,26 @@ SOURCES: dict[str, str] = {
         "_check_cuda_versions: cuDNN checked with 'scale_for_comparison=100, min_supported_version=9100' against the "
         "unscaled cudnnGetVersion() (the 9110-versus-90110 encoding slip of jax-ml/jax#24069)"
     ),
+    "jax-preload": (
+        "jax-ml/jax jax_plugins/cuda/__init__.py, _load_nvidia_libraries ('We prefer the Python packages, if "
+        "present. If not, we fall back to loading them from LD_LIBRARY_PATH'): _load(module, libraries) loads "
+        "pathlib.Path(nvidia.<module>.__path__[0]) / 'lib' / lib with ctypes, errors ignored; the list: "
+        "cuda_runtime libcudart.so.12, cu13 libcudart.so.13, cuda_nvrtc libnvrtc.so.12, cu13 libnvrtc.so.13, cublas "
+        "libcublas.so.12 and libcublasLt.so.12, cu13 libcublas.so.13 and libcublasLt.so.13, nccl libnccl.so.2, "
+        "cuda_cupti libcupti.so.12, cu13 libcupti.so.13, cusparse libcusparse.so.12, cu13 libcusparse.so.12, "
+        "cusolver libcusolver.so.11, cu13 libcusolver.so.12, cufft libcufft.so.11, cu13 libcufft.so.12, nvshmem "
+        "libnvshmem_host.so.3, cudnn libcudnn.so.9; jax-ml/jax#19604"
+    ),
+    "tf-dlopen-list": (
+        "tensorflow/tensorflow third_party/xla/xla/tsl/platform/default/dlopen_checker.cc, TryDlopenCUDALibraries: "
+        "GetCudaRuntimeDsoHandle, GetCublasDsoHandle, GetCublasLtDsoHandle, GetCufftDsoHandle, "
+        "GetCusolverDsoHandle, GetCusparseDsoHandle, GetCudnnDsoHandle; any failure returns 'Cannot dlopen all CUDA "
+        "libraries.' (logged as 'Cannot dlopen some GPU libraries ... Skipping registering GPU devices')"
+    ),
+    "torch-preload": (
+        "torch/__init__.py in the torch wheels on PyPI, _load_global_deps: ctypes.CDLL(libtorch_global_deps.so); "
+        "on OSError naming a CUDA library, for each (lib_folder, lib_name): _preload_cuda_deps, 'Preloads cuda deps "
+        "if they could not be found otherwise', loading the first glob of os.path.join(path, 'nvidia', lib_folder, "
+        "'lib', lib_name) over sys.path"
+    ),
 }

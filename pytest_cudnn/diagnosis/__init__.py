@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..environment import Environment
 from .cudnn import cudnn_rules
 from .driver import driver_rules, gpu_rules
-from .frameworks import framework_rules
+from .frameworks import framework_rules, framework_verdict
 from .loader import loader_rules
 from .model import CODES, ORDER, STOPS_ITS_COPY, Finding, Rule, Severity, Verdict, verdict
 from .runtime import gpu_arch_rules, runtime_rules
@@ -27,6 +27,7 @@ __all__ = [
     "Severity",
     "Verdict",
     "diagnose",
+    "framework_verdict",
     "selected_cudnn",
     "selected_runtime",
     "stack_cudnn",

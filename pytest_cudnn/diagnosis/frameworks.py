@@ -1,21 +1,24 @@
-"""Rules about PyTorch and JAX as their files describe them (issue 10, first rules): a CPU-only build, a driver
-older than the CUDA the build needs, a GPU older than every kernel the build carries.
+"""Rules about each framework as it will run: the copies it loads, judged by its own rules.
 
-What a framework is built for is a floor: the CUDA runtime it loads is at least the CUDA it was built with, so
-a driver too old for that is too old for whatever copy the framework loads. The copies themselves (which
-libcudart and libcudnn each framework loads, through its RPATH or its preloads) are not yet judged.
+Per framework (PyTorch, JAX; TensorFlow's version rules live in :mod:`.tensorflow`): a CPU-only build; the driver
+against the CUDA runtime it loads (else against the CUDA it was built for: the runtime it loads is at least that);
+its cuDNN rule against the cuDNN it loads; every library it cannot do without found; the GPUs against the kernels
+it carries. Across frameworks: two that load different copies of one name, of which a process gets one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from .. import phrases
 from ..compat import cuda as cuda_facts
-from ..environment import Environment, FrameworkBuild, State
+from ..compat import jax as jax_facts
+from ..compat import torch as torch_facts
+from ..compat.libraries import provider
+from ..environment import CudaRuntime, Cudnn, Environment, FrameworkBuild, LoadedLibrary, State
 from .kernels import runs_on
-from .model import Finding, Severity, cite, make_finding
-from .stack import gpu_text, gpus_with_capability
+from .model import Finding, Severity, Verdict, cite, folder_of, make_finding, parse_version
+from .stack import gpu_frameworks, gpu_text, gpus_with_capability, load_copy
 
 _CUDA_BUILD = {
     "torch": "pip install torch (the Linux wheels on PyPI are CUDA builds), or a CUDA variant from PyTorch's index",
@@ -23,63 +26,200 @@ _CUDA_BUILD = {
 }
 # Frameworks whose own fatbins hold their kernels. JAX's plugin carries few: XLA compiles most at run time.
 _KERNELS_IN_FATBIN = ("torch",)
+# TensorFlow's CPU build, driver, cuDNN and kernels are judged by the TensorFlow rules, from its build info.
+_OWN_RULES = ("tensorflow",)
 
 
 def framework_rules(env: Environment) -> Iterator[Finding]:
-    for build in env.frameworks:
-        if build.state is State.FOUND:
-            yield from _framework(env, build)
+    builds = [b for b in env.frameworks if b.state is State.FOUND]
+    any_gpu = bool(gpu_frameworks(env))
+    for build in builds:
+        if build.is_cuda_build is False:
+            if build.name not in _OWN_RULES:
+                yield _cpu_only(build, any_gpu)
+            continue
+        yield from _missing(build)
+        if build.name in _OWN_RULES:
+            continue
+        yield from _driver(env, build)
+        yield from _cudnn(env, build)
+        if build.name in _KERNELS_IN_FATBIN:
+            yield from _kernels(env, build)
+    yield from _conflicts(env)
 
 
-def _subject(build: FrameworkBuild) -> tuple[str, ...]:
-    """A framework finding is about the framework's package folder (findings about library copies name theirs)."""
-    return (build.location,) if build.location else ()
+def subjects(build: FrameworkBuild) -> tuple[str, ...]:
+    """What a framework's findings are about: its package folder, and every copy it loads."""
+    return tuple(dict.fromkeys(p for p in (build.location, *(load.path for load in build.loads)) if p))
 
 
 def label(build: FrameworkBuild) -> str:
     return f"{phrases.framework(build.name)} {build.version or '(version unknown)'}"
 
 
-def _framework(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
-    if build.is_cuda_build is False:
-        yield make_finding(
-            "framework-cpu-only",
-            Severity.WARNING,
-            "framework",
-            f"{label(build)} ({build.distribution}) is a CPU-only build: it will not use the GPU",
-            (f"{build.location}: no CUDA build ({build.reason or 'its files name no CUDA'})",),
-            _CUDA_BUILD.get(build.name, f"install a CUDA build of {build.name}"),
-            _subject(build),
+def copies_text(env: Environment, build: FrameworkBuild) -> str:
+    """'wheels, DT_RPATH': where the runtime and cuDNN a framework loads live, and which rule found them."""
+    kinds: list[str] = []
+    for load in build.loads:
+        if load.path is None or not isinstance(load_copy(env, load), (CudaRuntime, Cudnn)):
+            continue
+        where = "wheels" if "/nvidia/" in load.path else "system"
+        rule = (load.found_by or "").split(" of ")[0]
+        rule = "preload" if load.how == "preload" else rule
+        for word in (where, rule):
+            if word and word not in kinds:
+                kinds.append(word)
+    return ", ".join(kinds)
+
+
+def how_found(load: LoadedLibrary) -> str:
+    """'wheel, through DT_RPATH of libtorch_cuda.so': where the copy lives and which rule found it."""
+    where = "wheel" if load.path and "/nvidia/" in load.path else "system"
+    rule = (load.found_by or "not found").replace(load.requester or "\0", (load.requester or "").rpartition("/")[2])
+    return f"{where}, {'through ' if load.found_by and load.found_by.startswith('DT_') else ''}{rule}"
+
+
+def _cpu_only(build: FrameworkBuild, any_gpu: bool) -> Finding:
+    # With no GPU framework at all, a CPU-only build means nothing here will use the GPU: an error of its own.
+    return make_finding(
+        "framework-cpu-only",
+        Severity.WARNING if any_gpu else Severity.ERROR,
+        "framework",
+        f"{label(build)} ({build.distribution}) is a CPU-only build: it will not use the GPU",
+        (f"{build.location}: no CUDA build ({build.reason or 'its files name no CUDA'})",),
+        _CUDA_BUILD.get(build.name, f"install a CUDA build of {phrases.framework(build.name)}"),
+        subjects(build),
+    )
+
+
+def _missing(build: FrameworkBuild) -> Iterator[Finding]:
+    for load in build.loads:
+        if load.path is not None or not load.required:
+            continue
+        wheel = provider(load.name)
+        fix = (
+            f"pip install {wheel.requirement}" if wheel and wheel.requirement else f"install {load.name}"
+        ) + ", or add the folder that holds it to LD_LIBRARY_PATH"
+        searched = ", ".join(load.searched[:8]) + (
+            f" and {len(load.searched) - 8} more" if len(load.searched) > 8 else ""
         )
-        return
-    yield from _driver(env, build)
-    if build.name in _KERNELS_IN_FATBIN:
-        yield from _kernels(env, build)
+        yield make_finding(
+            "framework-library-missing",
+            Severity.ERROR,
+            "framework",
+            f"{label(build)} cannot use the GPU: it cannot load {load.name}",
+            (
+                f"{load.how} by {load.requester or 'its Python preload'}",
+                f"searched: {searched or 'nothing'}",
+            ),
+            fix,
+            subjects(build),
+        )
+
+
+def _runtime(env: Environment, build: FrameworkBuild) -> tuple[CudaRuntime | None, LoadedLibrary | None]:
+    for load in build.loads:
+        copy = load_copy(env, load)
+        if isinstance(copy, CudaRuntime):
+            return copy, load
+    return None, None
+
+
+def _cudnn_copy(env: Environment, build: FrameworkBuild) -> tuple[Cudnn | None, LoadedLibrary | None]:
+    for load in build.loads:
+        copy = load_copy(env, load)
+        if isinstance(copy, Cudnn):
+            return copy, load
+    return None, None
 
 
 def _driver(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
-    driver, cuda = env.driver, build.cuda
-    if cuda is None or driver.state is not State.FOUND or not driver.version:
+    driver = env.driver
+    runtime, load = _runtime(env, build)
+    if runtime is not None and load is not None and runtime.version:
+        cuda, what = runtime.version, f"it loads CUDA runtime {runtime.version} from {load.path} ({how_found(load)})"
+        read = phrases.copy(runtime)
+    elif build.cuda is not None:
+        cuda, what = build.cuda.value, f"it is built for CUDA {build.cuda.value}"
+        read = f"built for CUDA {build.cuda.value} ({build.cuda.how}, {build.cuda.source})"
+    else:
         return
-    floor = cuda_facts.minimum_driver(cuda.value, env.host.system)
-    have = cuda_facts.driver_tuple(driver.version)
-    need = cuda_facts.driver_tuple(floor[0]) if floor else None
-    if floor is None or have is None or need is None or have >= need:
+    floor = cuda_facts.minimum_driver(cuda, env.host.system)
+    if floor is None:
+        return
+    need = cuda_facts.driver_tuple(floor[0])
+    if driver.state is State.FOUND and driver.version:
+        have = cuda_facts.driver_tuple(driver.version)
+        if have is None or need is None or have >= need:
+            return
+        said, evidence = (
+            f"the driver is {driver.version}",
+            f"driver {driver.version} is below {floor[0]}, {floor[1].rule}",
+        )
+    elif runtime is not None and runtime.device_count_status == 35:
+        # No NVML answer, but the runtime itself says the driver is insufficient.
+        said = evidence = f"cudaGetDeviceCount says 35 ({runtime.device_count_error or 'insufficient driver'})"
+    else:
         return
     yield make_finding(
         "framework-driver-too-old",
         Severity.ERROR,
         "framework",
-        f"{label(build)} cannot run here: it is built for CUDA {cuda.value}, which needs driver {floor[0]} or newer; "
-        f"the driver is {driver.version}",
-        (
-            f"{label(build)} at {build.location}: built for CUDA {cuda.value} ({cuda.how}, {cuda.source})",
-            f"driver {driver.version} is below {floor[0]}, {floor[1].rule}",
-            cite(floor[1].source),
-        ),
+        f"{label(build)} cannot run here: {what}, which needs driver {floor[0]} or newer; {said}",
+        (f"{label(build)} at {build.location}: {read}", evidence, cite(floor[1].source)),
         f"install a driver >= {floor[0]}, or a {phrases.framework(build.name)} build for an older CUDA",
-        _subject(build),
+        subjects(build),
     )
+
+
+def _cudnn(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
+    cudnn, load = _cudnn_copy(env, build)
+    if cudnn is None or load is None or not cudnn.version:
+        return
+    capabilities = [cc for gpu in gpus_with_capability(env) if (cc := parse_version(gpu.compute_capability))]
+    lowest = min(capabilities, default=None)
+    problem, source = None, ""
+    if build.name == "torch" and build.cudnn is not None:
+        capability = (lowest.release[0], lowest.release[1]) if lowest and len(lowest.release) > 1 else None
+        if not torch_facts.accepts_cudnn(build.cudnn.value, cudnn.version, capability, torch_version=build.version):
+            problem = f"PyTorch {build.version} refuses it: compiled with cuDNN {build.cudnn.value}"
+            if capability is not None and torch_facts.accepts_cudnn(build.cudnn.value, cudnn.version):
+                problem += f"; cuDNN 9.11 and newer refuse devices below compute capability 7.5 (lowest {lowest})"
+            source = "torch-cudnn-rule"
+    elif build.name == "jax" and build.cudnn is not None and cudnn.version_raw:
+        built = _cudnn_number(build.cudnn.value)
+        if built is not None:
+            passed = jax_facts.version_check("cuDNN", built, cudnn.version_raw)
+            bad = jax_facts.known_bad(cudnn.version_raw, built, None, len(env.driver.gpus) or 1)
+            if passed is False:
+                problem = f"JAX needs cuDNN {build.cudnn.value} or newer (same major, at least its minor)"
+            elif bad:
+                problem = "a combination JAX refuses: " + "; ".join(bad)
+            source = "jax-check-cuda-versions"
+    if problem is None:
+        return
+    yield make_finding(
+        "framework-cudnn-mismatch",
+        Severity.ERROR,
+        "framework",
+        f"{label(build)} cannot use cuDNN {cudnn.version} from {load.path} ({how_found(load)}): {problem}",
+        (
+            phrases.copy(cudnn),
+            f"built with cuDNN {build.cudnn.value} ({build.cudnn.how}, {build.cudnn.source})" if build.cudnn else "",
+            cite(source),
+        ),
+        f"install the cuDNN {phrases.framework(build.name)} was built for (see its pins), or remove the copy that "
+        f"wins from {folder_of(load.path or '')}",
+        subjects(build),
+    )
+
+
+def _cudnn_number(text: str) -> int | None:
+    parts = text.split(".")
+    if len(parts) < 2 or not all(p.isdigit() and len(p) < 4 for p in parts[:3]):
+        return None
+    major, minor, patch = (int(p) for p in (*parts[:3], "0")[:3])
+    return major * 10000 + minor * 100 + patch if major >= 9 else major * 1000 + minor * 100 + patch
 
 
 def _kernels(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
@@ -98,7 +238,7 @@ def _kernels(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
                 f"{label(build)} has no kernels for {gpu_text(gpu)}: no SASS for it and no PTX",
                 (f"{where}: GPU code {listed}",),
                 f"use a {phrases.framework(build.name)} build whose architectures include this GPU's",
-                _subject(build),
+                subjects(build),
             )
         elif found == "ptx":
             yield make_finding(
@@ -108,5 +248,72 @@ def _kernels(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
                 f"{label(build)} runs on {gpu_text(gpu)} only through PTX JIT (slow first start)",
                 (f"{where}: GPU code {listed}",),
                 "expect minutes of JIT compilation on first use; set CUDA_CACHE_MAXSIZE so the cache keeps it",
-                _subject(build),
+                subjects(build),
             )
+
+
+def _conflicts(env: Environment) -> Iterator[Finding]:
+    """Two frameworks that load one name from different files: in one process the first imported serves both."""
+    builds = [b for b in gpu_frameworks(env) if b.loads]
+    for i, first in enumerate(builds):
+        for second in builds[i + 1 :]:
+            theirs = {load.name: load for load in second.loads if load.path}
+            for load in first.loads:
+                other = theirs.get(load.name)
+                if load.path is None or other is None or other.path == load.path:
+                    continue
+                yield make_finding(
+                    "framework-copies-differ",
+                    Severity.WARNING,
+                    "framework",
+                    f"{label(first)} and {label(second)} load different copies of {load.name}: in one process, "
+                    "the one imported first hands its copy to the other",
+                    (
+                        f"{label(first)}: {_copy_text(env, load)}",
+                        f"{label(second)}: {_copy_text(env, other)}",
+                        "jax-ml/jax#18032: 'Found cuDNN version 8700, but JAX was built against version 8800' "
+                        "after torch was imported first",
+                    ),
+                    "install one set of nvidia wheels both accept, or do not import both in one test process",
+                    (*subjects(first), *subjects(second)),
+                )
+
+
+def _copy_text(env: Environment, load: LoadedLibrary) -> str:
+    copy = load_copy(env, load)
+    version = f" (version {copy.version})" if copy is not None and copy.version else ""
+    return f"{load.path}{version}, {how_found(load)}"
+
+
+# What the verdict means for one framework ---------------------------------------------------------------------
+
+# Components whose errors stop every framework: no driver, no GPU, no visible device.
+_HOST_WIDE = ("driver", "gpu", "environment")
+
+
+def concerns(build: FrameworkBuild, finding: Finding) -> bool:
+    """Whether ``finding`` is about ``build``: its folder or a copy it loads, TensorFlow's own rules for
+    TensorFlow, or the host every framework runs on."""
+    if set(finding.subjects) & set(subjects(build)):
+        return True
+    if finding.component == "tensorflow":
+        return build.name == "tensorflow"
+    if build.name == "tensorflow" and finding.component in ("cuda-runtime", "cudnn", "loader") and not build.loads:
+        return True  # TensorFlow's copies, judged by the stack rules when its own search was not read
+    return finding.component in _HOST_WIDE and not finding.subjects
+
+
+def framework_verdict(env: Environment, build: FrameworkBuild, findings: Sequence[Finding]) -> Verdict:
+    """Whether ``build`` can run GPU work here, and if not the first reason."""
+    if build.state is not State.FOUND:
+        return Verdict(False, f"not readable: {build.reason or build.state.value}")
+    if build.is_cuda_build is False:
+        return Verdict(False, "it will not use the GPU")
+    error = next((f for f in findings if f.severity is Severity.ERROR and concerns(build, f)), None)
+    if error is not None:
+        return Verdict(False, f"cannot run: {error.summary}")
+    if env.driver.state is not State.FOUND:
+        return Verdict(False, "cannot run: no NVIDIA driver to run on")
+    if not env.driver.gpus:
+        return Verdict(False, "cannot run: the driver reports no GPU")
+    return Verdict(True, "can run GPU work here")

@@ -27,10 +27,14 @@ from .stack import (
     copy_in_use,
     gpu_text,
     gpus_with_capability,
+    loaded_by,
     runtime_evidence,
     runtimes_in_use,
     visible_gpus,
 )
+
+# Frameworks whose driver floor is judged by the framework rules, for the runtime copy they load.
+_FRAMEWORK_JUDGED = ("torch", "jax")
 
 # CUDA runtime --------------------------------------------------------------------------------------
 
@@ -93,7 +97,8 @@ def _runtime_cannot_run(env: Environment, runtime: CudaRuntime) -> Iterator[Find
     if runtime.state is not State.FOUND:
         return
     too_old = list(_driver_for(env, runtime))
-    yield from too_old
+    if not loaded_by(env, runtime, _FRAMEWORK_JUDGED):
+        yield from too_old  # a copy PyTorch or JAX loads: framework-driver-too-old says it, naming the framework
     status = runtime.device_count_status
     if too_old or env.driver.state is not State.FOUND or status in (None, 0):
         return

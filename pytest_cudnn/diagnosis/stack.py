@@ -16,7 +16,9 @@ from ..environment import (
     CudaRuntime,
     Cudnn,
     Environment,
+    FrameworkBuild,
     Gpu,
+    LoadedLibrary,
     Resolution,
     State,
     TensorFlow,
@@ -103,6 +105,47 @@ def loader_visible(vias: Iterable[Via]) -> bool:
     return any(v in LOADER_VIAS for v in vias)
 
 
+# What each framework loads ------------------------------------------------------------------------
+
+
+def gpu_frameworks(env: Environment) -> list[FrameworkBuild]:
+    """The frameworks whose files say they use CUDA (or do not say they do not), found and read."""
+    return [b for b in env.frameworks if b.state is not State.ABSENT and b.is_cuda_build is not False]
+
+
+def load_copy(env: Environment, load: LoadedLibrary) -> Copy | None:
+    """The probed copy a framework's load gets: the same file, by any of the names it answers to."""
+    if load.path is None:
+        return None
+    folder, _, name = load.path.rpartition("/")
+    copies: list[Copy] = [*env.cuda_runtimes, *env.cudnns]
+    return next(
+        (c for c in copies if c.path == load.path or (c.path.rpartition("/")[0] == folder and name in c.names)), None
+    )
+
+
+def framework_copies(env: Environment, build: FrameworkBuild) -> list[Copy]:
+    """The CUDA runtime and cuDNN copies ``build`` loads, as probed."""
+    found: list[Copy] = []
+    for load in build.loads:
+        copy = load_copy(env, load)
+        if copy is not None and copy not in found:
+            found.append(copy)
+    return found
+
+
+def loaded_by(
+    env: Environment, copy: Copy, names: Collection[str] = ("torch", "jax", "tensorflow", "cupy")
+) -> list[FrameworkBuild]:
+    """The frameworks (among ``names``) that load ``copy``."""
+    return [b for b in gpu_frameworks(env) if b.name in names and copy in framework_copies(env, b)]
+
+
+def judged_by_framework(env: Environment) -> bool:
+    """Whether a framework other than TensorFlow says which copies it loads: then those are the copies in use."""
+    return any(b.loads for b in gpu_frameworks(env) if b.name != "tensorflow")
+
+
 def stack_runtime(env: Environment) -> CudaRuntime | None:
     """The CUDA runtime the stack uses: the one TensorFlow's loader picks. None without a framework."""
     needs = tensorflow_needs(env)
@@ -119,11 +162,21 @@ def runtimes_in_use(env: Environment) -> tuple[list[CudaRuntime], bool]:
     them can, so each failing one is an error only when they all fail.
     """
     stack = stack_runtime(env)
+    if judged_by_framework(env):
+        loaded = [
+            c
+            for b in gpu_frameworks(env)
+            if b.name != "tensorflow"
+            for c in framework_copies(env, b)
+            if isinstance(c, CudaRuntime)
+        ]
+        return list(dict.fromkeys([*([stack] if stack else []), *loaded])), True
     if stack is not None:
         return [stack], True
     if tensorflow_needs(env) is not None:
         return [], True
-    return [r for r in env.cuda_runtimes if r.version and loader_visible(r.via)], False
+    # Without a framework, the runtimes a program can load: the loader's, and the pip wheels' (a pip-only host).
+    return [r for r in env.cuda_runtimes if r.version and (loader_visible(r.via) or Via.PIP_WHEEL in r.via)], False
 
 
 def stack_cudnns(env: Environment) -> list[Cudnn]:
@@ -210,6 +263,12 @@ def gpu_text(gpu: Gpu) -> str:
 def copy_in_use(env: Environment, copy: Copy) -> bool:
     """Whether the stack uses this copy: the framework's own copy, or, without a framework, any copy a plain
     dlopen can reach. A failure of a copy in use stops GPU work; one of a copy nobody loads is a warning."""
+    if loaded_by(env, copy):
+        return True
+    if judged_by_framework(env):
+        if tensorflow_needs(env) is None:
+            return False
+        return copy is stack_runtime(env) if isinstance(copy, CudaRuntime) else copy in stack_cudnns(env)
     if isinstance(copy, CudaRuntime):
         stack = stack_runtime(env)
         if stack is not None or tensorflow_needs(env) is not None:

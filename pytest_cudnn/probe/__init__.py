@@ -8,6 +8,7 @@ imports no framework and creates no CUDA context in the calling process.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime
 import glob
 import os
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from time import perf_counter  # bound now: a test patching time.* later changes nothing here
 from typing import Any
 
+from .. import loader
 from ..environment import (
     ALLOWED_VARIABLES,
     INSTALL_VARIABLES,
@@ -30,9 +32,11 @@ from ..environment import (
     CudaDriver,
     CudaRuntime,
     Cudnn,
+    Distribution,
     Driver,
     Environment,
     Failure,
+    FrameworkBuild,
     Gpu,
     Host,
     PathCheck,
@@ -40,6 +44,7 @@ from ..environment import (
     State,
     TensorFlow,
     Unreadable,
+    Via,
     by_file,
     soname_order,
 )
@@ -58,7 +63,8 @@ from .discovery import (
 )
 from .distributions import installed_distributions
 from .jax import probe_jax
-from .tensorflow import probe_tensorflow
+from .loads import Search, framework_loads, own_folders
+from .tensorflow import probe_tensorflow, tensorflow_build
 from .torch import probe_torch
 
 __all__ = ["ProbeOptions", "cudnn_siblings_missing", "gather_layout", "probe_environment"]
@@ -106,13 +112,10 @@ def probe_environment(options: ProbeOptions | None = None, environ: Mapping[str,
         site_path = [p for p in sys.path if os.path.isabs(p)]
         tensorflow = probe_tensorflow(layout, site_path, fs)
         distributions = installed_distributions(site_path, fs)
-        frameworks = tuple(
-            build
-            for build in (probe_torch(site_path, distributions), probe_jax(site_path, distributions))
-            if build.state is not State.ABSENT
-        )
-        cudart_candidates = find_candidates(layout, FAMILIES["cudart"], fs)
-        cudnn_candidates = find_candidates(layout, FAMILIES["cudnn"], fs)
+        frameworks, tensorflow = _frameworks(layout, site_path, tensorflow, distributions)
+        extra = _framework_folders(frameworks)
+        cudart_candidates = find_candidates(layout, FAMILIES["cudart"], fs, extra=extra)
+        cudnn_candidates = find_candidates(layout, FAMILIES["cudnn"], fs, extra=extra)
         cudart_copies = by_file(cudart_candidates)
         cudnn_copies = by_file(cudnn_candidates)
         names = _loader_names(cudart_copies + cudnn_copies, tensorflow)
@@ -186,6 +189,49 @@ def probe_environment(options: ProbeOptions | None = None, environ: Mapping[str,
         distributions=distributions,
         frameworks=frameworks,
     )
+
+
+def _frameworks(
+    layout: Layout, site_path: Sequence[str], tensorflow: TensorFlow, distributions: Sequence[Distribution]
+) -> tuple[tuple[FrameworkBuild, ...], TensorFlow]:
+    """Every framework found on ``site_path``, each with the copies its own rules load (Linux: ELF only)."""
+    builds = (
+        probe_torch(site_path, distributions),
+        probe_jax(site_path, distributions),
+        tensorflow_build(tensorflow, distributions),
+    )
+    found = [build for build in builds if build.state is not State.ABSENT]
+    if layout.system == "Windows":
+        return tuple(found), tensorflow
+    search = Search(
+        loader.Process(
+            ld_library_path=layout.variables.get("LD_LIBRARY_PATH"),
+            ldconfig=layout.ldconfig,
+            default_dirs=layout.default_dirs,
+        ),
+        site_path,
+    )
+    found = [dataclasses.replace(build, loads=framework_loads(build, search)) for build in found]
+    framework_object = next(
+        (
+            item
+            for build in found
+            if build.name == "tensorflow"
+            for item in build.objects
+            if os.path.basename(item.path) == "libtensorflow_framework.so.2" and item.reason is None
+        ),
+        None,
+    )
+    if framework_object is not None:
+        # The folders TensorFlow's dlopen searches are those of this object's DT_RUNPATH, not every wheel beside it.
+        tensorflow = dataclasses.replace(tensorflow, library_dirs=own_folders(framework_object))
+    return tuple(found), tensorflow
+
+
+def _framework_folders(frameworks: Iterable[FrameworkBuild]) -> list[tuple[str, Via]]:
+    """The folders of the copies frameworks load: probed like any other copy, wherever the framework lives."""
+    folders = {os.path.dirname(load.path) for build in frameworks for load in build.loads if load.path}
+    return [(folder, Via.FRAMEWORK) for folder in sorted(folders)]
 
 
 def gather_layout(environ: Mapping[str, str], system: str | None = None) -> Layout:

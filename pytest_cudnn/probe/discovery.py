@@ -212,8 +212,12 @@ def find_candidates(
     family: LibraryFamily,
     fs: FileSystem,
     framework_dirs: Sequence[str] = (),
+    extra: Sequence[tuple[str, Via]] = (),
 ) -> list[Candidate]:
     """Every file of ``family`` in every folder the loader or an installer uses, each once, ranked.
+
+    ``extra``: more folders to look in, and how they were found (e.g. the folders a framework's own search
+    reaches); they are not loader steps of a plain dlopen.
 
     A candidate's ``loader_rank`` is its place among the loader's steps for its own name: for one name the
     lowest rank wins, and every other copy of that name is shadowed by it.
@@ -234,7 +238,7 @@ def find_candidates(
         if mechanism not in mechanisms:
             mechanisms.append(mechanism)
 
-    for folder, mechanism in loader_order(layout, "", framework_dirs) + install_locations(layout, fs):
+    for folder, mechanism in [*loader_order(layout, "", framework_dirs), *install_locations(layout, fs), *extra]:
         for name in scan(folder):
             note(folder, name, mechanism)
     for name, path in layout.ldconfig:
@@ -277,6 +281,7 @@ _VIA_PRIORITY = [
     Via.CUDA_PATH,
     Via.CONDA_PREFIX,
     Via.PIP_WHEEL,
+    Via.FRAMEWORK,
     Via.COMMON_LOCATION,
 ]
 

@@ -18,13 +18,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..compat.tensorflow import library_names
-from ..environment import State, TensorFlow
+from ..environment import BuildFact, Distribution, FrameworkBuild, State, TensorFlow
 from ..files import FileRefused, read_regular
 from ..versions import InvalidVersionValue, is_pep440, tensorflow_version_field
 from .discovery import FileSystem, Layout, RealFileSystem, wheel_library_dirs
-from .distributions import metadata_header
+from .distributions import metadata_fields, metadata_header, metadata_of, nvidia_pins
+from .objects import read_object
 
-__all__ = ["BuildInfo", "InvalidBuildInfo", "parse_build_info", "probe_tensorflow"]
+__all__ = ["BuildInfo", "InvalidBuildInfo", "parse_build_info", "probe_tensorflow", "tensorflow_build"]
+
+# TensorFlow's shared objects: the framework object dlopens the CUDA libraries (its DT_RUNPATH is the one that
+# counts, shared/docs/frameworks.md); the cc object holds most of the kernels.
+FRAMEWORK_OBJECTS = ("libtensorflow_framework.so.2", "libtensorflow_cc.so.2")
 
 # Distributions that install the top-level ``tensorflow`` package. Other names starting with "tensorflow"
 # (tensorflow-estimator, tensorflow-io-gcs-filesystem, ...) install other packages and are told apart by
@@ -237,3 +242,36 @@ def _provides_tensorflow(folder: str) -> bool:
     except (OSError, FileRefused):
         return False
     return any(line.startswith("tensorflow/") for line in record.splitlines())
+
+
+def tensorflow_build(tf: TensorFlow, installed: Sequence[Distribution] = ()) -> FrameworkBuild:
+    """TensorFlow in the shape every framework shares: its build facts, pins and shared objects."""
+    location = tf.location
+    if tf.state is State.ABSENT or location is None:
+        return FrameworkBuild("tensorflow", State.ABSENT, tf.reason, None, None, None, None, None, None, ())
+    site = os.path.dirname(location)
+    metadata = metadata_of(site, tf.distribution) if tf.distribution else None
+    requires = metadata_fields(metadata).get("requires-dist", []) if metadata else []
+    source = tf.build_info_path or location
+    cuda = BuildFact(tf.cuda_version, source, f"cuda_version = {tf.cuda_version_raw!r}") if tf.cuda_version else None
+    cudnn = (
+        BuildFact(tf.cudnn_version, source, f"cudnn_version = {tf.cudnn_version_raw!r}") if tf.cudnn_version else None
+    )
+    objects = (
+        tuple(read_object(path) for name in FRAMEWORK_OBJECTS if os.path.isfile(path := os.path.join(location, name)))
+        if tf.is_cuda_build
+        else ()
+    )
+    return FrameworkBuild(
+        "tensorflow",
+        tf.state,
+        tf.reason,
+        tf.distribution,
+        tf.version,
+        location,
+        tf.is_cuda_build,
+        cuda,
+        cudnn,
+        nvidia_pins(requires, site, installed),
+        objects,
+    )

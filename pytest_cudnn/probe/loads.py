@@ -1,0 +1,190 @@
+"""Which copy of each CUDA library a framework loads, by the framework's own rules, predicted without loading it.
+
+* torch: the CUDA names in the DT_NEEDED of ``torch/lib/libtorch_cuda.so``, searched from that object (its
+  DT_RPATH comes before LD_LIBRARY_PATH); a name that search cannot find is preloaded by ``torch/__init__.py`` from
+  the first ``nvidia/*/lib`` folder on sys.path that has it (source "torch-preload").
+* JAX: each library of ``_load_nvidia_libraries`` from the first ``nvidia/<module>`` package on sys.path, by
+  absolute path; what is not there, XLA dlopens by name from ``xla_cuda_plugin.so`` (its DT_RPATH first).
+* TensorFlow: each library of ``TryDlopenCUDALibraries`` dlopened by name from ``libtensorflow_framework.so.2``
+  (LD_LIBRARY_PATH first, then its DT_RUNPATH).
+
+The first copy of a name loaded into a process serves every later request for it: within a framework, a preloaded
+copy also serves the DT_NEEDED of its objects. The search itself is :mod:`pytest_cudnn.loader`, glibc's rules.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from .. import loader
+from ..compat.loading import loads_of
+from ..environment import FrameworkBuild, LinkedObject, LoadedLibrary
+
+__all__ = ["CUDA_LIBRARY", "Search", "cuda_major", "framework_loads", "own_folders"]
+
+# The CUDA libraries a framework object can need (the DT_NEEDED of libtorch_cuda.so lists them among libc and
+# libstdc++); matched on the soname.
+CUDA_LIBRARY = re.compile(
+    r"lib(cudart|cudnn|cublas|cublasLt|cufft|curand|cusolver|cusparse|cusparseLt|nccl|nvrtc|nvJitLink|cupti|cufile"
+    r"|nvshmem_host|nvToolsExt)\.so(\.[0-9]+)*"
+)
+
+
+@dataclass(frozen=True)
+class Search:
+    """What the search needs of the host: the loader's inputs, sys.path, and which files exist."""
+
+    process: loader.Process
+    site_path: Sequence[str]
+    exists: Callable[[str], bool] = os.path.isfile
+
+
+def cuda_major(build: FrameworkBuild) -> int | None:
+    """The CUDA major the build was made for, from its build facts."""
+    text = build.cuda.value if build.cuda else ""
+    head = text.split(".")[0]
+    return int(head) if head.isdigit() and len(head) < 4 else None
+
+
+def framework_loads(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
+    """The CUDA libraries ``build`` loads and the copy each gets; () for a build that loads none."""
+    if build.is_cuda_build is False:
+        return ()
+    if build.name == "torch":
+        return _torch(build, search)
+    if build.name == "jax":
+        return _jax(build, search)
+    if build.name == "tensorflow":
+        return _tensorflow(build, search)
+    return ()
+
+
+def own_folders(item: LinkedObject) -> tuple[str, ...]:
+    """The folders of an object's DT_RPATH or DT_RUNPATH, $ORIGIN expanded, in order."""
+    order = loader.search_order("lib.so", _elf(item), loader.Process())
+    rules = (loader.Rule.RPATH, loader.Rule.RUNPATH)
+    return tuple(dict.fromkeys(posixpath.normpath(step.folder) for step in order.steps if step.rule in rules))
+
+
+def _elf(item: LinkedObject) -> loader.ElfObject:
+    return loader.ElfObject(item.path, rpath=item.rpath, runpath=item.runpath)
+
+
+def _searched(order: loader.SearchOrder) -> tuple[str, ...]:
+    folders: list[str] = []
+    for step in order.steps:
+        folder = posixpath.normpath(step.folder) if step.folder else "."
+        if step.rule is not loader.Rule.ALREADY_LOADED and folder not in folders:
+            folders.append(folder)
+    return tuple(folders)
+
+
+def _by_name(name: str, requester: LinkedObject | None, how: str, required: bool, search: Search) -> LoadedLibrary:
+    """The loader's own search for ``name`` asked by ``requester`` (its DT_NEEDED, or its dlopen call)."""
+    order = loader.search_order(name, _elf(requester) if requester else None, search.process)
+    outcome = loader.resolve(order, search.exists)
+    winner = outcome.winner
+    return LoadedLibrary(
+        name=name,
+        requester=requester.path if requester else None,
+        how=how,
+        required=required,
+        path=posixpath.normpath(winner.path) if winner else None,
+        found_by=winner.reason if winner else None,
+        searched=_searched(order),
+        shadowed=tuple(posixpath.normpath(step.path) for step in outcome.shadowed),
+    )
+
+
+def _object(build: FrameworkBuild, name: str) -> LinkedObject | None:
+    return next((item for item in build.objects if os.path.basename(item.path) == name and not item.reason), None)
+
+
+def _wheel_copies(site_path: Sequence[str], name: str, exists: Callable[[str], bool]) -> list[str]:
+    """``<entry>/nvidia/<folder>/lib/<name>`` for every sys.path entry, in sys.path order (folders sorted)."""
+    found = []
+    for entry in site_path:
+        nvidia = os.path.join(entry, "nvidia")
+        try:
+            folders = sorted(os.listdir(nvidia))
+        except (OSError, ValueError):
+            continue
+        found += [path for folder in folders if exists(path := os.path.join(nvidia, folder, "lib", name))]
+    return found
+
+
+def _torch(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
+    cuda_object = _object(build, "libtorch_cuda.so")
+    if cuda_object is None:
+        return ()
+    loads = []
+    for name in cuda_object.needed:
+        if not CUDA_LIBRARY.fullmatch(name):
+            continue
+        load = _by_name(name, cuda_object, "DT_NEEDED", True, search)
+        if load.path is None:
+            wheels = _wheel_copies(search.site_path, name, search.exists)
+            if wheels:
+                load = LoadedLibrary(
+                    name,
+                    None,
+                    "preload",
+                    True,
+                    wheels[0],
+                    "torch's preload from the first nvidia/*/lib folder on sys.path that has it",
+                    load.searched,
+                    tuple(wheels[1:]),
+                )
+        loads.append(load)
+    return tuple(loads)
+
+
+def _first_module(site_path: Sequence[str], module: str) -> str | None:
+    """nvidia.<module>.__path__[0]: the first sys.path entry with an nvidia/<module> folder."""
+    for entry in site_path:
+        folder = os.path.join(entry, "nvidia", module)
+        if os.path.isdir(folder):
+            return folder
+    return None
+
+
+def _jax(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
+    major = cuda_major(build)
+    plugin = _object(build, "xla_cuda_plugin.so")
+    loads = []
+    for row in loads_of("jax", major) if major else ():
+        module = _first_module(search.site_path, row.module or "")
+        path = os.path.join(module, "lib", row.soname) if module else None
+        if path and search.exists(path):
+            later = [copy for copy in _wheel_copies(search.site_path, row.soname, search.exists) if copy != path]
+            loads.append(
+                LoadedLibrary(
+                    row.soname,
+                    None,
+                    "preload",
+                    row.required,
+                    path,
+                    f"JAX's preload from nvidia.{row.module} ({module})",
+                    (os.path.dirname(path),),
+                    tuple(later),
+                )
+            )
+        else:
+            loads.append(_by_name(row.soname, plugin, "dlopen", row.required, search))
+    return tuple(loads)
+
+
+def _tensorflow(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
+    major = cuda_major(build)
+    framework = _object(build, "libtensorflow_framework.so.2")
+    if framework is None or major is None:
+        return ()
+    names = [row.soname for row in loads_of("tensorflow", major)]
+    cudnn_major = build.cudnn.value.split(".")[0] if build.cudnn else ""
+    if cudnn_major.isdigit():
+        names.append(f"libcudnn.so.{cudnn_major}")
+    return tuple(_by_name(name, framework, "dlopen", True, search) for name in names)
