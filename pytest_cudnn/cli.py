@@ -16,8 +16,9 @@ import stat
 import sys
 from collections.abc import Sequence
 
-from . import __version__
-from .diagnosis import diagnose, verdict
+from . import __version__, phrases
+from .diagnosis import Finding, Verdict, diagnose, framework_verdict, verdict
+from .diagnosis.frameworks import FRAMEWORK_NAMES, label
 from .environment import Environment, InvalidSnapshot, load_snapshot
 from .files import write_atomically
 from .report import doctor_json, doctor_text
@@ -32,7 +33,7 @@ _COMMANDS = ("doctor", "snapshot")
 _OWN_OPTIONS = ("-h", "--help", "--version")  # the only options that belong to no command
 
 _USAGE = """\
-pytest-cudnn [doctor] [--json] [--env FILE] [--timeout SECONDS]
+pytest-cudnn [doctor] [--json] [--env FILE] [--framework NAME] [--timeout SECONDS]
        pytest-cudnn snapshot [-o FILE] [--force] [--timeout SECONDS]
        pytest-cudnn --version"""
 
@@ -41,7 +42,8 @@ Without a command, pytest-cudnn runs the doctor: pytest-cudnn --env snap.json is
 'pytest-cudnn doctor --help' and 'pytest-cudnn snapshot --help' describe each command's options.
 
 exit codes: 0 the GPU stack holds together, 1 it cannot run GPU work, 2 a usage error or an unreadable snapshot,
-130 interrupted, 141 standard output was closed"""
+130 interrupted, 141 standard output was closed. With GPU frameworks installed, the stack is what they load: 0
+means every one of them can run GPU work here (a CPU-only build alone is 1); --framework NAME asks about one."""
 
 
 def _timeout(text: str) -> float:
@@ -83,6 +85,12 @@ def _parser() -> argparse.ArgumentParser:
     doctor.add_argument(
         "--env", metavar="FILE", type=_snapshot_path, help="replay a snapshot instead of probing this host"
     )
+    doctor.add_argument(
+        "--framework",
+        metavar="NAME",
+        choices=FRAMEWORK_NAMES,
+        help=f"exit by this framework's verdict alone ({', '.join(FRAMEWORK_NAMES)})",
+    )
     snapshot = commands.add_parser("snapshot", help="probe this host and save the environment as JSON")
     snapshot.add_argument(
         "-o", "--output", metavar="FILE", type=_output_path, help="where to write (default: standard output)"
@@ -120,13 +128,21 @@ def _doctor(args: argparse.Namespace) -> int:
         _error(f"error: snapshot {error}")
         return EXIT_USAGE
     findings = diagnose(env)
-    result = verdict(findings)
+    result = verdict(findings) if args.framework is None else _framework_result(env, findings, args.framework)
     if args.json:
         sys.stdout.write(json.dumps(doctor_json(env, findings, result), indent=2) + "\n")
     else:
         sys.stdout.write(doctor_text(env, findings, result, source=args.env))
     sys.stdout.flush()  # a closed pipe shows here, where main() handles it, not at interpreter exit
     return EXIT_OK if result.ok else EXIT_BROKEN
+
+
+def _framework_result(env: Environment, findings: list[Finding], name: str) -> Verdict:
+    build = next((b for b in env.frameworks if b.name == name), None)
+    if build is None:
+        return Verdict(False, f"{phrases.framework(name)} ({name}) is not installed on this Python path")
+    said = framework_verdict(env, build, findings)
+    return Verdict(said.ok, f"{label(build)}: {said.summary}")
 
 
 def _output_problem(path: str, force: bool) -> str | None:

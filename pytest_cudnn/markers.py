@@ -27,6 +27,8 @@ from .diagnosis import (
     stack_runtime,
     visible_gpus,
 )
+from .diagnosis.frameworks import FRAMEWORK_NAMES, blocking_finding
+from .diagnosis.stack import loaded_by
 from .environment import CudaRuntime, Cudnn, Environment, Gpu, State
 from .text import clip, listing, printable
 
@@ -42,16 +44,24 @@ __all__ = [
 
 # name -> call signature and help, as `pytest --markers` shows them.
 MARKERS: dict[str, str] = {
-    "requires_cudnn": "requires_cudnn(spec): skip unless the cuDNN in use matches the PEP 440 specifier set, "
-    "e.g. '>=8.9,<10'.",
-    "requires_cuda": "requires_cuda(spec): skip unless the CUDA runtime in use matches the specifier set, e.g. '>=12'.",
+    "requires_cudnn": "requires_cudnn(spec, *, framework=None): skip unless the cuDNN in use matches the PEP 440 "
+    "specifier set, e.g. '>=8.9,<10': the one the framework loads ('torch', 'jax', 'tensorflow'; unnamed: any "
+    "installed framework's).",
+    "requires_cuda": "requires_cuda(spec, *, framework=None): skip unless the CUDA runtime in use matches the "
+    "specifier set, e.g. '>=12' (the framework's copy, as for requires_cudnn).",
     "requires_driver": "requires_driver(spec): skip unless the NVIDIA driver version matches, e.g. '>=535'.",
     "requires_gpu": "requires_gpu(count=1, memory=None, compute_capability=None, name=None): skip unless at least "
     "count GPUs are visible and the test's GPU has memory free ('16GiB', '24GB' or bytes), a compute capability "
     "matching the specifier set (e.g. '>=8.0') and a name matching the glob.",
     "requires_tensorflow": "requires_tensorflow(spec=None, *, gpu=True): skip unless TensorFlow is installed within "
     "spec and, with gpu=True, its build's CUDA and cuDNN are usable on this host.",
+    "requires_torch": "requires_torch(spec=None, *, gpu=True): skip unless PyTorch is installed within spec and, "
+    "with gpu=True, it can run GPU work here (the copies it loads, judged by its own rules).",
+    "requires_jax": "requires_jax(spec=None, *, gpu=True): skip unless JAX is installed within spec and, with "
+    "gpu=True, its CUDA plugin can run GPU work here.",
 }
+# The framework each framework marker is about, by import name.
+_FRAMEWORK_MARKERS = {"requires_torch": "torch", "requires_jax": "jax"}
 
 
 class InvalidMarker(ValueError):
@@ -68,6 +78,7 @@ class Requirement:
     compute_capability: SpecifierSet | None = None
     name: str | None = None
     gpu: bool = True
+    framework: str | None = None  # requires_cudnn / requires_cuda: the framework whose copy is judged
 
     def describe(self) -> str:
         if self.marker == "requires_gpu":
@@ -84,9 +95,13 @@ class Requirement:
             "requires_cuda": "CUDA runtime",
             "requires_driver": "NVIDIA driver",
             "requires_tensorflow": "TensorFlow",
+            "requires_torch": "PyTorch",
+            "requires_jax": "JAX",
         }[self.marker]
         text = f"requires {what}" + (f" {self.spec}" if self.spec is not None and str(self.spec) else "")
-        if self.marker == "requires_tensorflow" and self.gpu:
+        if self.framework:
+            text += f" as {phrases.framework(self.framework)} loads it"
+        if self.marker in ("requires_tensorflow", *_FRAMEWORK_MARKERS) and self.gpu:
             text += " with a usable GPU build"
         return text
 
@@ -155,7 +170,7 @@ def _spec(value: object, what: str) -> SpecifierSet:
 def parse_marker(name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Requirement:
     """Validate one marker's arguments. Raises InvalidMarker naming the bad value."""
     if name in ("requires_cudnn", "requires_cuda", "requires_driver"):
-        extra = set(kwargs) - {"spec"}
+        extra = set(kwargs) - {"spec", *(("framework",) if name != "requires_driver" else ())}
         if extra:
             raise InvalidMarker(
                 f"unknown argument {sorted(extra)[0]!r}; the signature is {MARKERS[name].split(':')[0]}"
@@ -163,7 +178,11 @@ def parse_marker(name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> R
         values = list(args) + ([kwargs["spec"]] if "spec" in kwargs else [])
         if len(values) != 1:
             raise InvalidMarker(f"takes exactly one specifier, got {len(values)}")
-        return Requirement(name, spec=_spec(values[0], "spec"))
+        framework = kwargs.get("framework")
+        if framework is not None and framework not in FRAMEWORK_NAMES:
+            names = ", ".join(repr(n) for n in FRAMEWORK_NAMES)
+            raise InvalidMarker(f"framework must be one of {names}, not {clip(repr(framework), 60)}")
+        return Requirement(name, spec=_spec(values[0], "spec"), framework=framework)
     if name == "requires_gpu":
         params = ("count", "memory", "compute_capability", "name")
         if len(args) > len(params):
@@ -191,7 +210,7 @@ def parse_marker(name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> R
             compute_capability=None if cc is None else _spec(cc, "compute_capability"),
             name=gpu_name,
         )
-    if name == "requires_tensorflow":
+    if name in ("requires_tensorflow", *_FRAMEWORK_MARKERS):
         extra = set(kwargs) - {"spec", "gpu"}
         if extra:
             raise InvalidMarker(
@@ -292,14 +311,20 @@ def judge(
         return ok
     if requirement.marker == "requires_tensorflow":
         return _judge_tensorflow(requirement, env, findings)
+    if requirement.marker in _FRAMEWORK_MARKERS:
+        return _judge_framework(requirement, env, findings)
     blocked = _gpu_blocker(env, findings, requirement)
     if blocked is not None:
         return blocked
+    named = requirement.framework
+    if named is not None and not any(b.name == named for b in env.frameworks):
+        return _fail(requirement, f"no {phrases.framework(named)} installed", f"{named}-missing")
     if requirement.marker == "requires_cudnn":
-        return _judge_copy(requirement, findings, selected_cudnn(env, requirement.spec, _unusable(findings)), "cuDNN")
+        cudnn = selected_cudnn(env, requirement.spec, _unusable(findings), named)
+        return _judge_copy(requirement, env, findings, cudnn, "cuDNN")
     if requirement.marker == "requires_cuda":
-        runtime = selected_runtime(env, requirement.spec, _unusable(findings))
-        return _judge_copy(requirement, findings, runtime, "CUDA runtime")
+        runtime = selected_runtime(env, requirement.spec, _unusable(findings), named)
+        return _judge_copy(requirement, env, findings, runtime, "CUDA runtime")
     return _judge_gpu(requirement, env, device)
 
 
@@ -308,13 +333,19 @@ def _unusable(findings: Sequence[Finding]) -> frozenset[str]:
 
 
 def _judge_copy(
-    requirement: Requirement, findings: Sequence[Finding], copy: CudaRuntime | Cudnn | None, label: str
+    requirement: Requirement,
+    env: Environment,
+    findings: Sequence[Finding],
+    copy: CudaRuntime | Cudnn | None,
+    label: str,
 ) -> Outcome:
     """A cuDNN or CUDA runtime requirement: the copy the stack uses must match and must be able to run."""
     kind = requirement.marker.removeprefix("requires_")
     if copy is None:
-        return _fail(requirement, f"no {label} the loader can find", f"{kind}-missing")
-    where = phrases.copy(copy)
+        who = phrases.framework(requirement.framework) if requirement.framework else "the loader"
+        return _fail(requirement, f"no {label} {who} can find", f"{kind}-missing")
+    users = [f"{phrases.framework(b.name)} {b.version or ''}".strip() for b in loaded_by(env, copy)]
+    where = phrases.copy(copy, *([f"loaded by {' and '.join(users)}"] if users else []))
     broken = _errors_about(findings, copy.path)
     # A version that does not match is the cause; but a copy too broken to tell its version fails for that.
     if not _contains(requirement.spec, copy.version) and not (copy.version is None and broken is not None):
@@ -339,6 +370,31 @@ def _judge_gpu(requirement: Requirement, env: Environment, device: Gpu | None) -
         return _fail(requirement, label, "gpu-capability")
     if requirement.name is not None and not fnmatch.fnmatchcase(device.name or "", requirement.name):
         return _fail(requirement, label, "gpu-name")
+    return Outcome(True, printable(requirement.describe()), "")
+
+
+def _judge_framework(requirement: Requirement, env: Environment, findings: Sequence[Finding]) -> Outcome:
+    """requires_torch / requires_jax: installed within spec and, with gpu=True, able to run GPU work here."""
+    name = _FRAMEWORK_MARKERS[requirement.marker]
+    build = next((b for b in env.frameworks if b.name == name), None)
+    if build is None:
+        return _fail(requirement, f"no {phrases.framework(name)} installed", f"{name}-missing")
+    where = (
+        f"{phrases.framework(name)} {build.version or '(version unknown)'} ({build.distribution}) at {build.location}"
+    )
+    if requirement.spec is not None and not _contains(requirement.spec, build.version):
+        return _fail(requirement, where, f"{name}-version")
+    if not requirement.gpu:
+        return Outcome(True, printable(requirement.describe()), "")
+    if build.is_cuda_build is False:
+        cpu_only = next((f for f in findings if f.code == "framework-cpu-only" and build.location in f.subjects), None)
+        return _fail(requirement, where + " (a CPU-only build)", "framework-cpu-only", cpu_only)
+    blocked = _gpu_blocker(env, findings, requirement)
+    if blocked is not None:
+        return blocked
+    finding = blocking_finding(build, findings)
+    if finding is not None:
+        return _fail(requirement, where, finding.code, finding)
     return Outcome(True, printable(requirement.describe()), "")
 
 

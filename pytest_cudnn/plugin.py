@@ -211,12 +211,20 @@ def gpu(request: pytest.FixtureRequest) -> GpuDevice:
 @pytest.fixture
 def cudnn_handle(request: pytest.FixtureRequest) -> Iterator[CudnnHandle]:
     """A real cudnnHandle_t through the cuDNN the probe vouched for, on this test's GPU; destroyed afterwards.
-    Under --gpu-env it skips: a snapshot's libraries are never loaded."""
-    handle = run_of(request.config).open_handle("cudnn_handle")
+    It is the cuDNN the framework loads: the one named by the test's requires_cudnn(framework=...) marker, else
+    the installed frameworks'. Under --gpu-env it skips: a snapshot's libraries are never loaded."""
+    handle = run_of(request.config).open_handle("cudnn_handle", _framework_of(request.node))
     try:
         yield handle
     finally:
         handle.destroy()
+
+
+def _framework_of(node: pytest.Item | pytest.Collector) -> str | None:
+    """The framework a test's requires_cudnn marker names (validated at collection), if any."""
+    mark = node.get_closest_marker("requires_cudnn")
+    named = mark.kwargs.get("framework") if mark is not None else None
+    return named if isinstance(named, str) else None
 
 
 @pytest.fixture(scope="session")

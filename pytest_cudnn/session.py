@@ -237,9 +237,10 @@ class GpuRun:
         return max(1, len(visible_gpus(self.env)) // self.per_worker)
 
     # Fixtures ----------------------------------------------------------------------------------------
-    def open_handle(self, fixture: str) -> CudnnHandle:
-        """A cuDNN handle through the copy the probe vouched for, or an environment skip (a failure under
-        --require-gpu) saying why there is none."""
+    def open_handle(self, fixture: str, framework: str | None = None) -> CudnnHandle:
+        """A cuDNN handle through the copy the probe vouched for (the one ``framework`` loads; unnamed, the one
+        the installed frameworks load), or an environment skip (a failure under --require-gpu) saying why there
+        is none."""
         if self.replaying:
             # A snapshot names libraries of another machine, or files anyone could have written: loading one
             # would run its code in this process. Replay never loads what a snapshot names.
@@ -252,8 +253,8 @@ class GpuRun:
                 )
             )
         env = self.env
-        outcome = judge(Requirement("requires_cudnn"), env, self.findings)
-        cudnn = selected_cudnn(env)
+        outcome = judge(Requirement("requires_cudnn", framework=framework), env, self.findings)
+        cudnn = selected_cudnn(env, framework=framework)
         device = self.device()
         if not outcome.ok or cudnn is None or device is None:
             self.refuse_in_fixture(outcome)

@@ -285,7 +285,7 @@ def test_help_shows_both_commands_and_the_doctors_options(capsys: pytest.Capture
     assert exit_.value.code == 0
     text = capsys.readouterr().out
     for usage in (
-        "usage: pytest-cudnn [doctor] [--json] [--env FILE] [--timeout SECONDS]",
+        "usage: pytest-cudnn [doctor] [--json] [--env FILE] [--framework NAME] [--timeout SECONDS]",
         "pytest-cudnn snapshot [-o FILE] [--force] [--timeout SECONDS]",
     ):
         assert usage in text
@@ -381,3 +381,22 @@ def test_a_snapshot_that_would_not_replay_is_written_with_a_warning_naming_the_v
         f"pytest-cudnn: wrote {snap}",
     ]
     assert json.loads(snap.read_text())["tensorflow"]["version"] == "2.15.0-custom"
+
+
+def test_framework_asks_about_one_framework(tmp_path: Path, capsys: pytest.CaptureFixture[str], no_probe: None) -> None:
+    # A healthy TensorFlow 2.18 beside a CPU-only torch: the host as a whole can run GPU work (TensorFlow can).
+    env = EnvBuilder.healthy().with_torch(version="2.15.0+cpu", cuda=None).build()
+    snap = tmp_path / "snap.json"
+    snap.write_text(env.dumps(), encoding="utf-8")
+    assert main(["--env", str(snap)]) == 0
+    assert main(["--env", str(snap), "--framework", "torch"]) == 1
+    assert "Verdict: PyTorch 2.15.0+cpu: it will not use the GPU" in capsys.readouterr().out
+    assert main(["--env", str(snap), "--framework", "jax", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["verdict"] == {
+        "ok": False,
+        "summary": "JAX (jax) is not installed on this Python path",
+    }
+    with pytest.raises(SystemExit) as exit_:
+        main(["--env", str(snap), "--framework", "pytorch"])
+    assert exit_.value.code == 2
+    assert "invalid choice: 'pytorch'" in capsys.readouterr().err

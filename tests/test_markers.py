@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from pytest_cudnn.diagnosis import diagnose
-from pytest_cudnn.environment import Environment, Failure, State
+from pytest_cudnn.environment import Environment, Failure, State, Via
 from pytest_cudnn.markers import InvalidMarker, Outcome, judge, parse_marker
 
-from .envbuilder import EnvBuilder, gpu
+from .envbuilder import SITE, EnvBuilder, gpu, rpath_load
 
 
 @pytest.mark.parametrize(
@@ -31,6 +31,10 @@ from .envbuilder import EnvBuilder, gpu
         ("requires_gpu", (), {"memory": "1e3GiB"}, "is not a size such as"),
         ("requires_gpu", (), {"memory": "-1GiB"}, "is not a size such as"),
         ("requires_cudnn", (">=" + "9" * 5000,), {}, "holds a number too long for a version"),
+        ("requires_cudnn", (">=9",), {"framework": "pytorch"}, "framework must be one of 'torch', 'jax'"),
+        ("requires_driver", (">=535",), {"framework": "torch"}, "unknown argument 'framework'"),
+        ("requires_torch", (), {"gpu": "yes"}, "gpu must be True or False"),
+        ("requires_jax", ("0.4", "0.5"), {}, "takes at most one specifier"),
     ],
 )
 def test_a_marker_that_would_skip_forever_or_crash_is_refused(
@@ -143,3 +147,66 @@ def test_a_copy_too_broken_to_tell_its_version_fails_for_what_broke_it() -> None
     outcome = _judge(env, "requires_cudnn", ">=8")
     assert outcome.cause == "cudnn-incomplete"
     assert "is missing its sub-libraries" in outcome.message
+
+
+TORCH_CUDART = f"{SITE}/nvidia/cu13/lib/libcudart.so.13"
+TORCH_CUDNN = f"{SITE}/nvidia/cudnn/lib/libcudnn.so.9"
+JAX_CUDNN = f"{SITE}/jax-wheels/nvidia/cudnn/lib/libcudnn.so.9"
+SYSTEM_CUDNN = "/usr/local/cuda-13.0/lib/libcudnn.so.9"
+
+
+def torch_venv(driver: str = "580.65.06", *, jax: bool = False) -> Environment:
+    """A healthy torch 2.15 venv (cuDNN 9.26.0 and CUDA 13.2 from its wheels, through its RPATH), a system
+    CUDA 13.0 toolkit with cuDNN 9.1.0 on LD_LIBRARY_PATH, and with ``jax`` a JAX whose preload finds cuDNN 9.8."""
+    b = EnvBuilder().with_driver(version=driver, cuda_version_raw=13000).with_gpus(gpu(cc="8.0"))
+    b.runtime("/usr/local/cuda-13.0/lib/libcudart.so.13", 13000, driver_raw=13000)
+    b.cudnn(SYSTEM_CUDNN, "9.1.0", 13000)
+    b.runtime(TORCH_CUDART, 13020, (Via.PIP_WHEEL,), rank=None, driver_raw=13000)
+    b.cudnn(TORCH_CUDNN, "9.26.0", 13000, (Via.PIP_WHEEL,), rank=None)
+    b.with_torch(cudnn="9.26.0", loads=(rpath_load(TORCH_CUDART), rpath_load(TORCH_CUDNN)))
+    if jax:
+        b.cudnn(JAX_CUDNN, "9.8.0", 12080, (Via.PIP_WHEEL,), rank=None)
+        plugin = f"{SITE}/jax_plugins/xla_cuda12/xla_cuda_plugin.so"
+        b.with_jax(cudnn="9.8.0", loads=(rpath_load(JAX_CUDNN, plugin, "dlopen"),))
+    return b.build()
+
+
+def test_cudnn_and_cuda_requirements_judge_the_copies_the_framework_loads() -> None:
+    # Issue 10: with torch's own 9.26.0, requires_cudnn('>=9.20') skipped with "found no cuDNN the loader can find".
+    env = torch_venv()
+    assert _judge(env, "requires_cudnn", ">=9.20").ok
+    assert _judge(env, "requires_cuda", ">=13.2").ok
+    assert _judge(env, "requires_cudnn", ">=9.20", framework="torch").ok
+    missed = _judge(env, "requires_cudnn", ">=9.30", framework="torch")
+    assert not missed.ok
+    assert missed.cause == "cudnn-version"
+    assert f"found cuDNN 9.26.0 at {TORCH_CUDNN} (via pip nvidia wheel, loaded by PyTorch 2.15.0+cu132)" in (
+        missed.message
+    )
+
+
+def test_a_named_framework_is_judged_by_its_own_copy() -> None:
+    env = torch_venv(jax=True)
+    assert _judge(env, "requires_cudnn", "<9.10", framework="jax").ok
+    refused = _judge(env, "requires_cudnn", ">=9.20", framework="jax")
+    assert not refused.ok
+    assert JAX_CUDNN in refused.message
+    assert "loaded by JAX 0.10.2" in refused.message
+    # Unnamed, any framework's copy that matches will do.
+    assert _judge(env, "requires_cudnn", "<9.10").ok
+    assert _judge(env, "requires_cudnn", ">=9.20").ok
+    absent = _judge(torch_venv(), "requires_cudnn", ">=9", framework="jax")
+    assert (absent.ok, absent.cause) == (False, "jax-missing")
+
+
+def test_requires_torch_says_whether_torch_can_run_gpu_work_here() -> None:
+    assert _judge(torch_venv(), "requires_torch", ">=2.15").ok
+    too_old = _judge(torch_venv("550.54.15"), "requires_torch")
+    assert (too_old.ok, too_old.cause) == (False, "framework-driver-too-old")
+    assert "it loads CUDA runtime 13.2 from" in too_old.message
+    assert _judge(torch_venv("550.54.15"), "requires_torch", gpu=False).ok
+    assert _judge(torch_venv(), "requires_torch", "<2.15").cause == "torch-version"
+    cpu = EnvBuilder().with_driver().with_torch(version="2.15.0+cpu", cuda=None).build()
+    assert _judge(cpu, "requires_torch").cause == "framework-cpu-only"
+    assert _judge(torch_venv(), "requires_jax").cause == "jax-missing"
+    assert _judge(torch_venv(jax=True), "requires_jax", gpu=True).ok

@@ -141,6 +141,11 @@ MARKER_CASES: tuple[tuple[str, tuple[Any, ...], dict[str, Any]], ...] = (
     ("requires_gpu", (2,), {"memory": "16GiB", "compute_capability": ">=8.0", "name": "*A100*"}),
     ("requires_tensorflow", (), {}),
     ("requires_tensorflow", ("~=2.18",), {"gpu": False}),
+    ("requires_torch", (), {}),
+    ("requires_torch", (">=2.5",), {"gpu": False}),
+    ("requires_jax", (">=0.4",), {}),
+    ("requires_cudnn", (">=9",), {"framework": "torch"}),
+    ("requires_cuda", (">=12",), {"framework": "jax"}),
 )
 REQUIREMENTS = [parse_marker(name, args, kwargs) for name, args, kwargs in MARKER_CASES]
 assert {requirement.marker for requirement in REQUIREMENTS} == set(MARKERS)

@@ -18,7 +18,10 @@ from ..compat.libraries import provider
 from ..environment import CudaRuntime, Cudnn, Environment, FrameworkBuild, LoadedLibrary, State
 from .kernels import runs_on
 from .model import Finding, Severity, Verdict, cite, folder_of, make_finding, parse_version
-from .stack import gpu_frameworks, gpu_text, gpus_with_capability, load_copy
+from .stack import any_gpu_framework, gpu_frameworks, gpu_text, gpus_with_capability, load_copy
+
+# The frameworks the probe reads, by import name.
+FRAMEWORK_NAMES = ("torch", "jax", "tensorflow")
 
 _CUDA_BUILD = {
     "torch": "pip install torch (the Linux wheels on PyPI are CUDA builds), or a CUDA variant from PyTorch's index",
@@ -32,7 +35,7 @@ _OWN_RULES = ("tensorflow",)
 
 def framework_rules(env: Environment) -> Iterator[Finding]:
     builds = [b for b in env.frameworks if b.state is State.FOUND]
-    any_gpu = bool(gpu_frameworks(env))
+    any_gpu = any_gpu_framework(env)
     for build in builds:
         if build.is_cuda_build is False:
             if build.name not in _OWN_RULES:
@@ -303,13 +306,18 @@ def concerns(build: FrameworkBuild, finding: Finding) -> bool:
     return finding.component in _HOST_WIDE and not finding.subjects
 
 
+def blocking_finding(build: FrameworkBuild, findings: Sequence[Finding]) -> Finding | None:
+    """The first error that stops ``build`` from running GPU work here."""
+    return next((f for f in findings if f.severity is Severity.ERROR and concerns(build, f)), None)
+
+
 def framework_verdict(env: Environment, build: FrameworkBuild, findings: Sequence[Finding]) -> Verdict:
     """Whether ``build`` can run GPU work here, and if not the first reason."""
     if build.state is not State.FOUND:
         return Verdict(False, f"not readable: {build.reason or build.state.value}")
     if build.is_cuda_build is False:
         return Verdict(False, "it will not use the GPU")
-    error = next((f for f in findings if f.severity is Severity.ERROR and concerns(build, f)), None)
+    error = blocking_finding(build, findings)
     if error is not None:
         return Verdict(False, f"cannot run: {error.summary}")
     if env.driver.state is not State.FOUND:

@@ -113,6 +113,12 @@ def gpu_frameworks(env: Environment) -> list[FrameworkBuild]:
     return [b for b in env.frameworks if b.state is not State.ABSENT and b.is_cuda_build is not False]
 
 
+def any_gpu_framework(env: Environment) -> bool:
+    """Whether some installed framework is a GPU build (TensorFlow counted from its own model too)."""
+    tf = env.tensorflow
+    return bool(gpu_frameworks(env)) or (tf.state is State.FOUND and tf.is_cuda_build is not False)
+
+
 def load_copy(env: Environment, load: LoadedLibrary) -> Copy | None:
     """The probed copy a framework's load gets: the same file, by any of the names it answers to."""
     if load.path is None:
@@ -224,9 +230,27 @@ def stack_cudnn(env: Environment) -> Cudnn | None:
     return found if isinstance(found, Cudnn) else None
 
 
-def selected_cudnn(env: Environment, spec: SpecifierSet | None = None, avoid: Collection[str] = ()) -> Cudnn | None:
-    """The cuDNN a test gets: TensorFlow's, else the newest loader-winning copy (matching ``spec`` if any does,
-    one that can run before one that cannot: ``avoid`` holds the paths of copies that cannot)."""
+def loaded_copies(env: Environment, framework: str | None = None) -> list[Copy] | None:
+    """The copies the frameworks load (only ``framework``'s when named); None when no framework says. Unnamed,
+    TensorFlow's copies are those of its own stack rules (:func:`stack_cudnn`), not counted here."""
+    builds = [
+        b for b in gpu_frameworks(env) if b.loads and (b.name == framework if framework else b.name != "tensorflow")
+    ]
+    if not builds:
+        return None
+    return list(dict.fromkeys(c for b in builds for c in framework_copies(env, b)))
+
+
+def selected_cudnn(
+    env: Environment, spec: SpecifierSet | None = None, avoid: Collection[str] = (), framework: str | None = None
+) -> Cudnn | None:
+    """The cuDNN a test gets: the one ``framework`` loads (any framework's, when none is named and frameworks
+    say what they load), else TensorFlow's, else the newest loader-winning copy (matching ``spec`` if any
+    does, one that can run before one that cannot: ``avoid`` holds the paths of copies that cannot)."""
+    loaded = loaded_copies(env, framework)
+    if loaded is not None:
+        found = _pick([c for c in loaded if isinstance(c, Cudnn)], spec, avoid)
+        return found if isinstance(found, Cudnn) else None
     needs = tensorflow_needs(env)
     # When TensorFlow's own cuDNN is missing, the copies a plain dlopen finds are what there is to report.
     copies = (stack_cudnns(env) if needs and needs.cudnn else []) or loader_winners(env, env.cudnns)
@@ -235,9 +259,14 @@ def selected_cudnn(env: Environment, spec: SpecifierSet | None = None, avoid: Co
 
 
 def selected_runtime(
-    env: Environment, spec: SpecifierSet | None = None, avoid: Collection[str] = ()
+    env: Environment, spec: SpecifierSet | None = None, avoid: Collection[str] = (), framework: str | None = None
 ) -> CudaRuntime | None:
-    """The CUDA runtime a test gets: TensorFlow's, else the newest loader-winning copy (as selected_cudnn)."""
+    """The CUDA runtime a test gets: the one the framework loads, else TensorFlow's, else the newest
+    loader-winning copy (as selected_cudnn)."""
+    loaded = loaded_copies(env, framework)
+    if loaded is not None:
+        found = _pick([c for c in loaded if isinstance(c, CudaRuntime)], spec, avoid)
+        return found if isinstance(found, CudaRuntime) else None
     stack = stack_runtime(env)
     copies: list[Copy] = [stack] if stack else loader_winners(env, env.cuda_runtimes)
     found = _pick(copies, spec, avoid)

@@ -29,6 +29,7 @@ from .model import (
 )
 from .stack import (
     TensorFlowNeeds,
+    any_gpu_framework,
     copy_of,
     cudnn_evidence,
     gpu_text,
@@ -59,9 +60,10 @@ def tensorflow_rules(env: Environment) -> Iterator[Finding]:
                 "run TensorFlow in WSL2, or pin tensorflow<2.11 with CUDA 11.2 and cuDNN 8.1",
             )
         else:
+            # Alone, a CPU-only build means nothing here will use the GPU: an error of its own (issue 10).
             yield make_finding(
                 "tensorflow-cpu-only",
-                Severity.WARNING,
+                Severity.WARNING if any_gpu_framework(env) else Severity.ERROR,
                 "tensorflow",
                 f"TensorFlow {tf.version} ({tf.distribution}) is a CPU-only build: it will not use the GPU",
                 (f"{tf.build_info_path}: is_cuda_build = False",),
