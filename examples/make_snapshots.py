@@ -1,9 +1,12 @@
 """Regenerate the example snapshots in examples/snapshots/ from simulated hosts.
 
-Each example is a host built from the test suite's stand-in libraries (tests/simhost.py), probed by the real
-``pytest-cudnn snapshot``; paths are then rewritten from the temporary folder to the root ("/") and copies
-that belong to the machine that generated them (not planted) are dropped. They are examples of the
-classic stacks, not recordings of real machines.
+Each example is a host built from the test suite's stand-in libraries (tests/simhost.py) and framework installs
+(tests/frameworkhosts.py: torch, JAX and TensorFlow objects linked as their wheels are), probed by the real
+``pytest-cudnn snapshot``; paths are then rewritten from the temporary folder to the root ("/") and what belongs
+to the machine that generated them (not planted: a system CUDA toolkit in its ldconfig cache, the virtualenv the
+script runs from) is dropped; the script stops if such a copy would win a search. They are examples of classic
+stacks and framework installs, not recordings of real machines. The torch objects are built by nvcc
+(``NVCC``, default /usr/local/cuda-13.0/bin/nvcc), so regenerating them needs a CUDA 13 toolkit.
 
     python examples/make_snapshots.py
 """
@@ -20,6 +23,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.frameworkhosts import (  # noqa: E402
+    plant_jax,
+    plant_libraries,
+    plant_nvidia_wheel,
+    plant_tensorflow_framework,
+    plant_torch,
+)
 from tests.simhost import Compiler, SimGpu, SimHost  # noqa: E402
 
 A100 = SimGpu(
@@ -41,6 +51,88 @@ K80 = SimGpu(
     11441 * 1024**2,
     11370 * 1024**2,
 )
+
+L4 = SimGpu(
+    "NVIDIA L4",
+    "GPU-3f1c2a9e-5b7d-4e08-9a61-c2d4e6f80a1b",
+    "00000000:82:00.0",
+    (8, 9),
+    23034 * 1024**2,
+    22478 * 1024**2,
+)
+H100 = SimGpu(
+    "NVIDIA H100 80GB HBM3",
+    "GPU-a2c4e6f8-1b3d-4f5a-8c7e-9d0b1a2c3e4f",
+    "00000000:18:00.0",
+    (9, 0),
+    81559 * 1024**2,
+    80724 * 1024**2,
+)
+# What torch 2.15's libtorch_cuda.so carries (shared/docs/frameworks.md), as nvcc 13 builds it.
+TORCH_2_15_SASS = ("sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120")
+# The CUDA 12 wheels jax[cuda12] installs beside cuDNN and the runtime, by nvidia/<component>/lib folder.
+JAX_CUDA12_WHEELS = {
+    "cublas": ("libcublas.so.12", "libcublasLt.so.12"),
+    "cuda_cupti": ("libcupti.so.12",),
+    "cuda_nvrtc": ("libnvrtc.so.12",),
+    "cufft": ("libcufft.so.11",),
+    "cusolver": ("libcusolver.so.11",),
+    "cusparse": ("libcusparse.so.12",),
+    "nccl": ("libnccl.so.2",),
+}
+
+
+def torch215_driver_too_old(host: SimHost) -> None:
+    """pip install torch on a machine whose driver is a CUDA 12.4 one: the wheel's runtime is CUDA 13.2."""
+    host.add_driver([L4], version="550.54.15", cuda_version=12040)
+    site = host.site_packages
+    plant_torch(site, host.compiler, sass=TORCH_2_15_SASS)
+    plant_nvidia_wheel(site, host.compiler, "cu13", cudart=13020)
+    plant_nvidia_wheel(site, host.compiler, "cudnn", cudnn=(9, 26, 0), cudnn_cudart=13020)
+    host.add_distribution("nvidia-cudnn-cu13", "9.26.0.51")
+
+
+def jax_cuda12(host: SimHost, runtime: str) -> None:
+    """jax[cuda12] 0.10.2 and the nvidia wheels it installs: the CUDA runtime wheel ``runtime`` (its version),
+    nvidia-cudnn-cu12 9.10.2.21 (built for CUDA 12.9), and the other CUDA 12 libraries."""
+    site, compiler = host.site_packages, host.compiler
+    plant_jax(site, compiler)
+    host.add_distribution("jaxlib", "0.10.2")
+    major, minor = (int(part) for part in runtime.split(".")[:2])
+    plant_nvidia_wheel(site, compiler, "cuda_runtime", cudart=major * 1000 + minor * 10)
+    host.add_distribution("nvidia-cuda-runtime-cu12", runtime)
+    plant_nvidia_wheel(site, compiler, "cudnn", cudnn=(9, 10, 2), cudnn_cudart=12090)
+    host.add_distribution("nvidia-cudnn-cu12", "9.10.2.21")
+    for component, sonames in JAX_CUDA12_WHEELS.items():
+        plant_nvidia_wheel(site, compiler, component, others=sonames)
+
+
+def jax010_cuda12_healthy(host: SimHost) -> None:
+    """pip install 'jax[cuda12]' on a driver 580 machine."""
+    host.add_driver([H100], version="580.65.06", cuda_version=13000)
+    jax_cuda12(host, "12.9.79")
+
+
+def mixed_torch_jax_tf(host: SimHost) -> None:
+    """torch, jax[cuda12] and tensorflow[and-cuda] in one virtualenv, and an older cuDNN on LD_LIBRARY_PATH."""
+    host.add_driver([A100], version="580.65.06", cuda_version=13000)
+    site = host.site_packages
+    jax_cuda12(host, "12.8.90")  # torch 2.10 pins it; JAX asks for 12.1 or newer
+    plant_torch(
+        site,
+        host.compiler,
+        version="2.10.0+cu128",
+        cuda="12.8",
+        cudnn="9.10.2",
+        needed=("libcudart.so.12", "libcudnn.so.9"),
+        rpath="$ORIGIN/../../nvidia/cudnn/lib:$ORIGIN/../../nvidia/cuda_runtime/lib:$ORIGIN",
+        sass=("sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"),
+        pins=("nvidia-cudnn-cu12==9.10.2.21", "nvidia-cuda-runtime-cu12==12.8.90"),
+    )
+    host.add_tensorflow("2.21.0", "tensorflow-2.21.0-linux.py")
+    plant_tensorflow_framework(site, host.compiler)
+    opt = plant_libraries(host.folder("opt/cudnn-9.1/lib"), host.compiler, cudnn=(9, 1, 0), cudnn_cudart=12040)
+    host.ld_library_path.append(str(opt))
 
 
 def healthy_tf218(host: SimHost) -> None:
@@ -77,6 +169,9 @@ EXAMPLES: dict[str, Callable[[SimHost], None]] = {
     "tf2.3-meets-cudnn8": tf23_meets_cudnn8,
     "ci-runner-lost-its-gpu": runner_lost_its_gpu,
     "incomplete-cudnn8": incomplete_cudnn,
+    "torch2.15-driver-too-old": torch215_driver_too_old,
+    "jax0.10-cuda12-healthy": jax010_cuda12_healthy,
+    "mixed-torch-jax-tf": mixed_torch_jax_tf,
 }
 
 
@@ -90,18 +185,44 @@ def _rewrite(value: Any, root: str) -> Any:
     return value
 
 
+# The folders glibc searches last on Debian and Ubuntu x86-64: a framework's search lists them on any machine.
+DEFAULT_DIRS = ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib")
+
+
+class ThisMachineLeaks(RuntimeError):
+    """A copy of this machine's own (not planted) wins a search: the example would depend on where it was made."""
+
+
+def _planted_resolution(resolution: dict[str, Any], root: str) -> dict[str, Any]:
+    """The resolution as it is on the simulated host alone: this machine's copies (a system CUDA toolkit in the
+    ldconfig cache, this virtualenv's wheels) dropped; where one of them won, the host has none to load."""
+    name = resolution["name"]
+    resolution["candidates"] = [c for c in resolution["candidates"] if c["path"].startswith(root)]
+    if any(path and not path.startswith(root) for path in (resolution["predicted"], resolution["loaded"])):
+        if any(c["loader_rank"] is not None for c in resolution["candidates"]):
+            raise ThisMachineLeaks(f"{name}: this machine's own copy wins over one planted on the loader path")
+        resolution.update(
+            predicted=None, loaded=None, error=f"{name}: cannot open shared object file: No such file or directory"
+        )
+    return resolution
+
+
+def _planted_loads(build: dict[str, Any], root: str) -> dict[str, Any]:
+    for load in build["loads"]:
+        if load["path"] is not None and not load["path"].startswith(root):
+            raise ThisMachineLeaks(f"{build['name']} loads {load['name']} from this machine: {load['path']}")
+        load["searched"] = [f for f in load["searched"] if f.startswith(root) or f in DEFAULT_DIRS]
+        load["shadowed"] = [path for path in load["shadowed"] if path.startswith(root)]
+    return build
+
+
 def _planted_only(data: dict[str, Any], root: str) -> dict[str, Any]:
-    for key in ("cuda_runtimes", "cudnns"):
-        data[key] = [item for item in data[key] if item["path"].startswith(root)]
+    for key in ("cuda_runtimes", "cudnns", "distributions"):
+        data[key] = [item for item in data[key] if (item.get("path") or item.get("location", "")).startswith(root)]
     wanted = {data["tensorflow"]["cudart_name"], data["tensorflow"]["cudnn_name"]}
-    resolutions = []
-    for resolution in data["resolutions"]:
-        resolution["candidates"] = [c for c in resolution["candidates"] if c["path"].startswith(root)]
-        if resolution["candidates"] or resolution["name"] in wanted:
-            if resolution["loaded"] and not resolution["loaded"].startswith(root):
-                resolution["loaded"] = None
-            resolutions.append(resolution)
-    data["resolutions"] = resolutions
+    resolutions = [_planted_resolution(resolution, root) for resolution in data["resolutions"]]
+    data["resolutions"] = [r for r in resolutions if r["candidates"] or r["name"] in wanted]
+    data["frameworks"] = [_planted_loads(build, root) for build in data["frameworks"]]
     return data
 
 

@@ -57,6 +57,50 @@ def _header_and_skips(lines: list[str]) -> list[str]:
     return [*header, "...", *skips]
 
 
+def _header(lines: list[str]) -> list[str]:
+    return [line for line in lines if line.startswith("pytest-cudnn:")]
+
+
+# The doctor's per-framework blocks start with these words at the margin.
+_FRAMEWORKS = ("PyTorch ", "JAX ", "TensorFlow ")
+
+
+def _blocks(lines: list[str]) -> list[list[str]]:
+    """The doctor's text cut into blocks: a line at the margin and the indented lines under it."""
+    blocks: list[list[str]] = []
+    for line in lines:
+        if (line and not line[0].isspace()) or not blocks:
+            blocks.append([line])
+        else:
+            blocks[-1].append(line)
+    return blocks
+
+
+def _frameworks_and_findings(lines: list[str]) -> list[str]:
+    """The doctor's first line, each framework's block (the ones that end in that framework's verdict), then the
+    findings and the verdict; "..." where something is left out."""
+    blocks = _blocks(lines)
+    kept = [lines[0], "..."]
+    for block in blocks:
+        if block[0].startswith(_FRAMEWORKS) and any(line.lstrip().startswith("verdict:") for line in block):
+            kept += [line for line in block if line.strip()]
+    kept.append("...")
+    for block in blocks:
+        if block[0].startswith(("Findings", "Verdict:")):
+            kept += ["", *(line for line in block if line.strip())]
+    return kept
+
+
+def _doctor(snapshot: str) -> Example:
+    return Example(("pytest-cudnn", "doctor", "--env", f"{SNAPSHOTS}/{snapshot}.json"), _frameworks_and_findings)
+
+
+def _session(snapshot: str) -> Example:
+    return Example(
+        ("pytest", "examples/suite", "-p", "no:cacheprovider", f"--gpu-env={SNAPSHOTS}/{snapshot}.json"), _header
+    )
+
+
 EXAMPLES: dict[str, Example] = {
     "doctor-no-driver": Example(
         ("pytest-cudnn", "doctor", "--env", f"{SNAPSHOTS}/gpu-less-ci-machine.json"), _everything
@@ -75,6 +119,12 @@ EXAMPLES: dict[str, Example] = {
     "findings-tf2.3": Example(
         ("pytest-cudnn", "doctor", "--env", f"{SNAPSHOTS}/tf2.3-meets-cudnn8.json"), _from("Findings")
     ),
+    "doctor-torch2.15": _doctor("torch2.15-driver-too-old"),
+    "header-torch2.15": _session("torch2.15-driver-too-old"),
+    "doctor-jax0.10": _doctor("jax0.10-cuda12-healthy"),
+    "header-jax0.10": _session("jax0.10-cuda12-healthy"),
+    "doctor-mixed": _doctor("mixed-torch-jax-tf"),
+    "header-mixed": _session("mixed-torch-jax-tf"),
 }
 
 
