@@ -14,6 +14,7 @@ stacks and framework installs, not recordings of real machines. The torch object
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable
@@ -24,13 +25,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.frameworkhosts import (  # noqa: E402
+    libtorch_cuda,
     plant_jax,
     plant_libraries,
     plant_nvidia_wheel,
     plant_tensorflow_framework,
     plant_torch,
 )
-from tests.simhost import Compiler, SimGpu, SimHost  # noqa: E402
+from tests.simhost import Compiler, SimGpu, SimHost, dynamic_strings  # noqa: E402
 
 A100 = SimGpu(
     "NVIDIA A100-SXM4-80GB",
@@ -68,7 +70,7 @@ H100 = SimGpu(
     81559 * 1024**2,
     80724 * 1024**2,
 )
-# What torch 2.15's libtorch_cuda.so carries (shared/docs/frameworks.md), as nvcc 13 builds it.
+# What torch 2.15's libtorch_cuda.so carries (shared/docs/frameworks.md), as nvcc 13 builds it (sm_75 and newer).
 TORCH_2_15_SASS = ("sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120")
 # The CUDA 12 wheels jax[cuda12] installs beside cuDNN and the runtime, by nvidia/<component>/lib folder.
 JAX_CUDA12_WHEELS = {
@@ -96,7 +98,11 @@ def jax_cuda12(host: SimHost, runtime: str) -> None:
     """jax[cuda12] 0.10.2 and the nvidia wheels it installs: the CUDA runtime wheel ``runtime`` (its version),
     nvidia-cudnn-cu12 9.10.2.21 (built for CUDA 12.9), and the other CUDA 12 libraries."""
     site, compiler = host.site_packages, host.compiler
-    plant_jax(site, compiler)
+    plugin = plant_jax(site, compiler).cuda_object
+    # The real plugin carries SASS for sm_50 to sm_120 (shared/docs/frameworks.md): give the stand-in the part of
+    # that nvcc 13 builds, with the same DT_RPATH.
+    (rpath,) = dynamic_strings(plugin)["RPATH"]
+    shutil.copyfile(libtorch_cuda(compiler, (), rpath, TORCH_2_15_SASS), plugin)
     host.add_distribution("jaxlib", "0.10.2")
     major, minor = (int(part) for part in runtime.split(".")[:2])
     plant_nvidia_wheel(site, compiler, "cuda_runtime", cudart=major * 1000 + minor * 10)
