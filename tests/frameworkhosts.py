@@ -27,7 +27,7 @@ from typing import Any, TypeAlias
 
 import pytest
 
-from .simhost import Compiler, SimHost
+from .simhost import TF_BUILD_INFO_DIR, Compiler, SimHost
 
 __all__ = [
     "CUDA_LIBRARY",
@@ -39,9 +39,11 @@ __all__ = [
     "Load",
     "Ran",
     "maps_after",
+    "plant_cuda12_wheels",
     "plant_jax",
     "plant_libraries",
     "plant_nvidia_wheel",
+    "plant_tensorflow",
     "plant_tensorflow_framework",
     "plant_torch",
     "run_child",
@@ -373,6 +375,55 @@ def plant_tensorflow_framework(
     source = DLOPEN_SOURCE + f"const char tf_framework_version[] = {json.dumps(version)};\n"
     built = _build(compiler, "libtensorflow_framework.so.2", ["gcc", "-shared", "-fPIC", "-O0", *flags], source, ".c")
     return _copy(built, site / "tensorflow" / "libtensorflow_framework.so.2")
+
+
+def plant_tensorflow(
+    site: Path,
+    compiler: Compiler,
+    *,
+    version: str = "2.21.0",
+    build_info: str = "tensorflow-2.21.0-linux.py",
+    distribution: str = "tensorflow",
+    runpath_components: Sequence[str] = TF_2_21_RUNPATH,
+) -> Path:
+    """TensorFlow whole in ``site``, which may be any folder on sys.path (a ``pip install --target`` folder as well
+    as a site-packages): ``tensorflow/__init__.py`` (raises if imported), ``python/platform/build_info.py`` (a file
+    of tests/data/build_info, as :meth:`tests.simhost.SimHost.add_tensorflow` takes it), the dist-info naming
+    ``distribution`` with its top_level.txt, and :func:`plant_tensorflow_framework`'s object. Returns the package
+    folder ``<site>/tensorflow``."""
+    package = site / "tensorflow"
+    _raising_package(package, "tensorflow")
+    platform = package / "python" / "platform"
+    platform.mkdir(parents=True, exist_ok=True)
+    (platform / "build_info.py").write_text((TF_BUILD_INFO_DIR / build_info).read_text())
+    _distribution(compiler, site, distribution, version, top_level="tensorflow")
+    plant_tensorflow_framework(site, compiler, runpath_components=runpath_components, version=version)
+    return package
+
+
+# The nvidia wheels of a CUDA 12 install (jax[cuda12], tensorflow[and-cuda]): component, and the sonames in its lib.
+_CUDA12_OTHERS = (
+    ("cublas", ("libcublas.so.12", "libcublasLt.so.12")),
+    ("cuda_cupti", ("libcupti.so.12",)),
+    ("cufft", ("libcufft.so.11",)),
+    ("cusolver", ("libcusolver.so.11",)),
+    ("cusparse", ("libcusparse.so.12",)),
+)
+
+
+def plant_cuda12_wheels(
+    site: Path, compiler: Compiler, *, cudart: int = 12090, cudnn: tuple[int, int, int] | None = (9, 8, 0)
+) -> Path:
+    """The nvidia wheels jax[cuda12] and tensorflow[and-cuda] install, in ``<site>/nvidia``: cuda_runtime with a CUDA
+    runtime of version ``cudart``, cudnn with cuDNN ``cudnn`` built for it (None: none, as when another framework's
+    cuDNN wheel is already there), and stand-ins for cuBLAS, cuBLASLt, cuPTI, cuFFT, cuSOLVER and cuSPARSE (their
+    CUDA 12 sonames). Returns ``<site>/nvidia``."""
+    plant_nvidia_wheel(site, compiler, "cuda_runtime", cudart=cudart)
+    if cudnn is not None:
+        plant_nvidia_wheel(site, compiler, "cudnn", cudnn=cudnn, cudnn_cudart=cudart)
+    for component, sonames in _CUDA12_OTHERS:
+        plant_nvidia_wheel(site, compiler, component, others=sonames)
+    return site / "nvidia"
 
 
 # Running -----------------------------------------------------------------------------------------------------------
