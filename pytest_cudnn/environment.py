@@ -315,7 +315,8 @@ class LoadedLibrary:
     path: str | None  # the file it gets, as the search spells it; None: found nowhere
     found_by: str | None  # the rule that found it: "DT_RPATH of /x/libtorch_cuda.so", "LD_LIBRARY_PATH", ...
     searched: tuple[str, ...] = ()  # the folders searched, in order, as the search spells them
-    shadowed: tuple[str, ...] = ()  # other files of that name the search would have taken later
+    shadowed: tuple[str, ...] = ()  # other files of that name the search would have taken later; when found
+    # nowhere, the wheel copies on sys.path that its search never reaches
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,9 @@ from pathlib import Path
 from pytest_cudnn.environment import Distribution, State
 from pytest_cudnn.probe.jax import probe_jax
 
+from . import frameworkhosts
+from .simhost import Compiler, SimHost
+
 
 def dist(site: Path, name: str, version: str, requires: tuple[str, ...] = ()) -> None:
     folder = site / f"{name.replace('-', '_')}-{version}.dist-info"
@@ -86,3 +89,28 @@ def test_the_plugin_object_is_read_and_a_damaged_one_is_said(tmp_path: Path) -> 
     assert (plugin.needed, plugin.sass, plugin.ptx) == ((), (), ())
     assert plugin.reason is not None
     assert plugin.path in plugin.reason
+
+
+def test_the_build_versions_are_read_from_the_compiled_module_in_the_probes_child(
+    host: SimHost, compiler: Compiler
+) -> None:
+    install = frameworkhosts.plant_jax(host.site_packages, compiler, cuda_build=12090, cudnn_build=90800)
+    # The package's __init__ raises: the module is loaded from its file alone, never through an import of jax.
+    (install.cuda_plugin / "__init__.py").write_text("raise RuntimeError('imported')\n", encoding="utf-8")
+    _, report = host.doctor_json()
+    [jax] = [build for build in report["environment"]["frameworks"] if build["name"] == "jax"]
+    assert (jax["cuda"]["value"], jax["cudnn"]["value"]) == ("12.9", "9.8.0")
+    assert jax["cudnn"]["how"] == (
+        "jax_cuda12_plugin._versions.cudnn_build_version(), read in the probe's child process = 90800"
+    )
+    assert jax["reason"] is None
+
+
+def test_a_versions_module_that_cannot_be_read_is_said(host: SimHost, compiler: Compiler) -> None:
+    install = frameworkhosts.plant_jax(host.site_packages, compiler)
+    assert install.versions is not None
+    install.versions.write_bytes(b"\x7fELF damaged")
+    _, report = host.doctor_json()
+    [jax] = [build for build in report["environment"]["frameworks"] if build["name"] == "jax"]
+    assert jax["cuda"]["value"] == "12"  # what the plugin's folder name says, no more
+    assert jax["reason"].startswith("jax_cuda12_plugin._versions could not be read: ")

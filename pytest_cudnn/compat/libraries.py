@@ -53,6 +53,11 @@ _SHIPPED = (
     ("libcudart.so.11.0", 11, "nvidia-cuda-runtime-cu11", "nvidia/cuda_runtime/lib", "cudart-wheels"),
     ("libcudart.so.12", 12, "nvidia-cuda-runtime-cu12", "nvidia/cuda_runtime/lib", "cudart-wheels"),
     ("libcudart.so.13", 13, "nvidia-cuda-runtime", "nvidia/cu13/lib", "cudart-wheels"),
+    # The CUDA 12 math libraries TensorFlow and JAX load by name: the sonames as JAX preloads them from these
+    # folders ("jax-preload"), the distributions as tensorflow[and-cuda] pins them ("tf-and-cuda").
+    ("libcusolver.so.11", 12, "nvidia-cusolver-cu12", "nvidia/cusolver/lib", "tf-and-cuda"),
+    ("libcufft.so.11", 12, "nvidia-cufft-cu12", "nvidia/cufft/lib", "tf-and-cuda"),
+    ("libcusparse.so.12", 12, "nvidia-cusparse-cu12", "nvidia/cusparse/lib", "tf-and-cuda"),
 )
 _NVRTC = {11: ("nvidia-cuda-nvrtc-cu11", "nvidia/cuda_nvrtc/lib", "libnvrtc.so.11.2"),
           12: ("nvidia-cuda-nvrtc-cu12", "nvidia/cuda_nvrtc/lib", "libnvrtc.so.12"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["LOADS", "TORCH_PRELOAD", "FrameworkLoad", "loads_of"]
+__all__ = ["LOADS", "TORCH_PRELOAD", "TORCH_PRELOADS", "TORCH_PRELOADS_ALWAYS", "FrameworkLoad", "loads_of"]
 
 
 @dataclass(frozen=True)
@@ -89,6 +89,32 @@ LOADS: tuple[FrameworkLoad, ...] = (
 # cannot be loaded through torch's DT_RPATH, each CUDA library is loaded from the first
 # <sys.path entry>/nvidia/<folder>/lib/<name> that exists ("Preloads cuda deps if they could not be found otherwise").
 TORCH_PRELOAD = "torch-preload"
+
+# The (folder, glob) list of _preload_cuda_deps in torch 2.14.1, in its order (source "torch-preload-2.14"). Each
+# is looked for, per sys.path entry, in nvidia/<folder>/lib, then nvidia/cu<CUDA major>/lib, then <folder>/lib;
+# the first sys.path entry with a match wins and its first match is loaded by absolute path.
+TORCH_PRELOADS: tuple[tuple[str, str], ...] = (
+    ("cublas", "libcublasLt.so.*[0-9]"),
+    ("cublas", "libcublas.so.*[0-9]"),
+    ("cudnn", "libcudnn.so.*[0-9]"),
+    ("cuda_nvrtc", "libnvrtc.so.*[0-9]"),
+    ("cuda_nvrtc", "libnvrtc-builtins.so.*[0-9]"),
+    ("cuda_runtime", "libcudart.so.*[0-9]"),
+    ("cuda_cupti", "libcupti.so.*[0-9]"),
+    ("cufft", "libcufft.so.*[0-9]"),
+    ("curand", "libcurand.so.*[0-9]"),
+    ("nvjitlink", "libnvJitLink.so.*[0-9]"),
+    ("cusparse", "libcusparse.so.*[0-9]"),
+    ("cusparselt", "libcusparseLt.so.*[0-9]"),
+    ("cusolver", "libcusolver.so.*[0-9]"),
+    ("nccl", "libnccl.so.*[0-9]"),
+    ("nvshmem", "libnvshmem_host.so.*[0-9]"),
+    ("cufile", "libcufile.so.*[0-9]"),
+    ("nvtx", "libnvToolsExt.so.*[0-9]"),
+)
+# The text in torch/__init__.py that says it preloads on every import, not only when the RPATH fails: torch 2.14.1
+# calls it once libtorch_global_deps.so (and through it libcudart) is loaded (source "torch-preload-2.14").
+TORCH_PRELOADS_ALWAYS = "_preload_cuda_deps(required=False)"
 
 
 def loads_of(framework: str, cuda_major: int) -> tuple[FrameworkLoad, ...]:

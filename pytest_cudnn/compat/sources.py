@@ -264,4 +264,15 @@ SOURCES: dict[str, str] = {
         "if they could not be found otherwise', loading the first glob of os.path.join(path, 'nvidia', lib_folder, "
         "'lib', lib_name) over sys.path"
     ),
+    "torch-preload-2.14": (
+        "torch/__init__.py of the torch 2.14.1+cu130 wheel from PyPI, read 2026-11-22 in an installed copy: "
+        "_load_global_deps loads libtorch_global_deps.so, then, if /proc/self/maps shows libcudart.so, calls "
+        "_preload_cuda_deps(required=False) ('front-load any component wheels that ARE present now ... so they win "
+        "libtorch_cpu's DT_NEEDED soname lookups'); _preload_cuda_lib takes, per sys.path entry, "
+        "glob(path/nvidia/<lib_folder>/lib/<lib_name>) + glob(path/nvidia/cu<major>/lib/<lib_name>) + "
+        "glob(path/<lib_folder>/lib/<lib_name>), the first entry with a match, its first match; the list: cublas "
+        "libcublasLt.so.*[0-9], cublas libcublas.so.*[0-9], cudnn, cuda_nvrtc (libnvrtc, libnvrtc-builtins), "
+        "cuda_runtime, cuda_cupti, cufft, curand, nvjitlink, cusparse, cusparselt, cusolver, nccl, nvshmem, cufile, "
+        "then nvtx libnvToolsExt.so.*[0-9]. Confirmed by /proc/self/maps after import torch (tox -e frameworks)"
+    ),
 }

@@ -51,9 +51,15 @@ def framework_rules(env: Environment) -> Iterator[Finding]:
     yield from _conflicts(env)
 
 
-def subjects(build: FrameworkBuild) -> tuple[str, ...]:
-    """What a framework's findings are about: its package folder, and every copy it loads."""
-    return tuple(dict.fromkeys(p for p in (build.location, *(load.path for load in build.loads)) if p))
+def subjects(build: FrameworkBuild, *copies: str | None) -> tuple[str, ...]:
+    """What a framework's finding is about: its package folder, and ``copies`` that the finding says cannot run
+    for anyone (a copy one framework refuses may serve another)."""
+    return tuple(dict.fromkeys(p for p in (build.location, *copies) if p))
+
+
+def _uses(build: FrameworkBuild) -> set[str]:
+    """The package folder and every copy ``build`` loads and uses: findings about these concern it."""
+    return {p for p in (build.location, *(load.path for load in build.loads if load.required)) if p}
 
 
 def label(build: FrameworkBuild) -> str:
@@ -64,7 +70,7 @@ def copies_text(env: Environment, build: FrameworkBuild) -> str:
     """'wheels, DT_RPATH': where the runtime and cuDNN a framework loads live, and which rule found them."""
     kinds: list[str] = []
     for load in build.loads:
-        if load.path is None or not isinstance(load_copy(env, load), (CudaRuntime, Cudnn)):
+        if load.path is None or not load.required or not isinstance(load_copy(env, load), (CudaRuntime, Cudnn)):
             continue
         where = "wheels" if "/nvidia/" in load.path else "system"
         rule = (load.found_by or "").split(" of ")[0]
@@ -99,10 +105,16 @@ def _missing(build: FrameworkBuild) -> Iterator[Finding]:
     for load in build.loads:
         if load.path is not None or not load.required:
             continue
-        wheel = provider(load.name)
-        fix = (
-            f"pip install {wheel.requirement}" if wheel and wheel.requirement else f"install {load.name}"
-        ) + ", or add the folder that holds it to LD_LIBRARY_PATH"
+        wheel = provider(load.name, cuda_major(build))
+        if load.shadowed:
+            fix = (
+                f"add {folder_of(load.shadowed[0])} to LD_LIBRARY_PATH (its search never looks there), or install "
+                f"a {phrases.framework(build.name)} release whose search does"
+            )
+        elif wheel and wheel.requirement:
+            fix = f"pip install {wheel.requirement}, or add the folder that holds {load.name} to LD_LIBRARY_PATH"
+        else:
+            fix = f"install {load.name}, or add the folder that holds it to LD_LIBRARY_PATH"
         searched = ", ".join(load.searched[:8]) + (
             f" and {len(load.searched) - 8} more" if len(load.searched) > 8 else ""
         )
@@ -114,14 +126,20 @@ def _missing(build: FrameworkBuild) -> Iterator[Finding]:
             (
                 f"{load.how} by {load.requester or 'its Python preload'}",
                 f"searched: {searched or 'nothing'}",
+                f"installed where its search never looks: {', '.join(load.shadowed)}" if load.shadowed else "",
             ),
             fix,
             subjects(build),
         )
 
 
+def cuda_major(build: FrameworkBuild) -> int | None:
+    head = build.cuda.value.split(".")[0] if build.cuda else ""
+    return int(head) if head.isdigit() and len(head) < 4 else None
+
+
 def _runtime(env: Environment, build: FrameworkBuild) -> tuple[CudaRuntime | None, LoadedLibrary | None]:
-    for load in build.loads:
+    for load in (load for load in build.loads if load.required):
         copy = load_copy(env, load)
         if isinstance(copy, CudaRuntime):
             return copy, load
@@ -129,7 +147,7 @@ def _runtime(env: Environment, build: FrameworkBuild) -> tuple[CudaRuntime | Non
 
 
 def _cudnn_copy(env: Environment, build: FrameworkBuild) -> tuple[Cudnn | None, LoadedLibrary | None]:
-    for load in build.loads:
+    for load in (load for load in build.loads if load.required):
         copy = load_copy(env, load)
         if isinstance(copy, Cudnn):
             return copy, load
@@ -171,7 +189,7 @@ def _driver(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
         f"{label(build)} cannot run here: {what}, which needs driver {floor[0]} or newer; {said}",
         (f"{label(build)} at {build.location}: {read}", evidence, cite(floor[1].source)),
         f"install a driver >= {floor[0]}, or a {phrases.framework(build.name)} build for an older CUDA",
-        subjects(build),
+        subjects(build, runtime.path if runtime is not None and load is not None else None),
     )
 
 
@@ -297,10 +315,13 @@ _HOST_WIDE = ("driver", "gpu", "environment")
 def concerns(build: FrameworkBuild, finding: Finding) -> bool:
     """Whether ``finding`` is about ``build``: its folder or a copy it loads, TensorFlow's own rules for
     TensorFlow, or the host every framework runs on."""
-    if set(finding.subjects) & set(subjects(build)):
-        return True
     if finding.component == "tensorflow":
         return build.name == "tensorflow"
+    if finding.component == "loader" and build.name not in _OWN_RULES:
+        # Which copy wins a plain dlopen or TensorFlow's search: this framework's own search is in its loads.
+        return False
+    if set(finding.subjects) & _uses(build):
+        return True
     if build.name == "tensorflow" and finding.component in ("cuda-runtime", "cudnn", "loader") and not build.loads:
         return True  # TensorFlow's copies, judged by the stack rules when its own search was not read
     return finding.component in _HOST_WIDE and not finding.subjects

@@ -131,9 +131,10 @@ def load_copy(env: Environment, load: LoadedLibrary) -> Copy | None:
 
 
 def framework_copies(env: Environment, build: FrameworkBuild) -> list[Copy]:
-    """The CUDA runtime and cuDNN copies ``build`` loads, as probed."""
+    """The CUDA runtime and cuDNN copies ``build`` loads and uses, as probed (a preloaded copy it never asks
+    for, such as torch's preload of a CUDA 12 runtime beside its CUDA 13 one, is mapped but unused)."""
     found: list[Copy] = []
-    for load in build.loads:
+    for load in (load for load in build.loads if load.required):
         copy = load_copy(env, load)
         if copy is not None and copy not in found:
             found.append(copy)

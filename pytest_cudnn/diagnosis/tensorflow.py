@@ -175,8 +175,8 @@ def _tensorflow_shadowing(env: Environment, needs: TensorFlowNeeds, resolution: 
         return
     copies = list(env.cudnns) + list(env.cuda_runtimes)
     won, lost = copy_of(copies, winner), copy_of(copies, wheel)
-    won_v = won.version if won else "?"
-    lost_v = lost.version if lost else "?"
+    won_v = (won.version if won else None) or "(version unknown)"
+    lost_v = (lost.version if lost else None) or "(version unknown)"
     yield make_finding(
         "tensorflow-library-shadowed",
         Severity.WARNING,

@@ -408,10 +408,30 @@ def probe_resolve(job: Result) -> Result:
     return {"loaded": loaded_path(library)}
 
 
+def probe_jax_versions(job: Result) -> Result:
+    """The build versions JAX's CUDA plugin records only in its compiled ``jax_cudaNN_plugin._versions`` module,
+    loaded from its file alone (the package's __init__ is not run): cuda_runtime_build_version() (12090) and
+    cudnn_build_version() (90800). It maps no CUDA library."""
+    import importlib.util
+
+    name = job["module"]
+    spec = importlib.util.spec_from_file_location(name, job["path"])
+    if spec is None or spec.loader is None:
+        return {"error": f"{job['path']}: not a Python extension module"}
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    answer = {}
+    for function in ("cuda_runtime_build_version", "cudnn_build_version"):
+        value = getattr(module, function)()
+        answer[function] = value if isinstance(value, int) else None
+    return answer
+
+
 JOBS: dict[str, Callable[[Result], Result]] = {
     "nvml": probe_nvml,
     "cuda": probe_cuda_driver,
     "cudart": probe_cudart,
     "cudnn": probe_cudnn,
     "resolve": probe_resolve,
+    "jax_versions": probe_jax_versions,
 }

@@ -62,7 +62,7 @@ from .discovery import (
     relative_path_entries,
 )
 from .distributions import installed_distributions
-from .jax import probe_jax
+from .jax import probe_jax, versions_job, with_versions
 from .loads import Search, framework_loads, own_folders
 from .tensorflow import probe_tensorflow, tensorflow_build
 from .torch import probe_torch
@@ -127,6 +127,8 @@ def probe_environment(options: ProbeOptions | None = None, environ: Mapping[str,
         jobs += [{"kind": "cudnn", "path": copy[0].path} for copy in cudnn_copies]
         if not windows:
             jobs += [{"kind": "resolve", "name": name} for name in names]
+        versions = [(i, job) for i, build in enumerate(frameworks) if (job := versions_job(build)) is not None]
+        jobs += [job for _, job in versions]
         if child is None:
             results = [
                 {
@@ -146,6 +148,11 @@ def probe_environment(options: ProbeOptions | None = None, environ: Mapping[str,
     runtimes = tuple(_runtime(copy, next(answers)) for copy in cudart_copies)
     cudnns = tuple(_cudnn(layout, fs, copy, next(answers)) for copy in cudnn_copies)
     loaded = {name: next(answers) for name in names} if not windows else {}
+    if versions:
+        updated = list(frameworks)
+        for i, job in versions:
+            updated[i] = with_versions(updated[i], job, next(answers))
+        frameworks = tuple(updated)
 
     resolutions = [
         _resolution(name, "process", cudart_candidates + cudnn_candidates, loaded.get(name)) for name in names

@@ -24,9 +24,11 @@ __all__ = ["installed_distributions", "metadata_header", "relevant"]
 
 # Names compared in their normalised form (PEP 503: runs of -, _ and . are one -, lower case): every nvidia-*
 # wheel (cuDNN, the CUDA components, nvidia-ml-py), the frameworks that load them, and the CUDA builds of JAX
-# and CuPy (jax-cuda12-plugin, jax-cuda12-pjrt, cupy-cuda12x).
+# and CuPy (jax-cuda12-plugin, jax-cuda12-pjrt, cupy-cuda12x), and cuda-toolkit, the meta-distribution torch 2.14+
+# pins (cuda-toolkit[cublas,cudart,...]==13.0.3).
 _RELEVANT = re.compile(
-    r"nvidia-.+|tensorflow(?:-cpu|-gpu)?|tf-nightly|torch|jax|jaxlib|jax-cuda.*-(?:plugin|pjrt)|cupy-cuda.*"
+    r"nvidia-.+|cuda-toolkit|tensorflow(?:-cpu|-gpu)?|tf-nightly|torch|jax|jaxlib|jax-cuda.*-(?:plugin|pjrt)"
+    r"|cupy-cuda.*"
 )
 _SEPARATORS = re.compile(r"[-_.]+")
 
@@ -34,8 +36,8 @@ _SEPARATORS = re.compile(r"[-_.]+")
 def relevant(name: str) -> bool:
     """Whether a distribution named ``name`` is part of the GPU stack.
 
-    >>> [relevant(n) for n in ("nvidia_cudnn_cu12", "tensorflow-gpu", "tensorflow-estimator", "numpy")]
-    [True, True, False, False]
+    >>> [relevant(n) for n in ("nvidia_cudnn_cu12", "tensorflow-gpu", "cuda_toolkit", "tensorflow-estimator", "numpy")]
+    [True, True, True, False, False]
     """
     return _RELEVANT.fullmatch(_SEPARATORS.sub("-", name).lower()) is not None
 

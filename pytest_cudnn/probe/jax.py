@@ -14,16 +14,19 @@ Where each fact lives (shared/docs/frameworks.md, measured with jax[cuda12] 0.10
 
 from __future__ import annotations
 
+import dataclasses
+import glob
 import importlib.machinery
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..environment import BuildFact, Distribution, FrameworkBuild, Pin, State
 from .distributions import metadata_fields, metadata_of, nvidia_pins
 from .objects import read_object
 
-__all__ = ["probe_jax"]
+__all__ = ["probe_jax", "versions_job", "with_versions"]
 
 _PLUGIN = re.compile(r"xla_cuda(\d{1,3})")
 
@@ -89,3 +92,40 @@ def probe_jax(search_path: Sequence[str], installed: Sequence[Distribution] = ()
     return FrameworkBuild(
         "jax", State.FOUND, reason, distribution, version, location, True, cuda, None, tuple(pins), objects
     )
+
+
+def versions_job(build: FrameworkBuild) -> dict[str, Any] | None:
+    """The probe child's job that reads ``jax_cudaNN_plugin._versions``, when the plugin has that module."""
+    if build.name != "jax" or build.cuda is None or not build.is_cuda_build:
+        return None
+    major = build.cuda.value.split(".")[0]
+    plugin_site = os.path.dirname(os.path.dirname(build.cuda.source))
+    package = f"jax_cuda{major}_plugin"
+    found = sorted(glob.glob(os.path.join(glob.escape(os.path.join(plugin_site, package)), "_versions.*so")))
+    if not found:
+        return None
+    return {"kind": "jax_versions", "path": found[0], "module": f"{package}._versions"}
+
+
+def with_versions(build: FrameworkBuild, job: Mapping[str, Any], answer: Mapping[str, Any]) -> FrameworkBuild:
+    """``build`` with the CUDA and cuDNN versions the compiled module answered (or why it could not)."""
+    cuda, cudnn = answer.get("cuda_runtime_build_version"), answer.get("cudnn_build_version")
+    how = f"{job['module']}.%s(), read in the probe's child process"
+    if not isinstance(cuda, int) or not isinstance(cudnn, int) or answer.get("error"):
+        said = answer.get("error") or "it gave no versions"
+        return dataclasses.replace(build, reason=f"{job['module']} could not be read: {said}")
+    cuda_fact = BuildFact(_decode(cuda, 1000, 10), job["path"], how % "cuda_runtime_build_version" + f" = {cuda}")
+    cudnn_fact = BuildFact(_decode_cudnn(cudnn), job["path"], how % "cudnn_build_version" + f" = {cudnn}")
+    return dataclasses.replace(build, cuda=cuda_fact, cudnn=cudnn_fact, reason=None)
+
+
+def _decode(value: int, major: int, minor: int) -> str:
+    """12090 -> '12.9' (CUDA's major * 1000 + minor * 10)."""
+    return f"{value // major}.{value % major // minor}"
+
+
+def _decode_cudnn(value: int) -> str:
+    """90800 -> '9.8.0' (cuDNN 9: major * 10000 + minor * 100 + patch; 8: major * 1000 + minor * 100 + patch)."""
+    if value >= 90000:
+        return f"{value // 10000}.{value % 10000 // 100}.{value % 100}"
+    return f"{value // 1000}.{value % 1000 // 100}.{value % 100}"

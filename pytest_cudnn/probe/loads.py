@@ -14,6 +14,8 @@ copy also serves the DT_NEEDED of its objects. The search itself is :mod:`pytest
 
 from __future__ import annotations
 
+import dataclasses
+import glob
 import os
 import posixpath
 import re
@@ -21,8 +23,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .. import loader
-from ..compat.loading import loads_of
+from ..compat.loading import LOADS, TORCH_PRELOADS, TORCH_PRELOADS_ALWAYS
 from ..environment import FrameworkBuild, LinkedObject, LoadedLibrary
+from ..files import FileRefused, read_regular
 
 __all__ = ["CUDA_LIBRARY", "Search", "cuda_major", "framework_loads", "own_folders"]
 
@@ -121,26 +124,58 @@ def _torch(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
     cuda_object = _object(build, "libtorch_cuda.so")
     if cuda_object is None:
         return ()
-    loads = []
+    loaded: dict[str, LoadedLibrary] = {}
+    # libtorch_global_deps.so is loaded first, through its own DT_RPATH (it brings libcudart).
+    global_deps = _object(build, "libtorch_global_deps.so")
+    for name in global_deps.needed if global_deps else ():
+        if CUDA_LIBRARY.fullmatch(name):
+            loaded[name] = _by_name(name, global_deps, "DT_NEEDED", True, search)
+    always = _preloads_always(build.location)
+    if always and any(load.path for name, load in loaded.items() if name.startswith("libcudart")):
+        for folder, pattern in TORCH_PRELOADS:
+            path = _torch_preload(search.site_path, folder, pattern, cuda_major(build))
+            name = os.path.basename(path) if path else ""
+            if path and name not in loaded:
+                found_by = f"torch's preload of {pattern} (first sys.path entry with nvidia/{folder}/lib or cu*/lib)"
+                loaded[name] = LoadedLibrary(name, None, "preload", False, path, found_by, (os.path.dirname(path),))
     for name in cuda_object.needed:
         if not CUDA_LIBRARY.fullmatch(name):
             continue
+        if name in loaded:  # already loaded by that soname: the loader hands over that copy
+            loaded[name] = dataclasses.replace(loaded[name], required=True)
+            continue
         load = _by_name(name, cuda_object, "DT_NEEDED", True, search)
-        if load.path is None:
+        if load.path is None and not always:
             wheels = _wheel_copies(search.site_path, name, search.exists)
             if wheels:
-                load = LoadedLibrary(
-                    name,
-                    None,
-                    "preload",
-                    True,
-                    wheels[0],
-                    "torch's preload from the first nvidia/*/lib folder on sys.path that has it",
-                    load.searched,
-                    tuple(wheels[1:]),
-                )
-        loads.append(load)
-    return tuple(loads)
+                found_by = "torch's preload from the first nvidia/*/lib folder on sys.path that has it"
+                load = LoadedLibrary(name, None, "preload", True, wheels[0], found_by, load.searched, tuple(wheels[1:]))
+        loaded[name] = load
+    return tuple(sorted(loaded.values(), key=lambda load: not load.required))
+
+
+def _preloads_always(location: str | None) -> bool:
+    """Whether torch/__init__.py preloads the wheels on every import (torch 2.14), not only when its RPATH fails."""
+    if location is None:
+        return False
+    try:
+        text = read_regular(os.path.join(location, "__init__.py"), 4 << 20, whole=False)
+    except (OSError, FileRefused):
+        return False
+    return TORCH_PRELOADS_ALWAYS.encode() in text
+
+
+def _torch_preload(site_path: Sequence[str], folder: str, pattern: str, major: int | None) -> str | None:
+    """The file torch's _preload_cuda_lib loads: the first sys.path entry with a match, its first match."""
+    for entry in site_path:
+        places = [os.path.join(entry, "nvidia", folder, "lib")]
+        if major is not None:
+            places.append(os.path.join(entry, "nvidia", f"cu{major}", "lib"))
+        places.append(os.path.join(entry, folder, "lib"))
+        matches = [match for place in places for match in sorted(glob.glob(os.path.join(glob.escape(place), pattern)))]
+        if matches:
+            return matches[0]
+    return None
 
 
 def _first_module(site_path: Sequence[str], module: str) -> str | None:
@@ -155,10 +190,17 @@ def _first_module(site_path: Sequence[str], module: str) -> str | None:
 def _jax(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
     major = cuda_major(build)
     plugin = _object(build, "xla_cuda_plugin.so")
-    loads = []
-    for row in loads_of("jax", major) if major else ():
+    loads: list[LoadedLibrary] = []
+    # _load_nvidia_libraries goes through its whole list, CUDA 12 and 13 rows alike, whatever the plugin.
+    for row in (row for row in LOADS if row.framework == "jax"):
+        if any(load.name == row.soname and load.path for load in loads):
+            continue  # the same soname of the other major's folder was loaded first (libcusparse.so.12)
+        mine = row.cuda_major == major
         module = _first_module(search.site_path, row.module or "")
         path = os.path.join(module, "lib", row.soname) if module else None
+        if not mine and not (path and search.exists(path)):
+            continue
+        required = row.required and mine
         if path and search.exists(path):
             later = [copy for copy in _wheel_copies(search.site_path, row.soname, search.exists) if copy != path]
             loads.append(
@@ -166,16 +208,16 @@ def _jax(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
                     row.soname,
                     None,
                     "preload",
-                    row.required,
+                    required,
                     path,
-                    f"JAX's preload from nvidia.{row.module} ({module})",
+                    f"JAX's preload of nvidia.{row.module}",
                     (os.path.dirname(path),),
                     tuple(later),
                 )
             )
         else:
-            loads.append(_by_name(row.soname, plugin, "dlopen", row.required, search))
-    return tuple(loads)
+            loads.append(_by_name(row.soname, plugin, "dlopen", required, search))
+    return tuple(sorted(loads, key=lambda load: not load.required))
 
 
 def _tensorflow(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
@@ -183,7 +225,7 @@ def _tensorflow(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, .
     framework = _object(build, "libtensorflow_framework.so.2")
     if framework is None or major is None:
         return ()
-    names = [row.soname for row in loads_of("tensorflow", major)]
+    names = [row.soname for row in LOADS if row.framework == "tensorflow" and row.cuda_major == major]
     cudnn_major = build.cudnn.value.split(".")[0] if build.cudnn else ""
     if cudnn_major.isdigit():
         names.append(f"libcudnn.so.{cudnn_major}")

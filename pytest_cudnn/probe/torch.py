@@ -110,8 +110,13 @@ def probe_torch(search_path: Sequence[str], installed: Sequence[Distribution] = 
         cudnn = BuildFact(macros["CUDNN_VERSION"], macros_path, "CUDNN_VERSION")
     elif is_cuda_build and macros_text is None:
         problems.append("its cuDNN build version is in no text file of this release (no caffe2/core/macros.h)")
-    cuda_object = os.path.join(location, "lib", "libtorch_cuda.so")
-    objects = (read_object(cuda_object),) if is_cuda_build and os.path.isfile(cuda_object) else ()
+    # libtorch_global_deps.so is loaded first and brings libcudart; libtorch_cuda.so needs the rest and holds the
+    # kernels (its fatbin).
+    objects = tuple(
+        read_object(path)
+        for name in ("libtorch_global_deps.so", "libtorch_cuda.so")
+        if is_cuda_build and os.path.isfile(path := os.path.join(location, "lib", name))
+    )
     return FrameworkBuild(
         "torch",
         State.FOUND if source is not None else State.ERROR,
