@@ -59,9 +59,11 @@ MARKERS: dict[str, str] = {
     "with gpu=True, it can run GPU work here (the copies it loads, judged by its own rules).",
     "requires_jax": "requires_jax(spec=None, *, gpu=True): skip unless JAX is installed within spec and, with "
     "gpu=True, its CUDA plugin can run GPU work here.",
+    "requires_cupy": "requires_cupy(spec=None, *, gpu=True): skip unless CuPy is installed within spec and, with "
+    "gpu=True, its CUDA build can run on this driver and GPU.",
 }
 # The framework each framework marker is about, by import name.
-_FRAMEWORK_MARKERS = {"requires_torch": "torch", "requires_jax": "jax"}
+_FRAMEWORK_MARKERS = {"requires_torch": "torch", "requires_jax": "jax", "requires_cupy": "cupy"}
 
 
 class InvalidMarker(ValueError):
@@ -97,6 +99,7 @@ class Requirement:
             "requires_tensorflow": "TensorFlow",
             "requires_torch": "PyTorch",
             "requires_jax": "JAX",
+            "requires_cupy": "CuPy",
         }[self.marker]
         text = f"requires {what}" + (f" {self.spec}" if self.spec is not None and str(self.spec) else "")
         if self.framework:

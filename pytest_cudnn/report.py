@@ -141,9 +141,15 @@ def _tensorflow_lines(env: Environment) -> list[str]:
             lines.append(_line("", f"kernels for {', '.join(tf.compute_capabilities)}"))
         if tf.reason:
             lines.append(_line("", tf.reason))
-    for folder in tf.library_dirs:
+    shown = tf.library_dirs[:_FOLDERS]
+    for folder in shown:
         lines.append(_line("", f"searches first: {folder}"))
+    if len(tf.library_dirs) > len(shown):
+        lines.append(_line("", f"  and {len(tf.library_dirs) - len(shown)} more folders (the JSON lists them)"))
     return lines
+
+
+_FOLDERS = 8  # folders of a RUNPATH said in the text (TensorFlow 2.21's has 668 entries, about 30 folders)
 
 
 def _framework_lines(env: Environment, build: FrameworkBuild, findings: Sequence[Finding]) -> list[str]:
@@ -151,15 +157,16 @@ def _framework_lines(env: Environment, build: FrameworkBuild, findings: Sequence
     own search loads, and whether it can run GPU work here."""
     label = phrases.framework(build.name)
     head = f"{build.version or '?'} ({build.distribution or 'unknown distribution'}) at {build.location}"
-    lines = [_line(label, head)]
-    if build.is_cuda_build is False:
+    # TensorFlow's version and build are said in its own block above: this one goes on from it.
+    lines = [] if build.name == "tensorflow" else [_line(label, head)]
+    if build.is_cuda_build is False and build.name != "tensorflow":
         lines.append(_line("", "CPU-only build"))
     for what, fact in (("CUDA", build.cuda), ("cuDNN", build.cudnn)):
-        if fact is not None:
+        if fact is not None and build.name != "tensorflow":
             lines.append(_line("", f"built for {what} {fact.value}  ({fact.how}, {fact.source})"))
     for item in build.objects:
         how = f"DT_RPATH {item.rpath}" if item.rpath else f"DT_RUNPATH {item.runpath}" if item.runpath else "no RPATH"
-        lines.append(_line("", f"{item.path}: {how}"))
+        lines.append(_line("", f"{item.path}: {clip(how, 300)}"))
         if item.needed:
             lines.append(_line("", f"  needs {', '.join(item.needed)}"))
         code = [*item.sass, *item.ptx]
@@ -240,7 +247,7 @@ def doctor_text(env: Environment, findings: Sequence[Finding], verdict: Verdict,
     lines += _copies_block("CUDA runtime", [_runtime_line(r) for r in env.cuda_runtimes], "none found")
     lines += _copies_block("cuDNN", [_cudnn_line(c) for c in env.cudnns], "none found")
     lines += _tensorflow_lines(env)
-    for build in env.frameworks:
+    for build in sorted(env.frameworks, key=lambda b: b.name != "tensorflow"):
         lines += _framework_lines(env, build, findings)
     if env.resolutions:
         lines += ["", "Loader resolution"]
@@ -288,10 +295,10 @@ def _framework_headline(env: Environment, build: FrameworkBuild, findings: Seque
     cudnn = next((c for c in framework_copies(env, build) if isinstance(c, Cudnn)), None)
     cuda_text = runtime.version if runtime and runtime.version else build.cuda.value if build.cuda else None
     cudnn_text = cudnn.version if cudnn and cudnn.version else build.cudnn.value if build.cudnn else None
-    copies = copies_text(env, build)
+    runtime_how, cudnn_how = copies_text(env, build, CudaRuntime), copies_text(env, build, Cudnn)
     facts = [
-        f"CUDA {cuda_text}" if cuda_text else "",
-        (f"cuDNN {cudnn_text}" if cudnn_text else "") + (f" ({copies})" if copies and cudnn_text else ""),
+        (f"CUDA {cuda_text}" if cuda_text else "") + (f" ({runtime_how})" if runtime_how and cuda_text else ""),
+        (f"cuDNN {cudnn_text}" if cudnn_text else "") + (f" ({cudnn_how})" if cudnn_how and cudnn_text else ""),
     ]
     code = [target for item in build.objects for target in (*item.sass, *item.ptx)]
     if code:

@@ -229,8 +229,8 @@ def test_a_healthy_torch_venv_can_run_and_its_markers_see_its_copies(host: SimHo
     ran = host.pytest(files=MARKER_TESTS)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert (
-        "PyTorch 2.15.0+cu132: CUDA 13.2, cuDNN 9.26.0 (wheels, DT_RPATH), kernels sm_75-sm_80: can run GPU work here"
-        in (ran.stdout)
+        "PyTorch 2.15.0+cu132: CUDA 13.2 (wheel, DT_RPATH), cuDNN 9.26.0 (wheel, DT_RPATH), kernels sm_75-sm_80: "
+        "can run GPU work here" in ran.stdout
     )
     assert "2 passed" in ran.stdout, ran.stdout
 
@@ -320,7 +320,10 @@ def test_tensorflow_221_cannot_load_the_cusolver_its_runpath_misses(host: SimHos
     assert code == 1, text
     missing = finding(report, "framework-library-missing")
     assert missing["summary"] == f"TensorFlow 2.21.0 cannot use the GPU: it cannot load {name}"
-    assert not any(str(cusolver) in item for item in missing["evidence"]), missing["evidence"]
+    searched = next(item for item in missing["evidence"] if item.startswith("searched: "))
+    assert str(cusolver) not in searched
+    assert f"installed where its search never looks: {cusolver / name}" in missing["evidence"]
+    assert missing["fix"].startswith(f"add {cusolver} to LD_LIBRARY_PATH (its search never looks there)")
     assert load_of(report, "tensorflow", name)["path"] is None
     assert str(cusolver) not in load_of(report, "tensorflow", name)["searched"]
     assert str(cusolver) not in report["environment"]["tensorflow"]["library_dirs"]

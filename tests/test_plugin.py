@@ -48,6 +48,7 @@ def test_markers_are_documented_with_their_signatures(pytester: pytest.Pytester)
             "@pytest.mark.requires_tensorflow(spec=None, *, gpu=True): *",
             "@pytest.mark.requires_torch(spec=None, *, gpu=True): *",
             "@pytest.mark.requires_jax(spec=None, *, gpu=True): *",
+            "@pytest.mark.requires_cupy(spec=None, *, gpu=True): *",
         ]
     )
     assert result.ret == 0

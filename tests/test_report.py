@@ -129,7 +129,8 @@ def test_the_header_names_the_copies_a_framework_loads_and_how_they_were_found()
     env = b.with_torch(cudnn="9.26.0", loads=(rpath_load(cudart), rpath_load(cudnn))).build()
     line = _header(env, verbose=False)[2]
     assert line == (
-        "pytest-cudnn: PyTorch 2.15.0+cu132: CUDA 13.2, cuDNN 9.26.0 (wheels, DT_RPATH), kernels sm_75-sm_120: "
+        "pytest-cudnn: PyTorch 2.15.0+cu132: CUDA 13.2 (wheel, DT_RPATH), cuDNN 9.26.0 (wheel, DT_RPATH), "
+        "kernels sm_75-sm_120: "
         f"cannot run: PyTorch 2.15.0+cu132 cannot run here: it loads CUDA runtime 13.2 from {cudart} (wheel, through "
         "DT_RPATH of libtorch_cuda.so), which needs driver 580.65.06 or newer; the driver is 550.54.15"
     )

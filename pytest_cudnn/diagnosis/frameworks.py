@@ -21,11 +21,12 @@ from .model import Finding, Severity, Verdict, cite, folder_of, make_finding, pa
 from .stack import any_gpu_framework, gpu_frameworks, gpu_text, gpus_with_capability, load_copy
 
 # The frameworks the probe reads, by import name.
-FRAMEWORK_NAMES = ("torch", "jax", "tensorflow")
+FRAMEWORK_NAMES = ("torch", "jax", "tensorflow", "cupy")
 
 _CUDA_BUILD = {
     "torch": "pip install torch (the Linux wheels on PyPI are CUDA builds), or a CUDA variant from PyTorch's index",
     "jax": "pip install 'jax[cuda12]' (or jax[cuda13]): JAX's GPU support is a separate CUDA plugin",
+    "cupy": "pip install cupy-cuda12x (or cupy-cuda13x), the wheel for the CUDA major of this host's driver",
 }
 # Frameworks whose own fatbins hold their kernels. JAX's plugin carries few: XLA compiles most at run time.
 _KERNELS_IN_FATBIN = ("torch",)
@@ -66,19 +67,15 @@ def label(build: FrameworkBuild) -> str:
     return f"{phrases.framework(build.name)} {build.version or '(version unknown)'}"
 
 
-def copies_text(env: Environment, build: FrameworkBuild) -> str:
-    """'wheels, DT_RPATH': where the runtime and cuDNN a framework loads live, and which rule found them."""
-    kinds: list[str] = []
+def copies_text(env: Environment, build: FrameworkBuild, kind: type[CudaRuntime] | type[Cudnn]) -> str:
+    """'wheel, DT_RPATH': where the runtime (or cuDNN) a framework loads lives, and which rule found it."""
     for load in build.loads:
-        if load.path is None or not load.required or not isinstance(load_copy(env, load), (CudaRuntime, Cudnn)):
+        if load.path is None or not load.required or not isinstance(load_copy(env, load), kind):
             continue
-        where = "wheels" if "/nvidia/" in load.path else "system"
-        rule = (load.found_by or "").split(" of ")[0]
-        rule = "preload" if load.how == "preload" else rule
-        for word in (where, rule):
-            if word and word not in kinds:
-                kinds.append(word)
-    return ", ".join(kinds)
+        where = "wheel" if "/nvidia/" in load.path else "system"
+        rule = "preload" if load.how == "preload" else (load.found_by or "").split(" of ")[0]
+        return ", ".join(word for word in (where, rule) if word)
+    return ""
 
 
 def how_found(load: LoadedLibrary) -> str:
@@ -292,6 +289,7 @@ def _conflicts(env: Environment) -> Iterator[Finding]:
                     (
                         f"{label(first)}: {_copy_text(env, load)}",
                         f"{label(second)}: {_copy_text(env, other)}",
+                        "the first copy of a name loaded into a process serves every later request for it; e.g. "
                         "jax-ml/jax#18032: 'Found cuDNN version 8700, but JAX was built against version 8800' "
                         "after torch was imported first",
                     ),

@@ -203,6 +203,24 @@ def _tensorflow_cudnn_version(env: Environment, needs: TensorFlowNeeds) -> Itera
         return
     assert cudnn.version is not None
     if not tf_facts.accepts_cudnn(needs.cudnn_compiled, cudnn.version):
+        fix = _install_hint(env, needs, "cudnn")
+        resolution = resolution_of(env, needs.cudnn)
+        winner = winning_candidate(resolution)
+        if winner is not None and Via.LD_LIBRARY_PATH in winner.via and resolution is not None:
+            # The wheel beside TensorFlow is there, shadowed: installing it again changes nothing.
+            wheels = [c for c in resolution.candidates if Via.RUNPATH in c.via and c.real_path != winner.real_path]
+            accepted = [
+                c
+                for c in wheels
+                if (copy := copy_of(env.cudnns, c)) is not None
+                and copy.version
+                and tf_facts.accepts_cudnn(needs.cudnn_compiled, copy.version)
+            ]
+            if accepted:
+                fix = (
+                    f"remove {folder_of(winner.path)} from LD_LIBRARY_PATH for this environment: the cuDNN wheel "
+                    f"beside TensorFlow ({accepted[0].path}) fits, and LD_LIBRARY_PATH is searched before it"
+                )
         yield make_finding(
             "tensorflow-cudnn-too-old",
             Severity.ERROR,
@@ -215,7 +233,7 @@ def _tensorflow_cudnn_version(env: Environment, needs: TensorFlowNeeds) -> Itera
                 f"{needs.cudnn_compiled}'",
                 cite("tf-cudnn-rule"),
             ),
-            _install_hint(env, needs, "cudnn"),
+            fix,
             (cudnn.path,),
         )
 

@@ -52,6 +52,7 @@ from ..files import FileRefused, read_regular
 from ..native import bounded
 from ..native.isolation import Child, ProbeFailure
 from ..versions import InvalidVersionValue, cuda_version_from_int, cudnn_version_from_int
+from .cupy import probe_cupy
 from .discovery import (
     FAMILIES,
     FileSystem,
@@ -206,6 +207,7 @@ def _frameworks(
         probe_torch(site_path, distributions),
         probe_jax(site_path, distributions),
         tensorflow_build(tensorflow, distributions),
+        probe_cupy(site_path, distributions),
     )
     found = [build for build in builds if build.state is not State.ABSENT]
     if layout.system == "Windows":

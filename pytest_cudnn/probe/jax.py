@@ -110,12 +110,12 @@ def versions_job(build: FrameworkBuild) -> dict[str, Any] | None:
 def with_versions(build: FrameworkBuild, job: Mapping[str, Any], answer: Mapping[str, Any]) -> FrameworkBuild:
     """``build`` with the CUDA and cuDNN versions the compiled module answered (or why it could not)."""
     cuda, cudnn = answer.get("cuda_runtime_build_version"), answer.get("cudnn_build_version")
-    how = f"{job['module']}.%s(), read in the probe's child process"
+    how = f"{job['module']}.%s() = %d, read in the probe's child process"
     if not isinstance(cuda, int) or not isinstance(cudnn, int) or answer.get("error"):
         said = answer.get("error") or "it gave no versions"
         return dataclasses.replace(build, reason=f"{job['module']} could not be read: {said}")
-    cuda_fact = BuildFact(_decode(cuda, 1000, 10), job["path"], how % "cuda_runtime_build_version" + f" = {cuda}")
-    cudnn_fact = BuildFact(_decode_cudnn(cudnn), job["path"], how % "cudnn_build_version" + f" = {cudnn}")
+    cuda_fact = BuildFact(_decode(cuda, 1000, 10), job["path"], how % ("cuda_runtime_build_version", cuda))
+    cudnn_fact = BuildFact(_decode_cudnn(cudnn), job["path"], how % ("cudnn_build_version", cudnn))
     return dataclasses.replace(build, cuda=cuda_fact, cudnn=cudnn_fact, reason=None)
 
 

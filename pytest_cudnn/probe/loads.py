@@ -20,7 +20,7 @@ import os
 import posixpath
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .. import loader
 from ..compat.loading import LOADS, TORCH_PRELOADS, TORCH_PRELOADS_ALWAYS
@@ -44,6 +44,25 @@ class Search:
     process: loader.Process
     site_path: Sequence[str]
     exists: Callable[[str], bool] = os.path.isfile
+    # Search orders by requester, for a placeholder name: TensorFlow 2.21's RUNPATH has 668 entries, and expanding
+    # them again for each of the 8 names it dlopens took 50 ms.
+    orders: dict[str | None, loader.SearchOrder] = field(default_factory=dict, compare=False)
+
+    def order(self, name: str, requester: LinkedObject | None) -> loader.SearchOrder:
+        """The loader's search for ``name`` asked by ``requester``, each file tried once."""
+        key = requester.path if requester else None
+        if key not in self.orders:
+            self.orders[key] = loader.search_order(_PLACEHOLDER, _elf(requester) if requester else None, self.process)
+        template = self.orders[key]
+        steps: dict[str, loader.Step] = {}
+        for step in template.steps:
+            path = step.path[: -len(_PLACEHOLDER)] + name
+            steps.setdefault(path, dataclasses.replace(step, path=path))
+        return loader.SearchOrder(name, tuple(steps.values()), template.dropped)
+
+
+# A name no library has, whose search is the same as any plain soname's (no slash, never already loaded).
+_PLACEHOLDER = "lib-pytest-cudnn-placeholder.so"
 
 
 def cuda_major(build: FrameworkBuild) -> int | None:
@@ -87,10 +106,15 @@ def _searched(order: loader.SearchOrder) -> tuple[str, ...]:
 
 
 def _by_name(name: str, requester: LinkedObject | None, how: str, required: bool, search: Search) -> LoadedLibrary:
-    """The loader's own search for ``name`` asked by ``requester`` (its DT_NEEDED, or its dlopen call)."""
-    order = loader.search_order(name, _elf(requester) if requester else None, search.process)
+    """The loader's own search for ``name`` asked by ``requester`` (its DT_NEEDED, or its dlopen call). Found
+    nowhere, ``shadowed`` lists the wheel copies on sys.path that its search never reaches."""
+    order = search.order(name, requester)
     outcome = loader.resolve(order, search.exists)
     winner = outcome.winner
+    if winner is None:
+        unreached = tuple(_wheel_copies(search.site_path, name, search.exists))
+        holder = requester.path if requester else None
+        return LoadedLibrary(name, holder, how, required, None, None, _searched(order), unreached)
     return LoadedLibrary(
         name=name,
         requester=requester.path if requester else None,

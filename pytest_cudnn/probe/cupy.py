@@ -1,0 +1,81 @@
+"""CuPy as its files describe it, never imported.
+
+Where each fact lives (shared/docs/frameworks.md, measured with cupy-cuda12x 14.2):
+* the distribution's name says the CUDA major it was built for: ``cupy-cuda12x``, ``cupy-cuda11x``, ...;
+* ``cupy/.data/_wheel.json`` says it too: ``{"cuda": "12.x", ...}``;
+* no cuDNN since CuPy 14 (its cuDNN code was removed); the CUDA runtime is linked in statically, and the other
+  libraries (cuBLAS, NVRTC, ...) are found on first use by ``cuda.pathfinder`` (already loaded, the NVIDIA wheels,
+  conda, the loader, CUDA_HOME): not modelled here, so CuPy's loads are empty and its build's CUDA is judged.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import json
+import os
+import re
+from collections.abc import Sequence
+
+from ..environment import BuildFact, Distribution, FrameworkBuild, State
+from ..files import FileRefused, read_regular
+from ..versions import is_pep440
+from .distributions import metadata_fields, metadata_of, nvidia_pins
+
+__all__ = ["probe_cupy"]
+
+_WHEEL_CUDA = re.compile(r"([0-9]{1,3})(?:\.(?:x|[0-9]{1,3}))?")
+_DISTRIBUTION_CUDA = re.compile(r"cupy-cuda([0-9]{2,3}?)(?:[0-9]|x)", re.I)
+
+
+def _absent(reason: str) -> FrameworkBuild:
+    return FrameworkBuild("cupy", State.ABSENT, reason, None, None, None, None, None, None, ())
+
+
+def probe_cupy(search_path: Sequence[str], installed: Sequence[Distribution] = ()) -> FrameworkBuild:
+    """Locate ``cupy`` on ``search_path`` (normally sys.path) and read what its files say."""
+    try:
+        spec = importlib.machinery.PathFinder.find_spec("cupy", [p for p in search_path if p])
+    except (ImportError, OSError, ValueError):
+        spec = None
+    if spec is None or not spec.submodule_search_locations:
+        return _absent("no 'cupy' package on the Python path")
+    location = os.path.abspath(next(iter(spec.submodule_search_locations)))
+    site = os.path.dirname(location)
+    here = [d for d in installed if d.location.rstrip("/") == site.rstrip("/") and d.name.lower().startswith("cupy")]
+    distribution = here[0].name if here else None
+    version = here[0].version if here and is_pep440(here[0].version) else None
+    metadata = metadata_of(site, distribution) if distribution else None
+    pins = nvidia_pins(metadata_fields(metadata).get("requires-dist", []), site, installed) if metadata else ()
+    problems: list[str] = []
+    cuda = _wheel_cuda(os.path.join(location, ".data", "_wheel.json"), problems)
+    if cuda is None and distribution and (match := _DISTRIBUTION_CUDA.fullmatch(distribution)):
+        cuda = BuildFact(match.group(1), metadata or site, f"its distribution's name, {distribution}")
+    return FrameworkBuild(
+        "cupy",
+        State.FOUND,
+        "; ".join(problems) or None,
+        distribution,
+        version,
+        location,
+        True if cuda else None,
+        cuda,
+        None,
+        pins,
+    )
+
+
+def _wheel_cuda(path: str, problems: list[str]) -> BuildFact | None:
+    """The CUDA major of ``cupy/.data/_wheel.json`` ("12.x" -> "12")."""
+    try:
+        data = json.loads(read_regular(path, 1 << 16))
+    except FileNotFoundError:
+        return None
+    except (OSError, FileRefused, ValueError) as error:
+        problems.append(f"{path} cannot be read: {error}")
+        return None
+    written = data.get("cuda") if isinstance(data, dict) else None
+    match = _WHEEL_CUDA.fullmatch(written) if isinstance(written, str) else None
+    if match is None:
+        problems.append(f"{path} names no CUDA version such as '12.x'")
+        return None
+    return BuildFact(match.group(1), path, f"cuda = {written!r}")
