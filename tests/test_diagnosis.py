@@ -220,6 +220,17 @@ def torch_loading(driver: str = "580.65.06", cudnn: str = "9.26.0", *, build: st
     return make
 
 
+def torch_without_nvml(driver_raw: int) -> Case:
+    """torch's wheel runtime answers 35 and NVML is not there: ``driver_raw`` 0 is no driver, 12040 an old one."""
+
+    def make() -> Environment:
+        b = EnvBuilder().without_driver()
+        b.runtime(TORCH_CUDART, 13020, (Via.PIP_WHEEL,), rank=None, driver_raw=driver_raw, status=35)
+        return b.with_torch(loads=(rpath_load(TORCH_CUDART),)).build()
+
+    return make
+
+
 def torch_missing(name: str) -> Case:
     def make() -> Environment:
         b = EnvBuilder().with_driver(version="580.65.06", cuda_version_raw=13000)
@@ -449,6 +460,8 @@ CASES: list[tuple[str, bool, Case]] = [
     # The copies torch loads, judged by torch's own rules (issue 10).
     ("framework-driver-too-old", True, torch_loading("550.54.15")),
     ("framework-driver-too-old", False, torch_loading()),
+    ("framework-driver-too-old", True, torch_without_nvml(12040)),
+    ("framework-driver-too-old", False, torch_without_nvml(0)),  # no driver at all: no-driver says it
     ("framework-cudnn-mismatch", True, torch_loading(cudnn="9.1.0")),
     ("framework-cudnn-mismatch", True, torch_loading(cudnn="9.26.0", build="9.26.0", cc="7.0")),
     ("framework-cudnn-mismatch", False, torch_loading(cudnn="9.26.0", build="9.8.0")),

@@ -174,8 +174,9 @@ def _driver(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
             f"the driver is {driver.version}",
             f"driver {driver.version} is below {floor[0]}, {floor[1].rule}",
         )
-    elif runtime is not None and runtime.device_count_status == 35:
-        # No NVML answer, but the runtime itself says the driver is insufficient.
+    elif runtime is not None and runtime.device_count_status == 35 and runtime.driver_version_raw:
+        # No NVML answer, but the runtime itself says the driver is insufficient (driver version 0 is no driver
+        # at all: no-driver says that).
         said = evidence = f"cudaGetDeviceCount says 35 ({runtime.device_count_error or 'insufficient driver'})"
     else:
         return
@@ -275,8 +276,9 @@ def _conflicts(env: Environment) -> Iterator[Finding]:
     builds = [b for b in gpu_frameworks(env) if b.loads]
     for i, first in enumerate(builds):
         for second in builds[i + 1 :]:
-            theirs = {load.name: load for load in second.loads if load.path}
-            for load in first.loads:
+            # The copies each uses (a copy mapped but never asked for by name serves nobody).
+            theirs = {load.name: load for load in second.loads if load.path and load.required}
+            for load in (load for load in first.loads if load.required):
                 other = theirs.get(load.name)
                 if load.path is None or other is None or other.path == load.path:
                     continue

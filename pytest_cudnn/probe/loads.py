@@ -217,11 +217,20 @@ def _jax(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
     loads: list[LoadedLibrary] = []
     # _load_nvidia_libraries goes through its whole list, CUDA 12 and 13 rows alike, whatever the plugin.
     for row in (row for row in LOADS if row.framework == "jax"):
-        if any(load.name == row.soname and load.path for load in loads):
-            continue  # the same soname of the other major's folder was loaded first (libcusparse.so.12)
         mine = row.cuda_major == major
         module = _first_module(search.site_path, row.module or "")
         path = os.path.join(module, "lib", row.soname) if module else None
+        first = next((load for load in loads if load.name == row.soname and load.path), None)
+        if first is not None:
+            # The same soname from the other major's folder (libcusparse.so.12 of nvidia/cusparse and of
+            # nvidia/cu13): a load by absolute path maps the second file too (another inode), but requests by
+            # name keep getting the first.
+            if path and path != first.path and search.exists(path):
+                found_by = f"JAX's preload of nvidia.{row.module}: mapped too, unused (the copy loaded first serves)"
+                loads.append(
+                    LoadedLibrary(row.soname, None, "preload", False, path, found_by, (os.path.dirname(path),))
+                )
+            continue
         if not mine and not (path and search.exists(path)):
             continue
         required = row.required and mine
