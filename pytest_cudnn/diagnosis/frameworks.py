@@ -9,6 +9,7 @@ it carries. Across frameworks: two that load different copies of one name, of wh
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import TypeVar
 
 from .. import phrases
 from ..compat import cuda as cuda_facts
@@ -135,25 +136,21 @@ def cuda_major(build: FrameworkBuild) -> int | None:
     return int(head) if head.isdigit() and len(head) < 4 else None
 
 
-def _runtime(env: Environment, build: FrameworkBuild) -> tuple[CudaRuntime | None, LoadedLibrary | None]:
-    for load in (load for load in build.loads if load.required):
-        copy = load_copy(env, load)
-        if isinstance(copy, CudaRuntime):
-            return copy, load
-    return None, None
+_Copy = TypeVar("_Copy", CudaRuntime, Cudnn)
 
 
-def _cudnn_copy(env: Environment, build: FrameworkBuild) -> tuple[Cudnn | None, LoadedLibrary | None]:
+def _loaded(env: Environment, build: FrameworkBuild, kind: type[_Copy]) -> tuple[_Copy | None, LoadedLibrary | None]:
+    """The copy of ``kind`` that ``build`` loads and uses, and how its search found it."""
     for load in (load for load in build.loads if load.required):
         copy = load_copy(env, load)
-        if isinstance(copy, Cudnn):
+        if isinstance(copy, kind):
             return copy, load
     return None, None
 
 
 def _driver(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
     driver = env.driver
-    runtime, load = _runtime(env, build)
+    runtime, load = _loaded(env, build, CudaRuntime)
     if runtime is not None and load is not None and runtime.version:
         cuda, what = runtime.version, f"it loads CUDA runtime {runtime.version} from {load.path} ({how_found(load)})"
         read = phrases.copy(runtime)
@@ -192,7 +189,7 @@ def _driver(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
 
 
 def _cudnn(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
-    cudnn, load = _cudnn_copy(env, build)
+    cudnn, load = _loaded(env, build, Cudnn)
     if cudnn is None or load is None or not cudnn.version:
         return
     capabilities = [cc for gpu in gpus_with_capability(env) if (cc := parse_version(gpu.compute_capability))]
