@@ -30,6 +30,7 @@ from .diagnosis import (
 from .diagnosis.frameworks import FRAMEWORK_NAMES, blocking_finding
 from .diagnosis.stack import loaded_by
 from .environment import CudaRuntime, Cudnn, Environment, Gpu, State
+from .signatures import MARKERS
 from .text import clip, listing, printable
 
 __all__ = [
@@ -42,26 +43,6 @@ __all__ = [
     "parse_memory",
 ]
 
-# name -> call signature and help, as `pytest --markers` shows them.
-MARKERS: dict[str, str] = {
-    "requires_cudnn": "requires_cudnn(spec, *, framework=None): skip unless the cuDNN in use matches the PEP 440 "
-    "specifier set, e.g. '>=8.9,<10': the one the framework loads ('torch', 'jax', 'tensorflow'; unnamed: any "
-    "installed framework's).",
-    "requires_cuda": "requires_cuda(spec, *, framework=None): skip unless the CUDA runtime in use matches the "
-    "specifier set, e.g. '>=12' (the framework's copy, as for requires_cudnn).",
-    "requires_driver": "requires_driver(spec): skip unless the NVIDIA driver version matches, e.g. '>=535'.",
-    "requires_gpu": "requires_gpu(count=1, memory=None, compute_capability=None, name=None): skip unless at least "
-    "count GPUs are visible and the test's GPU has memory free ('16GiB', '24GB' or bytes), a compute capability "
-    "matching the specifier set (e.g. '>=8.0') and a name matching the glob.",
-    "requires_tensorflow": "requires_tensorflow(spec=None, *, gpu=True): skip unless TensorFlow is installed within "
-    "spec and, with gpu=True, its build's CUDA and cuDNN are usable on this host.",
-    "requires_torch": "requires_torch(spec=None, *, gpu=True): skip unless PyTorch is installed within spec and, "
-    "with gpu=True, it can run GPU work here (the copies it loads, judged by its own rules).",
-    "requires_jax": "requires_jax(spec=None, *, gpu=True): skip unless JAX is installed within spec and, with "
-    "gpu=True, its CUDA plugin can run GPU work here.",
-    "requires_cupy": "requires_cupy(spec=None, *, gpu=True): skip unless CuPy is installed within spec and, with "
-    "gpu=True, its CUDA build can run on this driver and GPU.",
-}
 # The framework each framework marker is about, by import name.
 _FRAMEWORK_MARKERS = {"requires_torch": "torch", "requires_jax": "jax", "requires_cupy": "cupy"}
 

@@ -14,16 +14,29 @@ import functools
 import sys
 import types
 from collections.abc import Callable, Generator, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .gpu import CudnnHandle, GpuDevice
-from .markers import MARKERS, InvalidMarker, Requirement, judge, parse_marker
-from .session import REPORT_ATTRIBUTE, GpuRun, inspect_only, leave, run_of
+from .session import REPORT_ATTRIBUTE, inspect_only, leave, run_of
 from .settings import ENV_REQUIRE_GPU
+from .signatures import MARKERS
+
+if TYPE_CHECKING:  # imported where used: a run that uses no marker and no fixture never pays for them
+    from .gpu import CudnnHandle, GpuDevice
+    from .markers import Requirement
+    from .session import GpuRun
 
 __all__ = ["CudnnHandle", "GpuDevice"]
+
+
+def __getattr__(name: str) -> Any:
+    """``pytest_cudnn.plugin.GpuDevice`` and ``CudnnHandle``, the fixtures' types, imported when asked for."""
+    if name in __all__:
+        from . import gpu
+
+        return getattr(gpu, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -139,6 +152,8 @@ def pytest_configure_node(node: Any) -> None:
 
 
 def _requirements(item: pytest.Item) -> Iterator[Requirement]:
+    from .markers import InvalidMarker
+
     for mark in item.iter_markers():
         if mark.name not in MARKERS:
             continue
@@ -157,6 +172,8 @@ def _requirements(item: pytest.Item) -> Iterator[Requirement]:
 @functools.lru_cache(maxsize=4096)
 def _parse(name: str, args: tuple[Any, ...], kwargs: tuple[tuple[str, Any], ...]) -> Requirement:
     """Markers repeat across a suite (module marks, parametrized tests): each distinct one is parsed once."""
+    from .markers import parse_marker
+
     return parse_marker(name, args, dict(kwargs))
 
 
@@ -165,6 +182,8 @@ def _requirements_of(item: pytest.Item) -> list[Requirement]:
         return list(_requirements(item))
     except TypeError:  # an unhashable marker argument: parse it uncached, with the same errors
         pass
+    from .markers import InvalidMarker, parse_marker
+
     found = []
     for mark in item.iter_markers():
         if mark.name in MARKERS:
@@ -199,6 +218,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.fixture
 def gpu(request: pytest.FixtureRequest) -> GpuDevice:
     """The GPU this test runs on, with its facts; skips (fails under --require-gpu) when there is none."""
+    from .markers import Requirement, judge
+
     run = run_of(request.config)
     device = run.device()
     if device is None:

@@ -10,19 +10,11 @@ import os
 import sys
 import weakref
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
-from packaging.specifiers import SpecifierSet
 
-from .devices import assign_devices, cuda_visible_value
-from .diagnosis import Finding, Verdict, diagnose, selected_cudnn, selected_runtime, verdict, visible_gpus
-from .environment import Environment, Gpu, InvalidSnapshot, load_snapshot
 from .files import write_atomically
-from .gpu import CudnnError, CudnnHandle, GpuDevice, create_cudnn_handle
-from .markers import Outcome, Requirement, judge
-from .report import header_lines, markdown_summary
-from .serde import to_json
 from .settings import (
     check_writable,
     ini_bool,
@@ -32,6 +24,12 @@ from .settings import (
     require_gpu_setting,
     whole_setting,
 )
+
+if TYPE_CHECKING:  # the run imports what it uses when it uses it: a --collect-only run pays for none of it
+    from .diagnosis import Finding, Verdict
+    from .environment import Environment, Gpu
+    from .gpu import CudnnHandle, GpuDevice
+    from .markers import Outcome, Requirement
 
 __all__ = ["REPORT_ATTRIBUTE", "GpuRun", "inspect_only", "leave", "run_of", "xdist_worker_ids"]
 
@@ -91,6 +89,8 @@ class GpuRun:
         # An xdist worker takes the controller's copy: it may not even see the file (a relative path, another
         # working folder).
         if snapshot is not None and "cudnn_environment" not in (self.worker or {}):
+            from .environment import InvalidSnapshot, load_snapshot
+
             try:
                 self.replayed = load_snapshot(str(snapshot))
             except InvalidSnapshot as error:
@@ -137,12 +137,16 @@ class GpuRun:
 
     @property
     def env(self) -> Environment:
+        from .diagnosis import diagnose
+
         if self._env is None:
             self._env = self._load()
             self._findings = diagnose(self._env)
         return self._env
 
     def _load(self) -> Environment:
+        from .environment import Environment
+
         if self.replayed is not None:
             env = self.replayed
         elif self.worker is not None and "cudnn_environment" in self.worker:
@@ -165,10 +169,15 @@ class GpuRun:
 
     @property
     def verdict(self) -> Verdict:
+        from .diagnosis import verdict
+
         return verdict(self.findings)
 
     def device(self) -> GpuDevice | None:
         """The GPU this process's tests run on: the first CUDA sees (in a worker, the worker's own)."""
+        from .diagnosis import visible_gpus
+        from .gpu import GpuDevice
+
         if self._device is None:
             gpus = visible_gpus(self.env)
             self._device = (GpuDevice.from_probe(gpus[0], 0, replayed=self.replaying),) if gpus else ()
@@ -178,6 +187,9 @@ class GpuRun:
         """A requirement's outcome on this run's device, and its description. The environment is fixed for the
         run and parsed requirements are shared (see plugin._parse), so each is judged once, found by identity:
         hashing a SpecifierSet canonicalises every version in it, tens of microseconds a time."""
+        from .diagnosis import visible_gpus
+        from .markers import judge
+
         cached = self._outcomes.get(id(requirement))
         if cached is None or cached[0] is not requirement:
             device = self.device()
@@ -188,6 +200,9 @@ class GpuRun:
 
     def header(self, verbose: bool) -> list[str]:
         """The session header. A nested run shows it only when it needs the environment from the start."""
+        from .diagnosis import selected_cudnn, selected_runtime
+        from .report import header_lines
+
         workers = xdist_worker_ids(self.config)
         needed = self.replaying or self.require_gpu or self.report_path is not None or workers
         if self.nested and not needed:
@@ -216,6 +231,9 @@ class GpuRun:
     # xdist -------------------------------------------------------------------------------------------
     def plan(self, worker_ids: list[str]) -> dict[str, tuple[Gpu, ...]]:
         """The GPUs of each worker, computed once from the GPUs this run may use."""
+        from .devices import assign_devices
+        from .diagnosis import visible_gpus
+
         if not self.assignment and self.assign:
             visible = visible_gpus(self.env)
             if 0 < len(visible) < self.per_worker:
@@ -228,12 +246,16 @@ class GpuRun:
         return self.assignment
 
     def worker_variables(self, worker_id: str) -> dict[str, str]:
+        from .devices import cuda_visible_value
+
         gpus = self.assignment.get(worker_id)
         if not gpus:
             return {}
         return {"CUDA_VISIBLE_DEVICES": cuda_visible_value(gpus), "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
 
     def auto_workers(self) -> int:
+        from .diagnosis import visible_gpus
+
         return max(1, len(visible_gpus(self.env)) // self.per_worker)
 
     # Fixtures ----------------------------------------------------------------------------------------
@@ -241,6 +263,12 @@ class GpuRun:
         """A cuDNN handle through the copy the probe vouched for (the one ``framework`` loads; unnamed, the one
         the installed frameworks load), or an environment skip (a failure under --require-gpu) saying why there
         is none."""
+        from packaging.specifiers import SpecifierSet
+
+        from .diagnosis import selected_cudnn, selected_runtime
+        from .gpu import CudnnError, create_cudnn_handle
+        from .markers import Outcome, Requirement, judge
+
         if self.replaying:
             # A snapshot names libraries of another machine, or files anyone could have written: loading one
             # would run its code in this process. Replay never loads what a snapshot names.
@@ -346,6 +374,8 @@ class GpuRun:
 
     def suite_properties(self) -> list[tuple[str, str]]:
         """The JUnit XML testsuite properties. A nested run that never needed the environment has none."""
+        from .diagnosis import selected_cudnn, selected_runtime, visible_gpus
+
         if self.nested and not self.probed:
             return []
         env = self.env
@@ -374,6 +404,8 @@ class GpuRun:
                     f"could not write --gpu-report {self.report_path}: {_reason(error, self.report_path)}"
                 )
         if self.step_summary and not self.nested:
+            from .report import markdown_summary
+
             text = markdown_summary(self.env, self.findings, self.verdict, self.skip_groups())
             try:
                 with open(self.step_summary, "a", encoding="utf-8") as handle:
@@ -385,6 +417,8 @@ class GpuRun:
                 self.problems.append(f"could not append to GITHUB_STEP_SUMMARY {self.step_summary}: {reason}")
 
     def document(self) -> dict[str, Any]:
+        from .serde import to_json
+
         return {
             "environment": self.env.to_json(),
             "findings": [to_json(f) for f in self.findings],
