@@ -15,13 +15,15 @@ import os
 import stat
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from . import __version__, phrases
-from .diagnosis import Finding, Verdict, diagnose, framework_verdict, verdict
-from .diagnosis.frameworks import FRAMEWORK_NAMES, label
-from .environment import Environment, InvalidSnapshot, load_snapshot
+from . import __version__
 from .files import write_atomically
-from .report import doctor_json, doctor_text
+from .signatures import FRAMEWORK_NAMES
+
+if TYPE_CHECKING:
+    from .diagnosis import Finding, Verdict
+    from .environment import Environment
 
 __all__ = ["main"]
 
@@ -122,11 +124,16 @@ def _probe(timeout: float) -> Environment:
 
 
 def _doctor(args: argparse.Namespace) -> int:
+    from .environment import InvalidSnapshot, load_snapshot
+
     try:
         env = load_snapshot(args.env) if args.env is not None else _probe(args.timeout)
     except InvalidSnapshot as error:
         _error(f"error: snapshot {error}")
         return EXIT_USAGE
+    from .diagnosis import diagnose, verdict
+    from .report import doctor_json, doctor_text
+
     findings = diagnose(env)
     result = verdict(findings) if args.framework is None else _framework_result(env, findings, args.framework)
     if args.json:
@@ -138,6 +145,10 @@ def _doctor(args: argparse.Namespace) -> int:
 
 
 def _framework_result(env: Environment, findings: list[Finding], name: str) -> Verdict:
+    from . import phrases
+    from .diagnosis import Verdict, framework_verdict
+    from .diagnosis.frameworks import label
+
     build = next((b for b in env.frameworks if b.name == name), None)
     if build is None:
         return Verdict(False, f"{phrases.framework(name)} ({name}) is not installed on this Python path")
@@ -170,6 +181,8 @@ def _snapshot(args: argparse.Namespace) -> int:
     if problem:
         _error(f"error: {problem}")
         return EXIT_USAGE
+    from .environment import Environment, InvalidSnapshot
+
     text = _probe(args.timeout).dumps()
     try:
         # The probe records what the host says; a snapshot must hold values replay accepts (a local TensorFlow build

@@ -27,10 +27,10 @@ from .diagnosis import (
     stack_runtime,
     visible_gpus,
 )
-from .diagnosis.frameworks import FRAMEWORK_NAMES, blocking_finding
+from .diagnosis.frameworks import blocking_finding
 from .diagnosis.stack import loaded_by
 from .environment import CudaRuntime, Cudnn, Environment, Gpu, State
-from .signatures import MARKERS
+from .signatures import FRAMEWORK_NAMES, MARKERS
 from .text import clip, listing, printable
 
 __all__ = [

@@ -6,7 +6,10 @@ of them (``--collect-only``, a CPU-only suite) must not pay for the parsing and 
 
 from __future__ import annotations
 
-__all__ = ["MARKERS"]
+__all__ = ["FRAMEWORK_NAMES", "MARKERS"]
+
+# The frameworks the probe reads, by import name: requires_cudnn(framework=...), doctor --framework.
+FRAMEWORK_NAMES = ("torch", "jax", "tensorflow", "cupy")
 
 # name -> call signature and help, as `pytest --markers` shows them.
 MARKERS: dict[str, str] = {

@@ -21,9 +21,6 @@ from .kernels import runs_on
 from .model import Finding, Severity, Verdict, cite, folder_of, make_finding, parse_version
 from .stack import any_gpu_framework, gpu_frameworks, gpu_text, gpus_with_capability, load_copy
 
-# The frameworks the probe reads, by import name.
-FRAMEWORK_NAMES = ("torch", "jax", "tensorflow", "cupy")
-
 _CUDA_BUILD = {
     "torch": "pip install torch (the Linux wheels on PyPI are CUDA builds), or a CUDA variant from PyTorch's index",
     "jax": "pip install 'jax[cuda12]' (or jax[cuda13]): JAX's GPU support is a separate CUDA plugin",
