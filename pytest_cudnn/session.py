@@ -137,9 +137,9 @@ class GpuRun:
 
     @property
     def env(self) -> Environment:
-        from .diagnosis import diagnose
-
         if self._env is None:
+            from .diagnosis import diagnose
+
             self._env = self._load()
             self._findings = diagnose(self._env)
         return self._env
@@ -175,10 +175,10 @@ class GpuRun:
 
     def device(self) -> GpuDevice | None:
         """The GPU this process's tests run on: the first CUDA sees (in a worker, the worker's own)."""
-        from .diagnosis import visible_gpus
-        from .gpu import GpuDevice
+        if self._device is None:  # imports here, not above: this runs for every marked test
+            from .diagnosis import visible_gpus
+            from .gpu import GpuDevice
 
-        if self._device is None:
             gpus = visible_gpus(self.env)
             self._device = (GpuDevice.from_probe(gpus[0], 0, replayed=self.replaying),) if gpus else ()
         return self._device[0] if self._device else None
@@ -187,11 +187,11 @@ class GpuRun:
         """A requirement's outcome on this run's device, and its description. The environment is fixed for the
         run and parsed requirements are shared (see plugin._parse), so each is judged once, found by identity:
         hashing a SpecifierSet canonicalises every version in it, tens of microseconds a time."""
-        from .diagnosis import visible_gpus
-        from .markers import judge
-
         cached = self._outcomes.get(id(requirement))
         if cached is None or cached[0] is not requirement:
+            from .diagnosis import visible_gpus
+            from .markers import judge
+
             device = self.device()
             gpu = next((g for g in visible_gpus(self.env) if device and g.index == device.index), None)
             cached = (requirement, judge(requirement, self.env, self.findings, gpu), requirement.describe())
