@@ -277,7 +277,16 @@ def doctor_json(env: Environment, findings: Sequence[Finding], verdict: Verdict)
         "environment": env.to_json(),
         "findings": [to_json(finding) for finding in findings],
         "verdict": to_json(verdict),
+        "frameworks": framework_verdicts(env, findings),
     }
+
+
+def framework_verdicts(env: Environment, findings: Sequence[Finding]) -> list[dict[str, Any]]:
+    """Each framework found, and whether it can run GPU work here: for CI, without parsing the text."""
+    return [
+        {"name": build.name, "version": build.version, **to_json(framework_verdict(env, build, findings))}
+        for build in env.frameworks
+    ]
 
 
 def _driver_headline(env: Environment, findings: Sequence[Finding]) -> str:

@@ -417,12 +417,14 @@ class GpuRun:
                 self.problems.append(f"could not append to GITHUB_STEP_SUMMARY {self.step_summary}: {reason}")
 
     def document(self) -> dict[str, Any]:
+        from .report import framework_verdicts
         from .serde import to_json
 
         return {
             "environment": self.env.to_json(),
             "findings": [to_json(f) for f in self.findings],
             "verdict": to_json(self.verdict),
+            "frameworks": framework_verdicts(self.env, self.findings),
             "require_gpu": self.require_gpu,
             "xdist": {worker: [gpu.index for gpu in gpus] for worker, gpus in self.assignment.items()},
             "xdist_note": self.shortfall,

@@ -400,3 +400,17 @@ def test_framework_asks_about_one_framework(tmp_path: Path, capsys: pytest.Captu
         main(["--env", str(snap), "--framework", "pytorch"])
     assert exit_.value.code == 2
     assert "invalid choice: 'pytorch'" in capsys.readouterr().err
+
+
+def test_the_json_says_for_each_framework_whether_it_can_run(
+    capsys: pytest.CaptureFixture[str], no_probe: None
+) -> None:
+    assert main(["--env", str(EXAMPLES / "mixed-torch-jax-tf.json"), "--json"]) == 1
+    said = {
+        entry["name"]: (entry["version"], entry["ok"]) for entry in json.loads(capsys.readouterr().out)["frameworks"]
+    }
+    assert said == {
+        "torch": ("2.10.0+cu128", True),
+        "jax": ("0.10.2", True),
+        "tensorflow": ("2.21.0", False),
+    }
