@@ -7,8 +7,12 @@ cannot decode rather than guessing.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from packaging.version import Version
+
+if TYPE_CHECKING:
+    from packaging.specifiers import SpecifierSet
 
 __all__ = [
     "InvalidVersionValue",
@@ -107,3 +111,28 @@ def is_pep440(text: str) -> bool:
     except ValueError:  # InvalidVersion, or a number beyond int()'s 4300-digit limit
         return False
     return True
+
+
+def specifier_set(text: str) -> SpecifierSet:
+    """``SpecifierSet(text)``, importing it on first use: packaging.specifiers brings packaging.tags with it
+    (subprocess, sysconfig, logging), about 30 ms that a run needing no specifier should not pay.
+
+    >>> "9.1.0" in specifier_set(">=9,<10")
+    True
+    """
+    from packaging.specifiers import SpecifierSet
+
+    return SpecifierSet(text)
+
+
+_SEPARATORS = re.compile(r"[-_.]+")
+
+
+def canonical_name(name: str) -> str:
+    """A distribution name in its PEP 503 normal form, as packaging.utils.canonicalize_name gives it (which
+    imports packaging.tags, see :func:`specifier_set`).
+
+    >>> canonical_name("Nvidia_CUDNN.cu12")
+    'nvidia-cudnn-cu12'
+    """
+    return _SEPARATORS.sub("-", name).lower()

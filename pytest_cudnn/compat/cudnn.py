@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from packaging.specifiers import SpecifierSet
 from packaging.version import Version
+
+from ..versions import specifier_set
 
 __all__ = [
     "GPU_FLOORS",
@@ -80,11 +81,11 @@ def support_floor(cudnn: str, cuda_major: int | None) -> GpuFloor | UnknownFloor
     version = _version(cudnn)
     if version is None:
         return None
-    unknown = next((row for row in UNKNOWN_FLOORS if version in SpecifierSet(row.cudnn)), None)
+    unknown = next((row for row in UNKNOWN_FLOORS if version in specifier_set(row.cudnn)), None)
     if unknown is not None:
         return unknown
     for row in GPU_FLOORS:
-        if version not in SpecifierSet(row.cudnn):
+        if version not in specifier_set(row.cudnn):
             continue
         if row.cuda_major_below is not None and (cuda_major is None or cuda_major >= row.cuda_major_below):
             continue
@@ -157,7 +158,7 @@ def known_bad(cudnn: str, capability: str | None, cudart: str | None) -> list[Kn
         return []
     hits = []
     for row in KNOWN_BAD:
-        if version not in SpecifierSet(row.cudnn):
+        if version not in specifier_set(row.cudnn):
             continue
         if row.cuda is not None and cudart != row.cuda:
             continue

@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from packaging.specifiers import SpecifierSet
 from packaging.version import Version
+
+from ..versions import specifier_set
 
 __all__ = [
     "CUDNN_LOADS",
@@ -199,4 +200,4 @@ def cudnn_loads(cudnn: str, system: str) -> tuple[CudnnLoad, ...]:
         version = Version(cudnn)
     except ValueError:  # InvalidVersion, or a number beyond int()'s 4300-digit limit
         return ()
-    return tuple(row for row in CUDNN_LOADS if row.system == system and version in SpecifierSet(row.cudnn))
+    return tuple(row for row in CUDNN_LOADS if row.system == system and version in specifier_set(row.cudnn))

@@ -9,8 +9,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from packaging.specifiers import SpecifierSet
 from packaging.version import Version
+
+from ..versions import specifier_set
 
 __all__ = [
     "AND_CUDA",
@@ -424,7 +425,7 @@ def in_pins(spec: str, version: str) -> bool:
     (True, False, True)
     """
     try:
-        specifier = SpecifierSet(spec)
+        specifier = specifier_set(spec)
         candidate = Version(version)
     except ValueError:  # InvalidVersion, InvalidSpecifier, or a number beyond int()'s digit limit
         return False
@@ -440,7 +441,7 @@ def library_in_pins(spec: str, version: str) -> bool:
     [True, False, False]
     """
     try:
-        specifier = SpecifierSet(spec)
+        specifier = specifier_set(spec)
         candidate = Version(version)
     except ValueError:  # InvalidVersion, InvalidSpecifier, or a number beyond int()'s digit limit
         return False

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from .. import phrases
@@ -24,6 +24,10 @@ from ..environment import (
     TensorFlow,
     Via,
 )
+
+if TYPE_CHECKING:
+    from packaging.specifiers import SpecifierSet
+
 from .model import (
     LOADER_VIAS,
     major,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from .. import phrases
@@ -17,6 +16,7 @@ from ..environment import (
     State,
     Via,
 )
+from ..versions import canonical_name
 from .kernels import runs_on
 from .model import (
     Finding,
@@ -292,7 +292,7 @@ def _tensorflow_wheels(env: Environment) -> Iterator[Finding]:
 
 def _same_name(a: str, b: str) -> bool:
     """Distribution names compare after PEP 503 normalisation: nvidia_cudnn_cu12 is nvidia-cudnn-cu12."""
-    return canonicalize_name(a) == canonicalize_name(b)
+    return canonical_name(a) == canonical_name(b)
 
 
 def _same_folder(a: str, b: str) -> bool:

@@ -13,11 +13,9 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 
-from packaging.requirements import Requirement
-from packaging.utils import canonicalize_name
-
 from ..environment import Distribution, Pin
 from ..files import FileRefused, read_regular
+from ..versions import canonical_name
 from .discovery import FileSystem, RealFileSystem
 
 __all__ = ["installed_distributions", "metadata_header", "relevant"]
@@ -30,7 +28,6 @@ _RELEVANT = re.compile(
     r"nvidia-.+|cuda-toolkit|tensorflow(?:-cpu|-gpu)?|tf-nightly|torch|jax|jaxlib|jax-cuda.*-(?:plugin|pjrt)"
     r"|cupy-cuda.*"
 )
-_SEPARATORS = re.compile(r"[-_.]+")
 
 
 def relevant(name: str) -> bool:
@@ -39,7 +36,7 @@ def relevant(name: str) -> bool:
     >>> [relevant(n) for n in ("nvidia_cudnn_cu12", "tensorflow-gpu", "cuda_toolkit", "tensorflow-estimator", "numpy")]
     [True, True, True, False, False]
     """
-    return _RELEVANT.fullmatch(_SEPARATORS.sub("-", name).lower()) is not None
+    return _RELEVANT.fullmatch(canonical_name(name)) is not None
 
 
 _HEADER_BYTES = 65536  # a METADATA header is a few hundred bytes; its long description follows the blank line
@@ -79,10 +76,10 @@ def metadata_of(site: str, name: str) -> str | None:
         entries = sorted(os.listdir(site))
     except OSError:
         return None
-    wanted = canonicalize_name(name)
+    wanted = canonical_name(name)
     for entry in entries:
         stem, _, suffix = entry.rpartition(".")
-        if suffix == "dist-info" and canonicalize_name(stem.rpartition("-")[0] or stem) == wanted:
+        if suffix == "dist-info" and canonical_name(stem.rpartition("-")[0] or stem) == wanted:
             return os.path.join(site, entry, "METADATA")
     return None
 
@@ -93,7 +90,9 @@ _PINNED = re.compile(r"(nvidia-|cuda-toolkit)", re.I)
 def nvidia_pins(requires: Sequence[str], site: str, installed: Sequence[Distribution]) -> tuple[Pin, ...]:
     """The Requires-Dist lines on NVIDIA wheels (``nvidia-*``, ``cuda-toolkit``), each with the version of that
     distribution installed in ``site``, the framework's own folder (None when it is not there)."""
-    here = {canonicalize_name(d.name): d.version for d in installed if d.location.rstrip("/") == site.rstrip("/")}
+    here = {canonical_name(d.name): d.version for d in installed if d.location.rstrip("/") == site.rstrip("/")}
+    from packaging.requirements import Requirement  # only where a framework pins wheels
+
     pins = []
     for line in requires:
         try:
@@ -101,7 +100,7 @@ def nvidia_pins(requires: Sequence[str], site: str, installed: Sequence[Distribu
         except ValueError:  # InvalidRequirement, or a number beyond int()'s digit limit
             continue
         if _PINNED.match(requirement.name):
-            installed_version = here.get(canonicalize_name(requirement.name))
+            installed_version = here.get(canonical_name(requirement.name))
             pins.append(Pin(line, requirement.name, str(requirement.specifier), installed_version))
     return tuple(pins)
 
