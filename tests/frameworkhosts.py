@@ -13,7 +13,6 @@ Every object is built once per session through the :class:`~tests.simhost.Compil
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -88,25 +87,6 @@ _VERSIONS_SOURCE = textwrap.dedent(
 
 
 # Building ----------------------------------------------------------------------------------------------------------
-def _build(compiler: Compiler, name: str, argv: Sequence[str], source: str, suffix: str) -> Path:
-    """``argv`` (a compiler and its flags; -o and the source file are added) run once per session per input; the
-    returned path lies in the cache: copy it where a test needs it."""
-    key = hashlib.sha256("\0".join((source, name, suffix, *argv)).encode()).hexdigest()[:16]
-    built = compiler.cache / "frameworks" / key / name
-    if not built.exists():
-        built.parent.mkdir(parents=True, exist_ok=True)
-        source_file = built.parent / f"source{suffix}"
-        source_file.write_text(source)
-        partial = built.parent / f".{name}.partial"
-        done = subprocess.run(
-            [*argv, "-o", str(partial), str(source_file)], capture_output=True, text=True, check=False
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"{' '.join(argv)} failed on {name} ({source_file}):\n{done.stdout}{done.stderr}")
-        partial.rename(built)  # a build cut short is never taken for a finished one
-    return built
-
-
 def _copy(built: Path, destination: Path) -> Path:
     destination.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(built, destination)
@@ -201,7 +181,7 @@ def libtorch_cuda(compiler: Compiler, needed: Sequence[str], rpath: str, sass: S
     link = compiler.link_against(needed)
     if not sass:
         flags = ["-Wl,--disable-new-dtags", f"-Wl,-rpath,{rpath}", *link]
-        return _build(compiler, "libtorch_cuda.so", ["gcc", "-shared", "-fPIC", "-O0", *flags], DLOPEN_SOURCE, ".c")
+        return compiler.compile("libtorch_cuda.so", ["gcc", "-shared", "-fPIC", "-O0", *flags], DLOPEN_SOURCE, ".c")
     if not os.access(NVCC, os.X_OK):
         pytest.fail(f"nvcc is not at {NVCC}: these tests need CUDA 13's nvcc (or NVCC naming another)", pytrace=False)
     gencode = [arg for sm in sass for arg in ("-gencode", f"arch=compute_{sm.removeprefix('sm_')},code={sm}")]
@@ -218,7 +198,7 @@ def libtorch_cuda(compiler: Compiler, needed: Sequence[str], rpath: str, sass: S
         # nvcc passes linker flags on with -Xlinker, and libraries with -L/-l.
         *(f"-Xlinker={flag[4:]}" if flag.startswith("-Wl,") else flag for flag in link),
     ]
-    return _build(compiler, "libtorch_cuda.so", argv, KERNEL, ".cu")
+    return compiler.compile("libtorch_cuda.so", argv, KERNEL, ".cu")
 
 
 def plant_torch(
@@ -298,7 +278,7 @@ def versions_module(compiler: Compiler, cuda_build: int, cudnn_build: int) -> Pa
     include = sysconfig.get_paths()["include"]
     name = "_versions" + str(sysconfig.get_config_var("EXT_SUFFIX") or ".so")
     source = _VERSIONS_SOURCE % {"cuda": cuda_build, "cudnn": cudnn_build}
-    return _build(compiler, name, ["gcc", "-shared", "-fPIC", "-O0", f"-I{include}"], source, ".c")
+    return compiler.compile(name, ["gcc", "-shared", "-fPIC", "-O0", f"-I{include}"], source, ".c")
 
 
 def plant_jax(
@@ -332,7 +312,7 @@ def plant_jax(
     plugin = site / "jax_plugins" / f"xla_cuda{major}"
     _raising_package(plugin, "the JAX CUDA plugin")
     flags = ["-Wl,--disable-new-dtags", f"-Wl,-rpath,{rpath or _jax_rpath(major)}", "-ldl"]
-    built = _build(compiler, "xla_cuda_plugin.so", ["gcc", "-shared", "-fPIC", "-O0", *flags], DLOPEN_SOURCE, ".c")
+    built = compiler.compile("xla_cuda_plugin.so", ["gcc", "-shared", "-fPIC", "-O0", *flags], DLOPEN_SOURCE, ".c")
     cuda_object = _copy(built, plugin / "xla_cuda_plugin.so")
     cuda_plugin = site / f"jax_cuda{major}_plugin"
     cuda_plugin.mkdir(parents=True, exist_ok=True)
@@ -373,7 +353,7 @@ def plant_tensorflow_framework(
         "-ldl",
     ]
     source = DLOPEN_SOURCE + f"const char tf_framework_version[] = {json.dumps(version)};\n"
-    built = _build(compiler, "libtensorflow_framework.so.2", ["gcc", "-shared", "-fPIC", "-O0", *flags], source, ".c")
+    built = compiler.compile("libtensorflow_framework.so.2", ["gcc", "-shared", "-fPIC", "-O0", *flags], source, ".c")
     return _copy(built, site / "tensorflow" / "libtensorflow_framework.so.2")
 
 

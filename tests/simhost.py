@@ -63,24 +63,31 @@ class Compiler:
         shutil.copyfile(built, destination)
         return destination
 
-    def build(self, source: str, name: str, flags: Sequence[str] = ()) -> Path:
-        """A shared library built from ``source`` with extra gcc ``flags`` (soname, rpath, -L, -l), once per
-        session: the returned path lies in the cache, named ``name``; copy it where a test needs it."""
-        key = hashlib.sha256("\0".join((source, name, *flags)).encode()).hexdigest()[:16]
-        built = self.cache / "built" / key / name
+    def compile(
+        self, name: str, argv: Sequence[str], source: str, suffix: str = ".c", after: Sequence[str] = ()
+    ) -> Path:
+        """``argv`` (a compiler and its flags; -o and the source file are added, then ``after``: libraries to
+        link) run on ``source`` once per session per input. The returned path lies in the cache, named ``name``:
+        copy it where a test needs it. A build cut short is never taken for a finished one."""
+        key = hashlib.sha256("\0".join((source, name, suffix, *argv, "--after--", *after)).encode()).hexdigest()[:16]
+        built = self.cache / "compiled" / key / name
         if not built.exists():
             built.parent.mkdir(parents=True, exist_ok=True)
-            c_file = built.parent / "source.c"
-            c_file.write_text(source)
-            compiled = subprocess.run(
-                ["gcc", "-shared", "-fPIC", "-O0", "-o", str(built), str(c_file), *flags],
-                capture_output=True,
-                text=True,
-                check=False,
+            source_file = built.parent / f"source{suffix}"
+            source_file.write_text(source)
+            partial = built.parent / f".{name}.partial"
+            done = subprocess.run(
+                [*argv, "-o", str(partial), str(source_file), *after], capture_output=True, text=True, check=False
             )
-            if compiled.returncode != 0:
-                raise RuntimeError(f"gcc failed on {name} ({c_file}):\n{compiled.stderr}")
+            if done.returncode != 0:
+                raise RuntimeError(f"{' '.join(argv)} failed on {name} ({source_file}):\n{done.stdout}{done.stderr}")
+            partial.rename(built)
         return built
+
+    def build(self, source: str, name: str, flags: Sequence[str] = ()) -> Path:
+        """A shared library built from ``source`` with extra gcc ``flags`` (soname, rpath, -L, -l), once per
+        session (see :meth:`compile`)."""
+        return self.compile(name, ["gcc", "-shared", "-fPIC", "-O0"], source, ".c", after=flags)
 
     def link_against(self, sonames: Sequence[str]) -> list[str]:
         """gcc flags that make a library need (DT_NEEDED) each of ``sonames``: empty stand-ins with those sonames

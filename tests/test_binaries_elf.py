@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
 import struct
 import subprocess
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -24,22 +22,8 @@ FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCh
 SOURCE = "int answer(void) { return 42; }\n"
 
 
-def build(compiler: Compiler, name: str, argv: Sequence[str], source: str, suffix: str) -> Path:
-    """``argv`` (a compiler and its flags; -o and the source are added) run once per session per input."""
-    key = hashlib.sha256("\0".join((source, name, suffix, *argv)).encode()).hexdigest()[:16]
-    built = compiler.cache / "binaries" / key / name
-    if not built.exists():
-        built.parent.mkdir(parents=True, exist_ok=True)
-        source_file = built.parent / f"source{suffix}"
-        source_file.write_text(source)
-        done = subprocess.run([*argv, "-o", str(built), str(source_file)], capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            raise RuntimeError(f"{' '.join(argv)} failed on {name} ({source_file}):\n{done.stdout}{done.stderr}")
-    return built
-
-
 def gcc(compiler: Compiler, name: str, *flags: str, source: str = SOURCE) -> Path:
-    return build(compiler, name, ["gcc", "-shared", "-fPIC", "-O0", *flags], source, ".c")
+    return compiler.compile(name, ["gcc", "-shared", "-fPIC", "-O0", *flags], source, ".c")
 
 
 # name -> (gcc flags, what the reader must report)
@@ -198,7 +182,7 @@ def test_a_missing_section_is_absent(compiler: Compiler, name: str, reason: str)
 
 
 def test_an_object_file_has_no_dynamic_section(compiler: Compiler) -> None:
-    obj = build(compiler, "plain.o", ["gcc", "-c", "-fPIC"], SOURCE, ".c")
+    obj = compiler.compile("plain.o", ["gcc", "-c", "-fPIC"], SOURCE, ".c")
     read = read_dynamic(str(obj))
     assert (read.state, read.format) == (State.ABSENT, "ELF64 little-endian")
     assert read.reason == f"{obj} has no dynamic section (linked statically?)"

@@ -20,7 +20,7 @@ from pytest_cudnn.binaries.fatbin import FATBIN_MAGIC, GpuCode, read_fatbin, rea
 from pytest_cudnn.environment import State
 
 from .simhost import Compiler
-from .test_binaries_elf import build, gcc
+from .test_binaries_elf import gcc
 
 FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 # The toolkit these machines and CI carry (shared/docs/frameworks.md); NVCC names another.
@@ -55,7 +55,7 @@ def nvcc_library(compiler: Compiler, name: str) -> Path:
             pytrace=False,
         )
     gencode = [flag for pair in FATBINS[name][0] for flag in ("-gencode", f"arch={pair}")]
-    return build(compiler, f"{name}.so", [NVCC, "-shared", "-Xcompiler", "-fPIC", *gencode], KERNEL, ".cu")
+    return compiler.compile(f"{name}.so", [NVCC, "-shared", "-Xcompiler", "-fPIC", *gencode], KERNEL, ".cu")
 
 
 def cuobjdump_architectures(path: Path) -> tuple[set[str], set[str]] | None:

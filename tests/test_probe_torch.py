@@ -12,7 +12,6 @@ from pytest_cudnn.environment import Distribution, State
 from pytest_cudnn.probe.torch import probe_torch, read_macros, read_version_py
 
 from .simhost import Compiler, SimHost
-from .test_binaries_elf import build
 from .test_binaries_fatbin import KERNEL, NVCC
 
 MACROS_2_15 = """\
@@ -152,7 +151,7 @@ def libtorch_cuda(compiler: Compiler) -> Path:
             for flag in compiler.link_against(["libcudart.so.13", "libcudnn.so.9"])
         ),
     ]
-    return build(compiler, "libtorch_cuda.so", flags, KERNEL, ".cu")
+    return compiler.compile("libtorch_cuda.so", flags, KERNEL, ".cu")
 
 
 def test_the_cuda_object_says_what_it_loads_how_and_for_which_gpus(tmp_path: Path, compiler: Compiler) -> None:
