@@ -300,8 +300,9 @@ def _driver_headline(env: Environment, findings: Sequence[Finding]) -> str:
 
 def _framework_headline(env: Environment, build: FrameworkBuild, findings: Sequence[Finding]) -> str:
     """'PyTorch 2.15.0+cu132: CUDA 13.2, cuDNN 9.26.0 (wheels, DT_RPATH), kernels sm_75-sm_120: cannot run: ...'."""
-    runtime = next((c for c in framework_copies(env, build) if isinstance(c, CudaRuntime)), None)
-    cudnn = next((c for c in framework_copies(env, build) if isinstance(c, Cudnn)), None)
+    copies = framework_copies(env, build)
+    runtime = next((c for c in copies if isinstance(c, CudaRuntime)), None)
+    cudnn = next((c for c in copies if isinstance(c, Cudnn)), None)
     cuda_text = runtime.version if runtime and runtime.version else build.cuda.value if build.cuda else None
     cudnn_text = cudnn.version if cudnn and cudnn.version else build.cudnn.value if build.cudnn else None
     runtime_how, cudnn_how = copies_text(env, build, CudaRuntime), copies_text(env, build, Cudnn)

@@ -70,17 +70,20 @@ def copies_text(env: Environment, build: FrameworkBuild, kind: type[CudaRuntime]
     for load in build.loads:
         if load.path is None or not load.required or not isinstance(load_copy(env, load), kind):
             continue
-        where = "wheel" if "/nvidia/" in load.path else "system"
         rule = "preload" if load.how == "preload" else (load.found_by or "").split(" of ")[0]
-        return ", ".join(word for word in (where, rule) if word)
+        return ", ".join(word for word in (_where(load), rule) if word)
     return ""
 
 
 def how_found(load: LoadedLibrary) -> str:
     """'wheel, through DT_RPATH of libtorch_cuda.so': where the copy lives and which rule found it."""
-    where = "wheel" if load.path and "/nvidia/" in load.path else "system"
     rule = (load.found_by or "not found").replace(load.requester or "\0", (load.requester or "").rpartition("/")[2])
-    return f"{where}, {'through ' if load.found_by and load.found_by.startswith('DT_') else ''}{rule}"
+    return f"{_where(load)}, {'through ' if load.found_by and load.found_by.startswith('DT_') else ''}{rule}"
+
+
+def _where(load: LoadedLibrary) -> str:
+    """'wheel' for a copy in an nvidia/*/lib folder of a pip wheel, else 'system'."""
+    return "wheel" if load.path and "/nvidia/" in load.path else "system"
 
 
 def _cpu_only(build: FrameworkBuild, any_gpu: bool) -> Finding:

@@ -64,7 +64,7 @@ from .discovery import (
 )
 from .distributions import installed_distributions
 from .jax import probe_jax, versions_job, with_versions
-from .loads import Search, framework_loads, own_folders
+from .loads import Search, framework_loads, framework_object, own_folders
 from .tensorflow import probe_tensorflow, tensorflow_build
 from .torch import probe_torch
 
@@ -221,19 +221,11 @@ def _frameworks(
         site_path,
     )
     found = [dataclasses.replace(build, loads=framework_loads(build, search)) for build in found]
-    framework_object = next(
-        (
-            item
-            for build in found
-            if build.name == "tensorflow"
-            for item in build.objects
-            if os.path.basename(item.path) == "libtensorflow_framework.so.2" and item.reason is None
-        ),
-        None,
-    )
-    if framework_object is not None:
+    tf_build = next((build for build in found if build.name == "tensorflow"), None)
+    tf_object = framework_object(tf_build, "libtensorflow_framework.so.2") if tf_build else None
+    if tf_object is not None:
         # The folders TensorFlow's dlopen searches are those of this object's DT_RUNPATH, not every wheel beside it.
-        tensorflow = dataclasses.replace(tensorflow, library_dirs=own_folders(framework_object))
+        tensorflow = dataclasses.replace(tensorflow, library_dirs=own_folders(tf_object))
     return tuple(found), tensorflow
 
 

@@ -27,7 +27,7 @@ from ..compat.loading import LOADS, TORCH_PRELOADS, TORCH_PRELOADS_ALWAYS
 from ..environment import FrameworkBuild, LinkedObject, LoadedLibrary
 from ..files import FileRefused, read_regular
 
-__all__ = ["CUDA_LIBRARY", "Search", "cuda_major", "framework_loads", "own_folders"]
+__all__ = ["CUDA_LIBRARY", "Search", "cuda_major", "framework_loads", "framework_object", "own_folders"]
 
 # The CUDA libraries a framework object can need (the DT_NEEDED of libtorch_cuda.so lists them among libc and
 # libstdc++); matched on the soname.
@@ -47,6 +47,8 @@ class Search:
     # Search orders by requester, for a placeholder name: TensorFlow 2.21's RUNPATH has 668 entries, and expanding
     # them again for each of the 8 names it dlopens took 50 ms.
     orders: dict[str | None, loader.SearchOrder] = field(default_factory=dict, compare=False)
+    # The nvidia/* folders of each sys.path entry, listed once: every name looked for in the wheels reads them.
+    wheel_folders: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
 
     def order(self, name: str, requester: LinkedObject | None) -> loader.SearchOrder:
         """The loader's search for ``name`` asked by ``requester``, each file tried once."""
@@ -112,7 +114,7 @@ def _by_name(name: str, requester: LinkedObject | None, how: str, required: bool
     outcome = loader.resolve(order, search.exists)
     winner = outcome.winner
     if winner is None:
-        unreached = tuple(_wheel_copies(search.site_path, name, search.exists))
+        unreached = tuple(_wheel_copies(search, name))
         holder = requester.path if requester else None
         return LoadedLibrary(name, holder, how, required, None, None, _searched(order), unreached)
     return LoadedLibrary(
@@ -127,30 +129,33 @@ def _by_name(name: str, requester: LinkedObject | None, how: str, required: bool
     )
 
 
-def _object(build: FrameworkBuild, name: str) -> LinkedObject | None:
+def framework_object(build: FrameworkBuild, name: str) -> LinkedObject | None:
+    """The framework's object file ``name`` (e.g. libtorch_cuda.so), when it was read."""
     return next((item for item in build.objects if os.path.basename(item.path) == name and not item.reason), None)
 
 
-def _wheel_copies(site_path: Sequence[str], name: str, exists: Callable[[str], bool]) -> list[str]:
+def _wheel_copies(search: Search, name: str) -> list[str]:
     """``<entry>/nvidia/<folder>/lib/<name>`` for every sys.path entry, in sys.path order (folders sorted)."""
     found = []
-    for entry in site_path:
+    for entry in search.site_path:
         nvidia = os.path.join(entry, "nvidia")
-        try:
-            folders = sorted(os.listdir(nvidia))
-        except (OSError, ValueError):
-            continue
-        found += [path for folder in folders if exists(path := os.path.join(nvidia, folder, "lib", name))]
+        if nvidia not in search.wheel_folders:
+            try:
+                search.wheel_folders[nvidia] = tuple(sorted(os.listdir(nvidia)))
+            except (OSError, ValueError):
+                search.wheel_folders[nvidia] = ()
+        folders = search.wheel_folders[nvidia]
+        found += [path for folder in folders if search.exists(path := os.path.join(nvidia, folder, "lib", name))]
     return found
 
 
 def _torch(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
-    cuda_object = _object(build, "libtorch_cuda.so")
+    cuda_object = framework_object(build, "libtorch_cuda.so")
     if cuda_object is None:
         return ()
     loaded: dict[str, LoadedLibrary] = {}
     # libtorch_global_deps.so is loaded first, through its own DT_RPATH (it brings libcudart).
-    global_deps = _object(build, "libtorch_global_deps.so")
+    global_deps = framework_object(build, "libtorch_global_deps.so")
     for name in global_deps.needed if global_deps else ():
         if CUDA_LIBRARY.fullmatch(name):
             loaded[name] = _by_name(name, global_deps, "DT_NEEDED", True, search)
@@ -170,7 +175,7 @@ def _torch(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
             continue
         load = _by_name(name, cuda_object, "DT_NEEDED", True, search)
         if load.path is None and not always:
-            wheels = _wheel_copies(search.site_path, name, search.exists)
+            wheels = _wheel_copies(search, name)
             if wheels:
                 found_by = "torch's preload from the first nvidia/*/lib folder on sys.path that has it"
                 load = LoadedLibrary(name, None, "preload", True, wheels[0], found_by, load.searched, tuple(wheels[1:]))
@@ -213,7 +218,7 @@ def _first_module(site_path: Sequence[str], module: str) -> str | None:
 
 def _jax(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
     major = cuda_major(build)
-    plugin = _object(build, "xla_cuda_plugin.so")
+    plugin = framework_object(build, "xla_cuda_plugin.so")
     loads: list[LoadedLibrary] = []
     # _load_nvidia_libraries goes through its whole list, CUDA 12 and 13 rows alike, whatever the plugin.
     for row in (row for row in LOADS if row.framework == "jax"):
@@ -235,7 +240,7 @@ def _jax(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
             continue
         required = row.required and mine
         if path and search.exists(path):
-            later = [copy for copy in _wheel_copies(search.site_path, row.soname, search.exists) if copy != path]
+            later = [copy for copy in _wheel_copies(search, row.soname) if copy != path]
             loads.append(
                 LoadedLibrary(
                     row.soname,
@@ -255,7 +260,7 @@ def _jax(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
 
 def _tensorflow(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
     major = cuda_major(build)
-    framework = _object(build, "libtensorflow_framework.so.2")
+    framework = framework_object(build, "libtensorflow_framework.so.2")
     if framework is None or major is None:
         return ()
     names = [row.soname for row in LOADS if row.framework == "tensorflow" and row.cuda_major == major]
