@@ -118,19 +118,31 @@ def _error(message: str) -> None:
 
 
 def _probe(timeout: float) -> Environment:
-    from .probe import ProbeOptions, probe_environment
+    # The probe's child interpreter starts first: its start-up overlaps importing the probe.
+    from .native.isolation import start_child
 
-    return probe_environment(ProbeOptions(job_timeout=timeout, total_timeout=max(60.0, timeout * 3)))
+    child = start_child(os.environ)
+    try:
+        from .probe import ProbeOptions, probe_environment
+
+        options = ProbeOptions(job_timeout=timeout, total_timeout=max(60.0, timeout * 3))
+        return probe_environment(options, child=child)
+    finally:
+        if not isinstance(child, BaseException):
+            child.close()
 
 
 def _doctor(args: argparse.Namespace) -> int:
-    from .environment import InvalidSnapshot, load_snapshot
+    if args.env is None:
+        env = _probe(args.timeout)  # first: it starts the probe's child before importing anything more
+    else:
+        from .environment import InvalidSnapshot, load_snapshot
 
-    try:
-        env = load_snapshot(args.env) if args.env is not None else _probe(args.timeout)
-    except InvalidSnapshot as error:
-        _error(f"error: snapshot {error}")
-        return EXIT_USAGE
+        try:
+            env = load_snapshot(args.env)
+        except InvalidSnapshot as error:
+            _error(f"error: snapshot {error}")
+            return EXIT_USAGE
     from .diagnosis import diagnose, verdict
     from .report import doctor_json, doctor_text
 

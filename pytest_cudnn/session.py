@@ -152,10 +152,18 @@ class GpuRun:
         elif self.worker is not None and "cudnn_environment" in self.worker:
             env = Environment.from_json(self.worker["cudnn_environment"], "the xdist controller")
         else:
-            from .probe import ProbeOptions, probe_environment
+            # The probe's child interpreter starts first: its start-up overlaps importing the probe.
+            from .native.isolation import start_child
 
-            options = ProbeOptions(job_timeout=self.timeout, python=self.python)
-            return probe_environment(options, environ=self.environ)
+            child = start_child(self.environ, self.python)
+            try:
+                from .probe import ProbeOptions, probe_environment
+
+                options = ProbeOptions(job_timeout=self.timeout, python=self.python)
+                return probe_environment(options, environ=self.environ, child=child)
+            finally:
+                if not isinstance(child, BaseException):
+                    child.close()  # a second close is nothing; this one covers a failed import
         if self.worker is not None and "cudnn_visible" in self.worker:
             # This worker sees only its own GPUs: judge requirements against what it sees.
             variables = dict(env.variables, CUDA_VISIBLE_DEVICES=self.worker["cudnn_visible"])

@@ -26,9 +26,13 @@ class Probes:
 
     def __init__(self) -> None:
         self.calls: list[tuple[Any, Mapping[str, str] | None]] = []
+        self.children: list[Any] = []  # the child interpreter each call was handed
 
-    def __call__(self, options: Any = None, environ: Mapping[str, str] | None = None) -> Environment:
+    def __call__(
+        self, options: Any = None, environ: Mapping[str, str] | None = None, child: Any = None
+    ) -> Environment:
         self.calls.append((options, None if environ is None else dict(environ)))
+        self.children.append(child)
         return healthy()
 
 
@@ -68,6 +72,10 @@ def test_a_nested_run_probes_once_when_a_test_needs_the_environment(pytester: py
     result = pytester.runpytest()
     result.assert_outcomes(passed=2)
     assert len(probes.calls) == 1
+    # The plugin started the probe's child before importing the probe, and closed it when the probe returned,
+    # although this probe never used it: no process is left behind.
+    [child] = probes.children
+    assert child.process.returncode is not None
     assert "pytest-cudnn:" not in result.stdout.str()  # the header was written before anything needed it
 
 

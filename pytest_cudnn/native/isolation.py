@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     Job = dict[str, Any]
     Result = dict[str, Any]
 
-__all__ = ["Child", "ProbeFailure", "run_jobs"]
+__all__ = ["Child", "ProbeFailure", "child_environment", "run_jobs", "start_child"]
 
 # The child runs without site (-S) for speed, so editable installs' import hooks are absent: argv hands it the
 # folder this package lives in, and the caller's process id for its parent-death check. It imports this module
@@ -53,9 +53,19 @@ class ProbeFailure(RuntimeError):
     """The child process itself could not run (not a library failure, which is a per-job result)."""
 
 
+def child_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The child's variables: the caller's, less the relative LD_LIBRARY_PATH entries the loader would search
+    from the current folder (the child never gets them)."""
+    env = dict(environ)
+    if os.name != "nt" and "LD_LIBRARY_PATH" in env:
+        env["LD_LIBRARY_PATH"] = ":".join(entry for entry in env["LD_LIBRARY_PATH"].split(":") if entry.startswith("/"))
+    return env
+
+
 class Child:
     """The probe's child interpreter, started before its jobs are known so that its start-up overlaps the
-    caller's discovery work; :meth:`run` sends the jobs and collects one result per job."""
+    caller's work (importing the probe, discovery); :meth:`run` sends the jobs and collects one result per job.
+    ``env`` is the caller's environment: the child gets :func:`child_environment` of it."""
 
     def __init__(self, env: Mapping[str, str], python: str | None = None) -> None:
         import subprocess
@@ -70,7 +80,7 @@ class Child:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                env=dict(env),
+                env=child_environment(env),
                 cwd=cwd,
             )
         except OSError as error:
@@ -106,6 +116,14 @@ class Child:
         for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
             if stream is not None:
                 stream.close()
+
+
+def start_child(environ: Mapping[str, str], python: str | None = None) -> Child | ProbeFailure:
+    """The probe's child, started now; or why it could not start, for the probe to report per job."""
+    try:
+        return Child(environ, python)
+    except ProbeFailure as failure:
+        return failure
 
 
 def _collect(jobs: Sequence[Job], output: bytes, problem: str | None, timed_out: bool = False) -> list[Result]:

@@ -50,7 +50,7 @@ from ..environment import (
 )
 from ..files import FileRefused, read_regular
 from ..native import bounded
-from ..native.isolation import Child, ProbeFailure
+from ..native.isolation import Child, ProbeFailure, start_child
 from ..versions import InvalidVersionValue, cuda_version_from_int, cudnn_version_from_int
 from .cupy import probe_cupy
 from .discovery import (
@@ -91,22 +91,24 @@ class ProbeOptions:
     python: str | None = None  # the interpreter for the child; default sys.executable
 
 
-def probe_environment(options: ProbeOptions | None = None, environ: Mapping[str, str] | None = None) -> Environment:
-    """Probe this host. Never raises for anything a library or the host does."""
+def probe_environment(
+    options: ProbeOptions | None = None,
+    environ: Mapping[str, str] | None = None,
+    child: Child | ProbeFailure | None = None,
+) -> Environment:
+    """Probe this host. Never raises for anything a library or the host does.
+
+    ``child``: the probe's child interpreter (or why it could not start), started by a caller that had other work
+    to do meanwhile (importing this module) with the same ``environ`` and ``options.python``; closed here either
+    way. Without one, it starts now, while discovery below reads the file system."""
     options = options or ProbeOptions()
     environ = os.environ if environ is None else environ
     started = perf_counter()
     windows = platform.system() == "Windows"
-    child_env = dict(environ)
-    if not windows and "LD_LIBRARY_PATH" in child_env:
-        # The loader would search relative entries from the current folder: the child never gets them.
-        entries = child_env["LD_LIBRARY_PATH"].split(":")
-        child_env["LD_LIBRARY_PATH"] = ":".join(entry for entry in entries if entry.startswith("/"))
-    # The child interpreter starts now, while discovery below reads the file system.
-    try:
-        child: Child | None = Child(child_env, options.python)
-    except ProbeFailure as failure:
-        child, start_failure = None, str(failure)
+    if child is None:
+        child = start_child(environ, options.python)
+    start_failure = str(child) if isinstance(child, ProbeFailure) else ""
+    child = child if isinstance(child, Child) else None
     try:
         layout = gather_layout(environ)
         fs = RealFileSystem()
