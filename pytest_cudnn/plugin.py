@@ -143,6 +143,7 @@ def pytest_configure_node(node: Any) -> None:
     run = run_of(node.config)
     worker = node.workerinput["workerid"]
     node.workerinput["cudnn_environment"] = run.env.to_json()
+    node.workerinput["cudnn_tests"] = run.keeps_tests
     visible = run.worker_variables(worker).get("CUDA_VISIBLE_DEVICES")
     if visible is not None:
         node.workerinput["cudnn_visible"] = visible
@@ -203,7 +204,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     run = run_of(item.config)
     device = run.device()
     judged = [run.judge(requirement) for requirement in requirements]
-    run.note(item, requirements=[text for _, text in judged], gpu=device.index if device else None)
+    if run.keeps_tests:
+        run.note(item, requirements=[text for _, text in judged], gpu=device.index if device else None)
     for outcome, _ in judged:
         if not outcome.ok:
             run.refuse(item, outcome)
@@ -222,7 +224,7 @@ def gpu(request: pytest.FixtureRequest) -> GpuDevice:
     device = run.device()
     if device is None:
         run.refuse_in_fixture(judge(Requirement("requires_gpu"), run.env, run.findings))
-    if isinstance(request.node, pytest.Item):
+    if run.keeps_tests and isinstance(request.node, pytest.Item):
         run.note(request.node, gpu=device.index)
     return device
 

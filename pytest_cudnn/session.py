@@ -96,6 +96,12 @@ class GpuRun:
             except InvalidSnapshot as error:
                 raise pytest.UsageError(f"--gpu-env: {error}") from None
         self.step_summary = self.environ.get("GITHUB_STEP_SUMMARY") or None
+        # Each test's requirements and GPU go only into --gpu-report's "tests": without one (here, or in the
+        # controller of this xdist worker), only refusals are noted (the skip groups need them), and a suite whose
+        # markers are all satisfied pays no per-report bookkeeping.
+        self.keeps_tests = (
+            self.report_path is not None if self.worker is None else bool(self.worker.get("cudnn_tests", True))
+        )
         self.nested = False
         self._env: Environment | None = None
         self._findings: list[Finding] = []

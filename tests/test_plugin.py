@@ -135,6 +135,52 @@ def test_satisfied_markers_run_the_test(pytester: pytest.Pytester) -> None:
     pytester.runpytest("--gpu-env", snapshot(pytester, healthy())).assert_outcomes(passed=1)
 
 
+@pytest.mark.parametrize("report", [False, True])
+def test_satisfied_markers_cost_no_report_hooks_unless_a_report_wants_them(
+    pytester: pytest.Pytester, report: bool
+) -> None:
+    # Each test's requirements and GPU go only into --gpu-report: without one, a suite whose markers are all
+    # satisfied registers nothing that runs on every report; a refusal still does (the summary groups it).
+    pytester.makeconftest(
+        """
+        def pytest_sessionfinish(session):
+            plugged = session.config.pluginmanager.has_plugin("cudnn-facts")
+            print("facts hooks: " + ("registered" if plugged else "none"))
+        """
+    )
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.requires_cudnn(">=9")
+        def test_a():
+            pass
+
+        def test_b(gpu):
+            pass
+        """
+    )
+    env = snapshot(pytester, healthy())
+    args = ["-s", "--gpu-env", env, *(["--gpu-report", "report.json"] if report else [])]
+    result = pytester.runpytest(*args)
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines([f"*facts hooks: {'registered' if report else 'none'}"])
+    if report:
+        tests = json.loads((pytester.path / "report.json").read_text())["tests"]
+        assert [(t["nodeid"].split("::")[1], t.get("gpu")) for t in tests] == [("test_a", 0), ("test_b", 0)]
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.requires_cudnn("<9")
+        def test_a():
+            pass
+        """
+    )
+    refused = pytester.runpytest(*args)
+    refused.stdout.fnmatch_lines(["*facts hooks: registered", "   1 x cudnn-version: requires cuDNN <9*"])
+
+
 @pytest.mark.parametrize(
     ("mark", "found"),
     [
