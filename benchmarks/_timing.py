@@ -21,7 +21,11 @@ class Samples:
 
 
 def interleaved(
-    commands: Mapping[str, Sequence[str]], repeat: int, env: Mapping[str, str] | None = None, cwd: str | None = None
+    commands: Mapping[str, Sequence[str]],
+    repeat: int,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    allowed: Mapping[str, Sequence[int]] | None = None,  # per command, exit statuses besides 0 that are fine
 ) -> dict[str, Samples]:
     """Run every command ``repeat`` times, round-robin; return each one's wall and CPU seconds."""
     write_bytecode()
@@ -30,8 +34,11 @@ def interleaved(
         for name, command in commands.items():
             before = os.times()
             started = time.perf_counter()
-            subprocess.run(command, capture_output=True, check=False, env=dict(env) if env else None, cwd=cwd)
+            done = subprocess.run(command, capture_output=True, check=False, env=dict(env) if env else None, cwd=cwd)
             samples[name].wall.append(time.perf_counter() - started)
+            if done.returncode not in (0, *(allowed or {}).get(name, ())):  # a command that fails early would look fast
+                tail = (done.stdout + done.stderr).decode("utf-8", "replace")[-2000:]
+                raise SystemExit(f"{name}: exit status {done.returncode}\n{tail}")
             after = os.times()
             samples[name].cpu.append(
                 (after.children_user - before.children_user) + (after.children_system - before.children_system)

@@ -211,6 +211,18 @@ def libcuda_source(version: int = 12020, devices: int = 1, init_status: int = 0)
         int cuDriverGetVersion(int *v) {{ *v = {version}; return 0; }}
         int cuInit(unsigned flags) {{ return {init_status}; }}
         int cuDeviceGetCount(int *n) {{ if ({init_status}) return 3; *n = {devices}; return 0; }}
+        #include <stdio.h>
+        #include <stdlib.h>
+        #include <unistd.h>
+        /* A context made on a device: its process id is appended to $SIMHOST_CONTEXT_LOG, where the stand-in
+           nvidia-smi lists it among the compute processes (the real one lists every process holding a context). */
+        static int context(void **ctx, int dev) {{
+          const char *path = getenv("SIMHOST_CONTEXT_LOG"); FILE *f;
+          if (dev < 0 || dev >= {devices}) return 101;
+          if (path && (f = fopen(path, "a"))) {{ fprintf(f, "%d %d\\n", (int)getpid(), dev); fclose(f); }}
+          *ctx = (void *)(long)(0x2000 + dev); return 0; }}
+        int cuDevicePrimaryCtxRetain(void **ctx, int dev) {{ return {init_status} ? 3 : context(ctx, dev); }}
+        int cuCtxCreate_v2(void **ctx, unsigned flags, int dev) {{ return {init_status} ? 3 : context(ctx, dev); }}
         int cuGetProcAddress_v2(const char *, void **, int, unsigned long long, int *);
         int cuGetProcAddress(const char *symbol, void **pfn, int version, unsigned long long flags) {{
           /* The real runtime first asks for cuGetProcAddress itself (11.3 and 12.0 flavours), then for
@@ -239,6 +251,11 @@ static int driver_devices(int *n) {
   void *h = driver(); if (!h) return -1;
   init_fn i = (init_fn)dlsym(h, "cuInit"); int_fn c = (int_fn)dlsym(h, "cuDeviceGetCount");
   if (!i || !c || i(0) != 0) return -2; return c(n); }
+/* The primary context of device 0, as the real cuDNN makes one when a handle is created. */
+static void driver_context(void) {
+  void *h = driver(), *ctx = 0; if (!h) return;
+  int (*retain)(void **, int) = (int (*)(void **, int))dlsym(h, "cuDevicePrimaryCtxRetain");
+  if (retain) retain(&ctx, 0); }
 """
 
 
@@ -362,6 +379,7 @@ def cudnn_source(version: tuple[int, int, int], cudart_version: int) -> str:
               int n = 0; siblings();
               if (driver_version() == 0 || driver_devices(&n) != 0 || n == 0) {{
                 last = "cudaGetDeviceCount(&count) != cudaSuccess"; return {not_initialized}; }}
+              driver_context();
               *handle = (void *)(long)(0x1000 + ++handles); note("create", *handle); return 0; }}
             int cudnnDestroy(void *handle) {{ note("destroy", handle); return 0; }}
             """
@@ -415,7 +433,12 @@ class SimHost:
         nvml_init_error: int = 0,
         nvml_fail_from_index: int | None = None,
         libcuda: bool = True,
+        nvidia_smi: bool = False,
     ) -> None:
+        """``nvidia_smi``: also plant a stand-in ``nvidia-smi`` (on PATH in :meth:`environ`) that answers
+        ``--query-gpu`` from the same GPUs and ``--query-compute-apps`` from the contexts the libcuda stand-in made."""
+        if nvidia_smi:
+            write_nvidia_smi(self.folder("usr/bin") / "nvidia-smi", gpus, version)
         self.compiler.shared_library(
             nvml_source(gpus, version, cuda_version, nvml_init_error, nvml_fail_from_index),
             "libnvidia-ml.so.1",
@@ -544,8 +567,11 @@ class SimHost:
 
     # Running --------------------------------------------------------------------------------------
     def environ(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        path = os.environ.get("PATH", "/usr/bin:/bin")
+        if (self.root / "usr" / "bin" / "nvidia-smi").exists():
+            path = f"{self.root / 'usr' / 'bin'}:{path}"
         env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "PATH": path,
             "HOME": str(self.root),
             "PYTHONPATH": str(self.site_packages),
             "PYTHONDONTWRITEBYTECODE": "1",
@@ -594,6 +620,63 @@ class SimHost:
         # What a probe records must replay: xdist workers and snapshots decode it with every value rule.
         Environment.from_json(report["environment"], "the probe's own output")
         return completed.returncode, report
+
+
+_NVIDIA_SMI = """\
+import json, os, sys
+
+GPUS, DRIVER = json.loads(%(data)r)
+FIELDS = {
+    "driver_version": lambda g: DRIVER,
+    "name": lambda g: g["name"],
+    "uuid": lambda g: g["uuid"],
+    "pci.bus_id": lambda g: g["pci_bus_id"],
+    "compute_cap": lambda g: "%%d.%%d" %% tuple(g["compute_capability"]),
+    "memory.total": lambda g: str(g["memory_total"] // 2**20),
+    "memory.free": lambda g: str(g["memory_free"] // 2**20),
+    "index": lambda g: str(GPUS.index(g)),
+}
+args = dict(a.split("=", 1) for a in sys.argv[1:] if "=" in a)
+if args.get("--format") != "csv,noheader,nounits":
+    sys.exit("stand-in nvidia-smi: only --format=csv,noheader,nounits")
+if "--query-gpu" in args:
+    for gpu in GPUS:
+        print(", ".join(FIELDS[name](gpu) for name in args["--query-gpu"].split(",")))
+elif args.get("--query-compute-apps") == "pid,gpu_uuid":
+    log = os.environ.get("SIMHOST_CONTEXT_LOG")
+    seen = set()
+    for line in open(log).read().split("\\n") if log and os.path.exists(log) else []:
+        if line and line not in seen and os.path.exists("/proc/" + line.split()[0]):
+            seen.add(line)
+            pid, device = line.split()
+            print(pid + ", " + GPUS[int(device)]["uuid"])
+else:
+    sys.exit("stand-in nvidia-smi: unsupported arguments " + " ".join(sys.argv[1:]))
+"""
+
+
+def write_nvidia_smi(path: Path, gpus: Sequence[SimGpu], driver: str) -> None:
+    """A stand-in ``nvidia-smi`` for the few queries the real-GPU tier makes (tests/gpumachine.py): the facts of
+    ``gpus`` as the real one prints them (MiB with ``nounits``, compute capability as ``9.0``), and the live
+    processes that made a context through the libcuda stand-in (``$SIMHOST_CONTEXT_LOG``)."""
+    data = json.dumps(
+        [
+            [
+                {
+                    "name": g.name,
+                    "uuid": g.uuid,
+                    "pci_bus_id": g.pci_bus_id,
+                    "compute_capability": list(g.compute_capability),
+                    "memory_total": g.memory_total,
+                    "memory_free": g.memory_free,
+                }
+                for g in gpus
+            ],
+            driver,
+        ]
+    )
+    path.write_text(f"#!{sys.executable}\n" + _NVIDIA_SMI % {"data": data})
+    path.chmod(0o755)
 
 
 def _cudart_soname(version: int) -> str:

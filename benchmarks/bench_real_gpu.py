@@ -1,0 +1,50 @@
+"""Timings for the real-GPU tier (issue 12): the doctor and the plugin's header beside ``python -c pass`` and
+``import torch`` (when installed), on whatever machine runs it; ``.ci/real-gpu`` runs it on a GPU machine.
+
+python benchmarks/bench_real_gpu.py [--repeat 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import platform
+import sys
+import tempfile
+from pathlib import Path
+
+from _timing import describe, interleaved
+
+ROOT = str(Path(__file__).resolve().parent.parent)
+
+
+# The doctor exits 1 on a host that cannot run GPU work (this one, without a GPU): still a full run to time.
+UNHEALTHY_IS_FINE = {"pytest-cudnn doctor": (1,)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=10)
+    args = parser.parse_args()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))}
+    with tempfile.TemporaryDirectory() as folder:
+        Path(folder, "test_a.py").write_text("def test_a():\n    assert True\n", encoding="utf-8")
+        # The plugin blocked by its entry point's name, then named by module where it is wanted: the same commands
+        # work whether or not it is installed (a working tree copied to a GPU machine).
+        pytest = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:cudnn"]
+        commands = {
+            "python -c pass": [sys.executable, "-c", "pass"],
+            "pytest-cudnn doctor": [sys.executable, "-m", "pytest_cudnn", "doctor"],
+            "pytest, no plugin": [*pytest, "test_a.py"],
+            "pytest, plugin and header": [*pytest, "-p", "pytest_cudnn.plugin", "test_a.py"],
+        }
+        if importlib.util.find_spec("torch") is not None:
+            commands["python -c 'import torch'"] = [sys.executable, "-c", "import torch"]
+        times = interleaved(commands, args.repeat, allowed=UNHEALTHY_IS_FINE, env=env, cwd=folder)
+    print(f"{platform.platform()}, Python {platform.python_version()}, {args.repeat} runs each, interleaved")
+    print(describe(times, "python -c pass"))
+
+
+if __name__ == "__main__":
+    main()
