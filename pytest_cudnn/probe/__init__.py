@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from time import perf_counter  # bound now: a test patching time.* later changes nothing here
 from typing import Any
 
-from .. import loader
 from ..environment import (
     ALLOWED_VARIABLES,
     INSTALL_VARIABLES,
@@ -64,7 +63,6 @@ from .discovery import (
 )
 from .distributions import installed_distributions
 from .jax import probe_jax, versions_job, with_versions
-from .loads import Search, framework_loads, framework_object, own_folders
 from .tensorflow import probe_tensorflow, tensorflow_build
 from .torch import probe_torch
 
@@ -212,8 +210,12 @@ def _frameworks(
         probe_cupy(site_path, distributions),
     )
     found = [build for build in builds if build.state is not State.ABSENT]
-    if layout.system == "Windows":
+    if layout.system == "Windows" or not found:
         return tuple(found), tensorflow
+    # Here, not at the top: only a host with a framework pays for the loader model and the ELF reader.
+    from .. import loader
+    from .loads import Search, framework_loads, framework_object, own_folders
+
     search = Search(
         loader.Process(
             ld_library_path=layout.variables.get("LD_LIBRARY_PATH"),

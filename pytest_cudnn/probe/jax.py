@@ -24,7 +24,6 @@ from typing import Any
 
 from ..environment import BuildFact, Distribution, FrameworkBuild, Pin, State
 from .distributions import metadata_fields, metadata_of, nvidia_pins
-from .objects import read_object
 
 __all__ = ["probe_jax", "versions_job", "with_versions"]
 
@@ -88,6 +87,8 @@ def probe_jax(search_path: Sequence[str], installed: Sequence[Distribution] = ()
     if len(plugins) > 1:
         reason += "; several CUDA plugins are installed: " + ", ".join(folder for _, folder in plugins)
     cuda_object = os.path.join(plugin, "xla_cuda_plugin.so")
+    from .objects import read_object  # here, once found: a host without it never imports the ELF reader
+
     objects = (read_object(cuda_object),) if os.path.isfile(cuda_object) else ()
     return FrameworkBuild(
         "jax", State.FOUND, reason, distribution, version, location, True, cuda, None, tuple(pins), objects

@@ -23,7 +23,6 @@ from ..files import FileRefused, read_regular
 from ..versions import InvalidVersionValue, is_pep440, tensorflow_version_field
 from .discovery import FileSystem, Layout, RealFileSystem, wheel_library_dirs
 from .distributions import metadata_fields, metadata_header, metadata_of, nvidia_pins
-from .objects import read_object
 
 __all__ = ["BuildInfo", "InvalidBuildInfo", "parse_build_info", "probe_tensorflow", "tensorflow_build"]
 
@@ -259,6 +258,8 @@ def tensorflow_build(tf: TensorFlow, installed: Sequence[Distribution] = ()) -> 
     cudnn = (
         BuildFact(tf.cudnn_version, source, f"cudnn_version = {tf.cudnn_version_raw!r}") if tf.cudnn_version else None
     )
+    from .objects import read_object  # here, once found: a host without it never imports the ELF reader
+
     objects = (
         tuple(read_object(path) for name in FRAMEWORK_OBJECTS if os.path.isfile(path := os.path.join(location, name)))
         if tf.is_cuda_build

@@ -23,7 +23,6 @@ from ..environment import BuildFact, Distribution, FrameworkBuild, State
 from ..files import FileRefused, read_regular
 from ..versions import is_pep440
 from .distributions import metadata_fields, metadata_of, nvidia_pins
-from .objects import read_object
 
 __all__ = ["probe_torch", "read_macros", "read_version_py"]
 
@@ -112,6 +111,8 @@ def probe_torch(search_path: Sequence[str], installed: Sequence[Distribution] = 
         problems.append("its cuDNN build version is in no text file of this release (no caffe2/core/macros.h)")
     # libtorch_global_deps.so is loaded first and brings libcudart; libtorch_cuda.so needs the rest and holds the
     # kernels (its fatbin).
+    from .objects import read_object  # here, once found: a host without it never imports the ELF reader
+
     objects = tuple(
         read_object(path)
         for name in ("libtorch_global_deps.so", "libtorch_cuda.so")
