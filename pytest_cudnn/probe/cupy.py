@@ -10,7 +10,6 @@ Where each fact lives (shared/docs/frameworks.md, measured with cupy-cuda12x 14.
 
 from __future__ import annotations
 
-import importlib.machinery
 import json
 import os
 import re
@@ -19,7 +18,7 @@ from collections.abc import Sequence
 from ..environment import BuildFact, Distribution, FrameworkBuild, State
 from ..files import FileRefused, read_regular
 from ..versions import is_pep440
-from .distributions import metadata_fields, metadata_of, nvidia_pins
+from .distributions import metadata_fields, metadata_of, nvidia_pins, package_folders
 
 __all__ = ["probe_cupy"]
 
@@ -33,13 +32,10 @@ def _absent(reason: str) -> FrameworkBuild:
 
 def probe_cupy(search_path: Sequence[str], installed: Sequence[Distribution] = ()) -> FrameworkBuild:
     """Locate ``cupy`` on ``search_path`` (normally sys.path) and read what its files say."""
-    try:
-        spec = importlib.machinery.PathFinder.find_spec("cupy", [p for p in search_path if p])
-    except (ImportError, OSError, ValueError):
-        spec = None
-    if spec is None or not spec.submodule_search_locations:
+    folders = package_folders("cupy", search_path)
+    if not folders:
         return _absent("no 'cupy' package on the Python path")
-    location = os.path.abspath(next(iter(spec.submodule_search_locations)))
+    location = folders[0]
     site = os.path.dirname(location)
     here = [d for d in installed if d.location.rstrip("/") == site.rstrip("/") and d.name.lower().startswith("cupy")]
     distribution = here[0].name if here else None

@@ -9,6 +9,7 @@ name already matches, so the cost is one folder listing per site folder.
 
 from __future__ import annotations
 
+import importlib.machinery
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -18,7 +19,7 @@ from ..files import FileRefused, read_regular
 from ..versions import canonical_name
 from .discovery import FileSystem, RealFileSystem
 
-__all__ = ["installed_distributions", "metadata_header", "relevant"]
+__all__ = ["installed_distributions", "metadata_header", "package_folders", "relevant"]
 
 # Names compared in their normalised form (PEP 503: runs of -, _ and . are one -, lower case): every nvidia-*
 # wheel (cuDNN, the CUDA components, nvidia-ml-py), the frameworks that load them, and the CUDA builds of JAX
@@ -126,3 +127,15 @@ def installed_distributions(site_dirs: Iterable[str], fs: FileSystem | None = No
             if name and version and relevant(name):
                 found.append(Distribution(name=name, version=version, location=folder))
     return tuple(found)
+
+
+def package_folders(name: str, search_path: Sequence[str]) -> list[str]:
+    """The folders of package ``name`` on ``search_path`` (normally sys.path), in import order (a namespace package
+    has several); found as the import system would, without importing anything."""
+    try:
+        spec = importlib.machinery.PathFinder.find_spec(name, [p for p in search_path if p])
+    except (ImportError, OSError, ValueError):
+        return []
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    return [os.path.abspath(folder) for folder in spec.submodule_search_locations]

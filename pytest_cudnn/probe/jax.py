@@ -16,35 +16,23 @@ from __future__ import annotations
 
 import dataclasses
 import glob
-import importlib.machinery
 import os
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..environment import BuildFact, Distribution, FrameworkBuild, Pin, State
-from .distributions import metadata_fields, metadata_of, nvidia_pins
+from .distributions import metadata_fields, metadata_of, nvidia_pins, package_folders
 
 __all__ = ["probe_jax", "versions_job", "with_versions"]
 
 _PLUGIN = re.compile(r"xla_cuda(\d{1,3})")
 
 
-def _package(name: str, search_path: Sequence[str]) -> list[str]:
-    """The folders of package ``name`` on ``search_path``, in import order (a namespace package has several)."""
-    try:
-        spec = importlib.machinery.PathFinder.find_spec(name, [p for p in search_path if p])
-    except (ImportError, OSError, ValueError):
-        return []
-    if spec is None or not spec.submodule_search_locations:
-        return []
-    return [os.path.abspath(folder) for folder in spec.submodule_search_locations]
-
-
 def _plugins(search_path: Sequence[str]) -> list[tuple[str, str]]:
     """(CUDA major, folder) of every CUDA PJRT plugin under the ``jax_plugins`` namespace, in import order."""
     found = []
-    for namespace in _package("jax_plugins", search_path):
+    for namespace in package_folders("jax_plugins", search_path):
         try:
             entries = sorted(os.listdir(namespace))
         except OSError:
@@ -58,7 +46,7 @@ def _plugins(search_path: Sequence[str]) -> list[tuple[str, str]]:
 
 def probe_jax(search_path: Sequence[str], installed: Sequence[Distribution] = ()) -> FrameworkBuild:
     """Locate ``jax`` and its CUDA plugin on ``search_path`` (normally sys.path) and read what their files say."""
-    folders = _package("jax", search_path)
+    folders = package_folders("jax", search_path)
     if not folders:
         return FrameworkBuild(
             "jax", State.ABSENT, "no 'jax' package on the Python path", None, None, None, None, None, None, ()

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import importlib.machinery
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ from ..environment import BuildFact, Distribution, FrameworkBuild, State, Tensor
 from ..files import FileRefused, read_regular
 from ..versions import InvalidVersionValue, is_pep440, tensorflow_version_field
 from .discovery import FileSystem, Layout, RealFileSystem, wheel_library_dirs
-from .distributions import metadata_fields, metadata_header, metadata_of, nvidia_pins
+from .distributions import metadata_fields, metadata_header, metadata_of, nvidia_pins, package_folders
 
 __all__ = ["BuildInfo", "InvalidBuildInfo", "parse_build_info", "probe_tensorflow", "tensorflow_build"]
 
@@ -113,13 +112,10 @@ def probe_tensorflow(layout: Layout, search_path: Sequence[str], fs: FileSystem 
     """Locate the ``tensorflow`` package on ``search_path`` (normally sys.path) and read its build facts. ``fs``
     lists its site folder and the wheel folders beside it (and records those it cannot list)."""
     fs = fs or RealFileSystem()
-    try:
-        spec = importlib.machinery.PathFinder.find_spec("tensorflow", [p for p in search_path if p])
-    except (ImportError, OSError, ValueError):
-        spec = None
-    if spec is None or not spec.submodule_search_locations:
+    folders = package_folders("tensorflow", search_path)
+    if not folders:
         return TensorFlow.not_read("no 'tensorflow' package on the Python path")
-    location = os.path.abspath(next(iter(spec.submodule_search_locations)))
+    location = folders[0]
     site = os.path.dirname(location)
     distribution, version = _distribution(site, fs)
     if version is not None and not is_pep440(version):

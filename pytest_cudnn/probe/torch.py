@@ -14,7 +14,6 @@ Where each fact lives (shared/docs/frameworks.md, measured with the real wheels)
 from __future__ import annotations
 
 import ast
-import importlib.machinery
 import os
 import re
 from collections.abc import Sequence
@@ -22,7 +21,7 @@ from collections.abc import Sequence
 from ..environment import BuildFact, Distribution, FrameworkBuild, State
 from ..files import FileRefused, read_regular
 from ..versions import is_pep440
-from .distributions import metadata_fields, metadata_of, nvidia_pins
+from .distributions import metadata_fields, metadata_of, nvidia_pins, package_folders
 
 __all__ = ["probe_torch", "read_macros", "read_version_py"]
 
@@ -72,15 +71,12 @@ def _text(path: str, limit: int) -> str | None:
 
 def probe_torch(search_path: Sequence[str], installed: Sequence[Distribution] = ()) -> FrameworkBuild:
     """Locate ``torch`` on ``search_path`` (normally sys.path) and read its build facts from its files."""
-    try:
-        spec = importlib.machinery.PathFinder.find_spec("torch", [p for p in search_path if p])
-    except (ImportError, OSError, ValueError):
-        spec = None
-    if spec is None or not spec.submodule_search_locations:
+    folders = package_folders("torch", search_path)
+    if not folders:
         return FrameworkBuild(
             "torch", State.ABSENT, "no 'torch' package on the Python path", None, None, None, None, None, None, ()
         )
-    location = os.path.abspath(next(iter(spec.submodule_search_locations)))
+    location = folders[0]
     site = os.path.dirname(location)
     problems: list[str] = []
     metadata = metadata_of(site, "torch")
