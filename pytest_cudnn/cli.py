@@ -118,18 +118,9 @@ def _error(message: str) -> None:
 
 
 def _probe(timeout: float) -> Environment:
-    # The probe's child interpreter starts first: its start-up overlaps importing the probe.
-    from .native.isolation import start_child
+    from .probing import probe_host
 
-    child = start_child(os.environ)
-    try:
-        from .probe import ProbeOptions, probe_environment
-
-        options = ProbeOptions(job_timeout=timeout, total_timeout=max(60.0, timeout * 3))
-        return probe_environment(options, child=child)
-    finally:
-        if not isinstance(child, BaseException):
-            child.close()
+    return probe_host(os.environ, None, timeout, total_timeout=max(60.0, timeout * 3))
 
 
 def _doctor(args: argparse.Namespace) -> int:

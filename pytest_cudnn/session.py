@@ -158,18 +158,9 @@ class GpuRun:
         elif self.worker is not None and "cudnn_environment" in self.worker:
             env = Environment.from_json(self.worker["cudnn_environment"], "the xdist controller")
         else:
-            # The probe's child interpreter starts first: its start-up overlaps importing the probe.
-            from .native.isolation import start_child
+            from .probing import probe_host
 
-            child = start_child(self.environ, self.python)
-            try:
-                from .probe import ProbeOptions, probe_environment
-
-                options = ProbeOptions(job_timeout=self.timeout, python=self.python)
-                return probe_environment(options, environ=self.environ, child=child)
-            finally:
-                if not isinstance(child, BaseException):
-                    child.close()  # a second close is nothing; this one covers a failed import
+            return probe_host(self.environ, self.python, self.timeout)
         if self.worker is not None and "cudnn_visible" in self.worker:
             # This worker sees only its own GPUs: judge requirements against what it sees.
             variables = dict(env.variables, CUDA_VISIBLE_DEVICES=self.worker["cudnn_visible"])
