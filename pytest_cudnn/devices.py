@@ -1,10 +1,15 @@
-"""Which GPUs CUDA will see: ``CUDA_VISIBLE_DEVICES`` read the way the CUDA runtime reads it.
+"""Which devices CUDA will see: ``CUDA_VISIBLE_DEVICES`` read the way the CUDA runtime reads it, MIG included.
 
-Pure module. Entries are indices, GPU UUIDs (``GPU-...``, a unique prefix is enough) or MIG instances
-(``MIG-...``); CUDA stops at the first entry that names no device, hiding it and everything after it; an empty
-value hides every GPU (CUDA C++ Programming Guide, "CUDA Environment Variables"). Indices are mapped to NVML's
-PCI-bus order, which is CUDA's order under ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` or when the GPUs are identical; the
-diagnosis says when neither holds (``cuda-device-order``).
+Pure module. Entries are indices, GPU UUIDs (``GPU-...``, a unique prefix is enough) or MIG devices (``MIG-<UUID>``
+from driver R470, ``MIG-<GPU-UUID>/<GI>/<CI>`` before); CUDA stops at the first entry that names no device, hiding
+it and everything after it; an empty value hides every GPU (CUDA C++ Programming Guide, "CUDA Environment
+Variables"). Indices are mapped to NVML's PCI-bus order, which is CUDA's order under ``CUDA_DEVICE_ORDER=PCI_BUS_ID``
+or when the GPUs are identical; the diagnosis says when neither holds (``cuda-device-order``).
+
+A GPU with MIG enabled runs CUDA work only in its MIG devices (a compute instance and its GPU instance, one CUDA
+device each), and a CUDA process enumerates at most one MIG device: the first one visible, and then no GPU without
+MIG (NVIDIA MIG User Guide, "CUDA Device Enumeration"; cited as ``mig-enumeration`` in compat/sources.py). So a
+process sees either whole GPUs or a single MIG device, and xdist workers each get their own MIG device by UUID.
 """
 
 from __future__ import annotations
@@ -12,69 +17,162 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .environment import Gpu
+from .environment import Gpu, MigDevice
 
-__all__ = ["VisibleDevices", "assign_devices", "cuda_visible_value", "parse_visible_devices"]
+__all__ = [
+    "CudaDevice",
+    "VisibleDevices",
+    "assign_devices",
+    "cuda_visible_value",
+    "devices_of",
+    "parse_visible_devices",
+]
+
+
+@dataclass(frozen=True)
+class CudaDevice:
+    """One device CUDA enumerates: a whole GPU, or one MIG device of a partitioned GPU (``mig``). Its facts are
+    the MIG device's own where it has them (name, UUID, memory) and its GPU's otherwise (PCI bus, capability)."""
+
+    gpu: Gpu
+    mig: MigDevice | None = None
+
+    @property
+    def index(self) -> int:
+        """NVML's (nvidia-smi's) index of the GPU, the parent GPU for a MIG device."""
+        return self.gpu.index
+
+    @property
+    def name(self) -> str | None:
+        if self.mig is None:
+            return self.gpu.name
+        return self.mig.name or (f"{self.gpu.name} MIG" if self.gpu.name else None)
+
+    @property
+    def uuid(self) -> str | None:
+        return self.gpu.uuid if self.mig is None else self.mig.uuid
+
+    @property
+    def pci_bus_id(self) -> str | None:
+        return self.gpu.pci_bus_id
+
+    @property
+    def compute_capability(self) -> str | None:
+        return self.gpu.compute_capability
+
+    @property
+    def memory_total(self) -> int | None:
+        return self.gpu.memory_total if self.mig is None else self.mig.memory_total
+
+    @property
+    def memory_free(self) -> int | None:
+        return self.gpu.memory_free if self.mig is None else self.mig.memory_free
+
+    @property
+    def label(self) -> str:
+        """'GPU 1', or 'GPU 0 MIG 3' for MIG device 3 of GPU 0 (NVML's numbering, as ``nvidia-smi -L``)."""
+        return f"GPU {self.gpu.index}" + (f" MIG {self.mig.index}" if self.mig is not None else "")
 
 
 @dataclass(frozen=True)
 class VisibleDevices:
-    gpus: tuple[Gpu, ...]  # in CUDA's numbering: gpus[0] is CUDA device 0
-    mig: tuple[str, ...]  # MIG instances named; the probe does not enumerate them
+    devices: tuple[CudaDevice, ...]  # what CUDA enumerates, in its numbering: devices[0] is CUDA device 0
+    named: tuple[CudaDevice, ...]  # every device the value names (a MIG-enabled GPU: its MIG devices), in order
+    unlisted_mig: tuple[str, ...]  # MIG entries no GPU's listing can be checked against (NVML listed no MIG)
     invalid: str | None  # the first entry that names no device (it and all after it are ignored)
+    hidden_by_mig: tuple[CudaDevice, ...] = ()  # whole GPUs CUDA skips because a MIG device is enumerated
+
+    @property
+    def gpus(self) -> tuple[CudaDevice, ...]:
+        return self.devices
+
+
+def devices_of(gpu: Gpu) -> tuple[CudaDevice, ...]:
+    """The CUDA devices one GPU offers: itself, or with MIG enabled its MIG devices (none when it has none)."""
+    if gpu.mig_mode:
+        return tuple(CudaDevice(gpu, mig) for mig in gpu.mig)
+    return (CudaDevice(gpu),)
 
 
 def parse_visible_devices(value: str | None, gpus: Sequence[Gpu]) -> VisibleDevices:
     """The devices CUDA sees when CUDA_VISIBLE_DEVICES is ``value`` (None: unset, all of them)."""
     if value is None:
-        return VisibleDevices(tuple(gpus), (), None)
-    visible: list[Gpu] = []
-    mig: list[str] = []
+        return _enumerate([device for gpu in gpus for device in devices_of(gpu)], (), None)
+    named: list[CudaDevice] = []
+    unlisted: list[str] = []
+    listed = any(gpu.mig_mode is not None for gpu in gpus)  # NVML answered MIG questions for some GPU
     for raw in value.split(",") if value.strip() else []:
         entry = raw.strip()
-        device = _device(entry, gpus)
-        if device is not None:
-            if device not in visible:  # a repeated device is one device
-                visible.append(device)
-        elif entry.startswith("MIG-") and len(entry) > 4:
-            mig.append(entry)
+        found = _entry(entry, gpus)
+        if found is not None:
+            named.extend(device for device in found if device not in named)  # a repeated device is one device
+        elif entry.startswith("MIG-") and len(entry) > 4 and not listed:
+            unlisted.append(entry)
         else:
-            return VisibleDevices(tuple(visible), tuple(mig), entry)
-    return VisibleDevices(tuple(visible), tuple(mig), None)
+            return _enumerate(named, tuple(unlisted), entry)
+    return _enumerate(named, tuple(unlisted), None)
 
 
-def _device(entry: str, gpus: Sequence[Gpu]) -> Gpu | None:
+def _enumerate(named: Sequence[CudaDevice], unlisted: tuple[str, ...], invalid: str | None) -> VisibleDevices:
+    """CUDA's MIG rule over the named devices: one MIG device, the first, and then no whole GPU."""
+    first_mig = next((device for device in named if device.mig is not None), None)
+    if first_mig is None:
+        return VisibleDevices(tuple(named), tuple(named), unlisted, invalid)
+    hidden = tuple(device for device in named if device.mig is None)
+    return VisibleDevices((first_mig,), tuple(named), unlisted, invalid, hidden)
+
+
+def _entry(entry: str, gpus: Sequence[Gpu]) -> tuple[CudaDevice, ...] | None:
+    """The devices one entry names, or None when it names none."""
     if entry.isascii() and entry.isdigit():  # "¹".isdigit() is True, and int("¹") raises
         # int() refuses more than 4300 digits, and no machine has a billion GPUs.
         index = int(entry) if len(entry) < 10 else len(gpus)
-        return gpus[index] if index < len(gpus) else None
+        return devices_of(gpus[index]) if index < len(gpus) else None
     if entry.startswith("GPU-") and len(entry) > 4:
         matches = [gpu for gpu in gpus if gpu.uuid and gpu.uuid.startswith(entry)]
-        return matches[0] if len(matches) == 1 else None
+        return devices_of(matches[0]) if len(matches) == 1 else None
+    if entry.startswith("MIG-") and len(entry) > 4:
+        return _mig_entry(entry, gpus)
     return None
 
 
-def assign_devices(visible: Sequence[Gpu], workers: int, per_worker: int = 1) -> list[tuple[Gpu, ...]]:
-    """Each xdist worker's GPUs, round-robin over ``visible`` (which already honours an outer
-    CUDA_VISIBLE_DEVICES): worker i gets ``per_worker`` devices starting at ``i * per_worker``. With more workers
-    than GPUs, workers share; nothing outside ``visible`` is ever handed out.
+def _mig_entry(entry: str, gpus: Sequence[Gpu]) -> tuple[CudaDevice, ...] | None:
+    parent, slash, ids = entry[4:].partition("/")
+    if slash:  # MIG-<GPU-UUID>/<GI>/<CI>, the form of drivers before R470
+        gi, _, ci = ids.partition("/")
+        for gpu in gpus:
+            if gpu.uuid == parent:
+                for mig in gpu.mig:
+                    if str(mig.gpu_instance_id) == gi and str(mig.compute_instance_id) == ci:
+                        return (CudaDevice(gpu, mig),)
+        return None
+    matches = [CudaDevice(gpu, mig) for gpu in gpus for mig in gpu.mig if mig.uuid and mig.uuid.startswith(entry)]
+    return (matches[0],) if len(matches) == 1 else None
 
-    >>> [tuple(g.index for g in gpus) for gpus in assign_devices([_g(0), _g(1), _g(2)], 4)]
+
+def assign_devices(visible: Sequence[CudaDevice], workers: int, per_worker: int = 1) -> list[tuple[CudaDevice, ...]]:
+    """Each xdist worker's devices, round-robin over ``visible`` (the devices this run may hand out, which already
+    honours an outer CUDA_VISIBLE_DEVICES): worker i gets ``per_worker`` devices starting at ``i * per_worker``.
+    With more workers than devices, workers share; nothing outside ``visible`` is ever handed out. A MIG device
+    goes alone: a CUDA process enumerates only one.
+
+    >>> [tuple(d.index for d in devices) for devices in assign_devices([_d(0), _d(1), _d(2)], 4)]
     [(0,), (1,), (2,), (0,)]
     """
     if not visible or workers < 1 or per_worker < 1:
         return [() for _ in range(max(workers, 0))]
-    take = min(per_worker, len(visible))
+    take = 1 if any(device.mig is not None for device in visible) else min(per_worker, len(visible))
     return [tuple(visible[(worker * take + k) % len(visible)] for k in range(take)) for worker in range(workers)]
 
 
-def cuda_visible_value(gpus: Sequence[Gpu]) -> str:
-    """The CUDA_VISIBLE_DEVICES value naming exactly ``gpus``: their UUIDs, so neither CUDA's device order nor an
-    outer index list can shift them; NVML indices (with CUDA_DEVICE_ORDER=PCI_BUS_ID) when a UUID is unknown."""
-    if all(gpu.uuid for gpu in gpus):
-        return ",".join(gpu.uuid or "" for gpu in gpus)
-    return ",".join(str(gpu.index) for gpu in gpus)
+def cuda_visible_value(devices: Sequence[CudaDevice]) -> str:
+    """The CUDA_VISIBLE_DEVICES value naming exactly ``devices``: their UUIDs, so neither CUDA's device order nor
+    an outer index list can shift them; NVML indices (with CUDA_DEVICE_ORDER=PCI_BUS_ID) when a UUID is unknown
+    (never for a MIG device, which has no index of its own)."""
+    if all(device.uuid for device in devices):
+        return ",".join(device.uuid or "" for device in devices)
+    return ",".join(str(device.index) for device in devices if device.mig is None)
 
 
-def _g(index: int) -> Gpu:  # doctest helper
-    return Gpu(index, None, f"GPU-{index}", None, None, None, None, None)
+def _d(index: int) -> CudaDevice:  # doctest helper
+    return CudaDevice(Gpu(index, None, f"GPU-{index}", None, None, None, None, None))

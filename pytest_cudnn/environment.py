@@ -46,6 +46,7 @@ __all__ = [
     "InvalidSnapshot",
     "LinkedObject",
     "LoadedLibrary",
+    "MigDevice",
     "PathCheck",
     "Pin",
     "Resolution",
@@ -186,6 +187,24 @@ class Resolution:
 
 
 @dataclass(frozen=True)
+class MigDevice:
+    """One MIG device of a partitioned GPU: a compute instance inside its GPU instance, which CUDA treats as one
+    device (NVIDIA MIG User Guide, "CUDA Device Enumeration"). Read through NVML's MIG device handle."""
+
+    index: int = field(metadata=_NON_NEGATIVE)  # nvmlDeviceGetMigDeviceHandleByIndex's index under the GPU
+    uuid: str | None  # "MIG-..." (drivers from R470), what CUDA_VISIBLE_DEVICES names
+    name: str | None  # NVML's name for it, e.g. "NVIDIA H100 80GB HBM3 MIG 1g.10gb"
+    gpu_instance_id: int | None = field(metadata=_NON_NEGATIVE)
+    compute_instance_id: int | None = field(metadata=_NON_NEGATIVE)
+    gpu_slices: int | None = field(metadata=_NON_NEGATIVE)  # nvmlDeviceAttributes_t.gpuInstanceSliceCount
+    compute_slices: int | None = field(metadata=_NON_NEGATIVE)  # .computeInstanceSliceCount
+    multiprocessors: int | None = field(metadata=_NON_NEGATIVE)  # .multiprocessorCount
+    memory_total: int | None = field(metadata=_NON_NEGATIVE)  # bytes, the instance's own
+    memory_free: int | None = field(metadata=_NON_NEGATIVE)  # bytes, at probe time
+    error: str | None  # the NVML calls that failed for this instance
+
+
+@dataclass(frozen=True)
 class Gpu:
     """One GPU as NVML numbers it (PCI bus order)."""
 
@@ -197,6 +216,9 @@ class Gpu:
     memory_total: int | None = field(metadata=_NON_NEGATIVE)  # bytes
     memory_free: int | None = field(metadata=_NON_NEGATIVE)  # bytes, at probe time
     error: str | None  # the first NVML call that failed for this device
+    mig_mode: bool | None = None  # nvmlDeviceGetMigMode's current mode; None: unsupported or unread
+    mig_pending: bool | None = None  # the mode after the next GPU reset, when it differs from the current one
+    mig: tuple[MigDevice, ...] = ()  # its MIG devices, when MIG is enabled
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ import ctypes
 import os
 from dataclasses import dataclass, field
 
-from .environment import Gpu
+from .devices import CudaDevice
+from .environment import MigDevice
 
 __all__ = ["CudnnError", "CudnnHandle", "GpuDevice", "create_cudnn_handle"]
 
@@ -28,20 +29,29 @@ class GpuDevice:
     memory_total: int | None
     probed_memory_free: int | None = field(repr=False)
     replayed: bool = field(default=False, repr=False)  # from a snapshot: nothing can be read live
+    mig: MigDevice | None = None  # the MIG device this is, on a partitioned GPU (name, uuid, memory are its own)
+    parent_uuid: str | None = None  # the GPU a MIG device belongs to
 
     @classmethod
-    def from_probe(cls, gpu: Gpu, cuda_index: int, replayed: bool = False) -> GpuDevice:
+    def from_probe(cls, device: CudaDevice, cuda_index: int, replayed: bool = False) -> GpuDevice:
         return cls(
-            gpu.index,
+            device.index,
             cuda_index,
-            gpu.name,
-            gpu.uuid,
-            gpu.pci_bus_id,
-            gpu.compute_capability,
-            gpu.memory_total,
-            gpu.memory_free,
+            device.name,
+            device.uuid,
+            device.pci_bus_id,
+            device.compute_capability,
+            device.memory_total,
+            device.memory_free,
             replayed,
+            device.mig,
+            device.gpu.uuid if device.mig is not None else None,
         )
+
+    @property
+    def label(self) -> str:
+        """'GPU 1', or 'GPU 0 MIG 3' for a MIG device (NVML's numbering, as ``nvidia-smi -L``)."""
+        return f"GPU {self.index}" + (f" MIG {self.mig.index}" if self.mig is not None else "")
 
     @property
     def compute_capability_tuple(self) -> tuple[int, int] | None:

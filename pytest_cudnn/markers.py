@@ -17,6 +17,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from . import phrases
+from .devices import CudaDevice
 from .diagnosis import (
     STOPS_ITS_COPY,
     Finding,
@@ -29,7 +30,7 @@ from .diagnosis import (
 )
 from .diagnosis.frameworks import blocking_finding
 from .diagnosis.stack import loaded_by
-from .environment import CudaRuntime, Cudnn, Environment, Gpu, State
+from .environment import CudaRuntime, Cudnn, Environment, State
 from .signatures import FRAMEWORK_NAMES, MARKERS
 from .text import clip, listing, printable
 
@@ -281,7 +282,7 @@ def judge(
     requirement: Requirement,
     env: Environment,
     findings: Sequence[Finding],
-    device: Gpu | None = None,
+    device: CudaDevice | None = None,
 ) -> Outcome:
     """Whether ``env`` meets ``requirement``; ``device`` is the GPU the test runs on (default: the first visible)."""
     ok = Outcome(True, printable(requirement.describe()), "")
@@ -339,11 +340,12 @@ def _judge_copy(
     return Outcome(True, printable(requirement.describe()), "")
 
 
-def _judge_gpu(requirement: Requirement, env: Environment, device: Gpu | None) -> Outcome:
+def _judge_gpu(requirement: Requirement, env: Environment, device: CudaDevice | None) -> Outcome:
     gpus = visible_gpus(env)
     if len(gpus) < requirement.count:
-        names = listing([f"[{g.index}] {g.name}" for g in gpus])
-        return _fail(requirement, f"{len(gpus)} visible GPU(s): {names}", "gpu-count")
+        names = listing([f"[{g.label.removeprefix('GPU ')}] {g.name}" for g in gpus])
+        mig = " (a CUDA process sees a single MIG device)" if any(g.mig is not None for g in gpus) else ""
+        return _fail(requirement, f"{len(gpus)} visible GPU(s): {names}{mig}", "gpu-count")
     device = device or gpus[0]
     label = phrases.gpu(device)
     if requirement.memory is not None and (device.memory_free is None or device.memory_free < requirement.memory):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .compat.cuda import architecture_name
+from .devices import CudaDevice
 from .environment import CudaRuntime, Cudnn, Gpu, Via
 
 __all__ = [
@@ -45,8 +46,9 @@ def via(vias: Iterable[Via]) -> str:
     return ", ".join(v.value for v in vias)
 
 
-def gpu(device: Gpu, *, free: bool = True) -> str:
-    """'GPU 0 Tesla T4 (compute capability 7.5, Turing, 14.6 GiB free)'."""
+def gpu(device: Gpu | CudaDevice, *, free: bool = True) -> str:
+    """'GPU 0 Tesla T4 (compute capability 7.5, Turing, 14.6 GiB free)'; a MIG device as
+    'GPU 0 MIG 1 NVIDIA A100-SXM4-40GB MIG 1g.5gb (...)'."""
     facts = []
     if device.compute_capability:
         facts.append(f"compute capability {device.compute_capability}")
@@ -56,7 +58,8 @@ def gpu(device: Gpu, *, free: bool = True) -> str:
     if free:
         facts.append(f"{size(device.memory_free)} free" if device.memory_free is not None else "free memory unknown")
     detail = f" ({', '.join(facts)})" if facts else ""
-    return f"GPU {device.index} {device.name or '(name unknown)'}{detail}"
+    label = device.label if isinstance(device, CudaDevice) else f"GPU {device.index}"
+    return f"{label} {device.name or '(name unknown)'}{detail}"
 
 
 def copy(item: CudaRuntime | Cudnn, *more: str) -> str:

@@ -18,6 +18,7 @@ from .environment import (
     Cudnn,
     Environment,
     FrameworkBuild,
+    Gpu,
     Resolution,
     State,
     by_file,
@@ -73,7 +74,40 @@ def _driver_lines(env: Environment) -> list[str]:
         if gpu.error:
             text += f"  [failed: {gpu.error}]"
         lines.append(_line("GPUs" if position == 0 else "", text))
+        lines += [_line("", f"  {line}") for line in _mig_lines(gpu)]
     return lines
+
+
+def _mig_lines(gpu: Gpu) -> list[str]:
+    """A GPU's MIG mode and MIG devices, one line each; nothing for a GPU without MIG."""
+    if gpu.mig_mode is None:
+        return []
+    pending = ""
+    if gpu.mig_pending is not None and gpu.mig_pending != gpu.mig_mode:
+        pending = f" ({'enabled' if gpu.mig_pending else 'disabled'} after the next reset)"
+    if not gpu.mig_mode:
+        return [f"MIG disabled{pending}"] if pending else []
+    lines = [f"MIG enabled{pending}: {len(gpu.mig)} MIG device(s)"]
+    for mig in gpu.mig:
+        ids = f"GPU instance {mig.gpu_instance_id}, compute instance {mig.compute_instance_id}"
+        facts = [
+            f"MIG {mig.index} {mig.name or '(name unknown)'}",
+            ids,
+            f"{mig.multiprocessors} SMs" if mig.multiprocessors is not None else "",
+            f"{phrases.size(mig.memory_free)} free of {phrases.size(mig.memory_total)}",
+            mig.uuid or "",
+        ]
+        text = ", ".join(fact for fact in facts if fact)
+        lines.append(text + (f"  [failed: {mig.error}]" if mig.error else ""))
+    return lines
+
+
+def _mig_note(gpu: Gpu) -> str:
+    """' [MIG: 1g.10gb, 3g.40gb]' after a partitioned GPU in the header."""
+    if not gpu.mig_mode:
+        return ""
+    names = [(mig.name or "?").rpartition(" MIG ")[2] for mig in gpu.mig]
+    return f" [MIG: {listing(names, 4) if names else 'no MIG devices'}]"
 
 
 def _runtime_line(runtime: CudaRuntime) -> list[str]:
@@ -292,7 +326,7 @@ def framework_verdicts(env: Environment, findings: Sequence[Finding]) -> list[di
 def _driver_headline(env: Environment, findings: Sequence[Finding]) -> str:
     driver = env.driver
     if driver.state is State.FOUND:
-        gpus = listing([phrases.gpu(g) for g in driver.gpus], _HEADER_GPUS) or "none"
+        gpus = listing([phrases.gpu(g) + _mig_note(g) for g in driver.gpus], _HEADER_GPUS) or "none"
         return f"driver {driver.version} (CUDA {driver.cuda_version or '?'}), GPUs: {gpus}"
     said = next((f.summary for f in findings if f.component == "driver" and f.severity is Severity.ERROR), None)
     return said or f"no usable NVIDIA driver ({driver.reason or driver.state.value})"
@@ -369,7 +403,9 @@ def markdown_summary(
     from what other steps wrote to the same file."""
     driver = env.driver
     components = [["driver", driver.version or driver.state.value, driver.path or driver.reason or ""]]
-    components += [["GPU", phrases.gpu(gpu), gpu.pci_bus_id or ""] for gpu in driver.gpus]
+    for gpu in driver.gpus:
+        components.append(["GPU", phrases.gpu(gpu), gpu.pci_bus_id or ""])
+        components += [["MIG device", f"MIG {m.index} {m.name or '?'}", m.uuid or ""] for m in gpu.mig]
     components += [["CUDA runtime", r.version or "?", f"{r.path} (via {_via(r.via)})"] for r in env.cuda_runtimes]
     components += [["cuDNN", c.version or "?", f"{c.path} (via {_via(c.via)})"] for c in env.cudnns]
     if env.tensorflow.state is not State.ABSENT:

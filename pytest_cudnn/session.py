@@ -26,8 +26,9 @@ from .settings import (
 )
 
 if TYPE_CHECKING:  # the run imports what it uses when it uses it: a --collect-only run pays for none of it
+    from .devices import CudaDevice
     from .diagnosis import Finding, Verdict
-    from .environment import Environment, Gpu
+    from .environment import Environment
     from .gpu import CudnnHandle, GpuDevice
     from .markers import Outcome, Requirement
 
@@ -107,7 +108,7 @@ class GpuRun:
         self._findings: list[Finding] = []
         self.tests: dict[str, dict[str, Any]] = {}
         self.skips: dict[str, list[str]] = {}
-        self.assignment: dict[str, tuple[Gpu, ...]] = {}  # xdist worker id -> its GPUs (controller side)
+        self.assignment: dict[str, tuple[CudaDevice, ...]] = {}  # xdist worker id -> its devices (controller)
         self.shortfall: str | None = None  # more GPUs per worker asked for than are visible
         self.problems: list[str] = []  # reports that could not be written, said in the terminal summary
         self._device: tuple[GpuDevice, ...] | None = None
@@ -198,7 +199,7 @@ class GpuRun:
             from .markers import judge
 
             device = self.device()
-            gpu = next((g for g in visible_gpus(self.env) if device and g.index == device.index), None)
+            gpu = next((g for g in visible_gpus(self.env) if device and g.uuid == device.uuid), None)
             cached = (requirement, judge(requirement, self.env, self.findings, gpu), requirement.describe())
             self._outcomes[id(requirement)] = cached
         return cached[1], cached[2]
@@ -225,7 +226,7 @@ class GpuRun:
         if workers:
             plan = self.plan(workers)
             shown = ", ".join(
-                f"{worker} -> " + "+".join(f"GPU {gpu.index}" for gpu in plan[worker])
+                f"{worker} -> " + "+".join(device.label for device in plan[worker])
                 for worker in workers
                 if worker in plan
             )
@@ -234,14 +235,20 @@ class GpuRun:
         return lines
 
     # xdist -------------------------------------------------------------------------------------------
-    def plan(self, worker_ids: list[str]) -> dict[str, tuple[Gpu, ...]]:
-        """The GPUs of each worker, computed once from the GPUs this run may use."""
+    def plan(self, worker_ids: list[str]) -> dict[str, tuple[CudaDevice, ...]]:
+        """The devices of each worker, computed once from the devices this run may use (a partitioned GPU's MIG
+        devices one by one)."""
         from .devices import assign_devices
-        from .diagnosis import visible_gpus
+        from .diagnosis import assignable_devices
 
         if not self.assignment and self.assign:
-            visible = visible_gpus(self.env)
-            if 0 < len(visible) < self.per_worker:
+            visible = assignable_devices(self.env)
+            if self.per_worker > 1 and any(device.mig is not None for device in visible):
+                self.shortfall = (
+                    f"{self.per_worker} GPUs per worker asked for, and these are MIG devices: each worker gets one, "
+                    "as a CUDA process sees only one"
+                )
+            elif 0 < len(visible) < self.per_worker:
                 self.shortfall = (
                     f"{self.per_worker} GPUs per worker asked for, {len(visible)} visible: "
                     f"each worker gets all {len(visible)}"
@@ -259,9 +266,11 @@ class GpuRun:
         return {"CUDA_VISIBLE_DEVICES": cuda_visible_value(gpus), "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
 
     def auto_workers(self) -> int:
-        from .diagnosis import visible_gpus
+        from .diagnosis import assignable_devices
 
-        return max(1, len(visible_gpus(self.env)) // self.per_worker)
+        devices = assignable_devices(self.env)
+        per_worker = 1 if any(device.mig is not None for device in devices) else self.per_worker
+        return max(1, len(devices) // per_worker)
 
     # Fixtures ----------------------------------------------------------------------------------------
     def open_handle(self, fixture: str, framework: str | None = None) -> CudnnHandle:
@@ -431,7 +440,11 @@ class GpuRun:
             "verdict": to_json(self.verdict),
             "frameworks": framework_verdicts(self.env, self.findings),
             "require_gpu": self.require_gpu,
-            "xdist": {worker: [gpu.index for gpu in gpus] for worker, gpus in self.assignment.items()},
+            "xdist": {worker: [device.index for device in devices] for worker, devices in self.assignment.items()},
+            "xdist_devices": {
+                worker: [{"label": device.label, "uuid": device.uuid} for device in devices]
+                for worker, devices in self.assignment.items()
+            },
             "xdist_note": self.shortfall,
             "tests": [{"nodeid": nodeid, **facts} for nodeid, facts in self.tests.items()],
         }

@@ -27,6 +27,7 @@ from pytest_cudnn.environment import (
     Host,
     LinkedObject,
     LoadedLibrary,
+    MigDevice,
     PathCheck,
     Resolution,
     State,
@@ -76,6 +77,39 @@ def gpu(
         total,
         free,
         error,
+    )
+
+
+def mig(
+    slot: int = 0,
+    profile: str = "1g.10gb",
+    total: int = 10 * GiB,
+    free: int = 9 * GiB,
+    gpu_instance: int | None = None,
+    uuid: str | None = None,
+    parent: str = "NVIDIA H100 80GB HBM3",
+) -> MigDevice:
+    """One MIG device, as the probe reads it through NVML (slot: its MIG device index under the GPU)."""
+    slices = int(profile.partition("g")[0])
+    return MigDevice(
+        slot,
+        uuid or f"MIG-{slot:08d}-1111-2222-3333-444444444444",
+        f"{parent} MIG {profile}",
+        gpu_instance if gpu_instance is not None else slot + 1,
+        0,
+        slices,
+        slices,
+        slices * 16,
+        total,
+        free,
+        None,
+    )
+
+
+def partitioned(index: int = 0, *devices: MigDevice, pending: bool | None = None) -> Gpu:
+    """A GPU with MIG enabled and these MIG devices."""
+    return dataclasses.replace(
+        gpu(index, name="NVIDIA H100 80GB HBM3", cc="9.0"), mig_mode=True, mig_pending=pending, mig=devices
     )
 
 

@@ -108,6 +108,23 @@ def _c_string(text: str) -> str:
     return json.dumps(text)  # a JSON string literal is a valid C string literal for ASCII text
 
 
+@dataclass(frozen=True)
+class SimMig:
+    """One MIG device of a partitioned stand-in GPU: ``slot`` is its index under the parent (NVML's MIG device
+    handle index; slots may be sparse), ``gpu_instance``/``compute_instance`` its instance ids."""
+
+    uuid: str = "MIG-11111111-1111-1111-1111-111111111111"
+    name: str = "NVIDIA A100-SXM4-40GB MIG 1g.5gb"
+    slot: int = 0
+    gpu_instance: int = 7
+    compute_instance: int = 0
+    gpu_slices: int = 1
+    compute_slices: int = 1
+    multiprocessors: int = 14
+    memory_total: int = 4864 * 2**20
+    memory_free: int = 4800 * 2**20
+
+
 @dataclass
 class SimGpu:
     name: str = "NVIDIA A100-SXM4-40GB"
@@ -116,6 +133,18 @@ class SimGpu:
     compute_capability: tuple[int, int] = (8, 0)
     memory_total: int = 40 * 1024**3
     memory_free: int = 39 * 1024**3
+    mig_mode: int = -1  # -1: no MIG (NVML_ERROR_NOT_SUPPORTED, as before Ampere); 0 disabled; 1 enabled
+    mig: Sequence[SimMig] = ()  # its MIG devices, with mig_mode=1
+
+
+def _mig_rows(gpus: Sequence[SimGpu]) -> str:
+    rows = [
+        f"  {{{parent}, {m.slot}, {_c_string(m.uuid)}, {_c_string(m.name)}, {m.gpu_instance}, {m.compute_instance}, "
+        f"{m.gpu_slices}, {m.compute_slices}, {m.multiprocessors}, {m.memory_total}ULL, {m.memory_free}ULL}}"
+        for parent, gpu in enumerate(gpus)
+        for m in gpu.mig
+    ]
+    return ",\n".join(rows) or '  {-1, 0, "", "", 0, 0, 0, 0, 0, 0ULL, 0ULL}'
 
 
 def nvml_source(
@@ -126,10 +155,20 @@ def nvml_source(
     fail_from_index: int | None = None,
 ) -> str:
     """libnvidia-ml.so.1 stand-in. ``fail_from_index``: every device call from that index on fails (code 15,
-    GPU is lost), as a device dropping off the bus half-way through a listing would."""
+    GPU is lost), as a device dropping off the bus half-way through a listing would.
+
+    MIG: a GPU with ``mig_mode=1`` answers nvmlDeviceGetMigMode, nvmlDeviceGetMaxMigDeviceCount (7, an A100's or
+    H100's most) and nvmlDeviceGetMigDeviceHandleByIndex (NVML_ERROR_NOT_FOUND, 6, for an empty slot); a MIG device
+    handle answers the name, UUID, memory, instance id and attribute calls, and its parent's capability and PCI
+    calls. A handle is ``i + 1`` for GPU i and ``0x1000 + k`` for the k-th MIG device of the table.
+
+    Live state, for tests that change the machine during a run: each call that reads memory or processes reads
+    ``$SIMHOST_NVML_STATE`` when it is set, a file of lines ``free UUID BYTES`` (the device's free memory now) and
+    ``proc UUID PID BYTES NAME`` (a compute process on that device, as nvmlDeviceGetComputeRunningProcesses_v3
+    and nvmlSystemGetProcessName report it)."""
     rows = ",\n".join(
         f"  {{{_c_string(g.name)}, {_c_string(g.uuid)}, {_c_string(g.pci_bus_id)}, {g.compute_capability[0]}, "
-        f"{g.compute_capability[1]}, {g.memory_total}ULL, {g.memory_free}ULL}}"
+        f"{g.compute_capability[1]}, {g.memory_total}ULL, {g.memory_free}ULL, {g.mig_mode}}}"
         for g in gpus
     )
     fail = -1 if fail_from_index is None else fail_from_index
@@ -138,16 +177,38 @@ def nvml_source(
         #include <string.h>
         #include <stdio.h>
         #include <stdlib.h>
-        typedef struct { const char *name, *uuid, *bus; int major, minor; unsigned long long total, free; } gpu_t;
+        typedef struct { const char *name, *uuid, *bus; int major, minor; unsigned long long total, free; int mig; }
+          gpu_t;
         static gpu_t gpus[] = {
         %(rows)s
         };
-        static const unsigned count = %(count)d;
+        typedef struct { int parent; unsigned slot; const char *uuid, *name; unsigned gi, ci, gslices, cslices, sms;
+                         unsigned long long total, free; } mig_t;
+        static mig_t migs[] = {
+        %(migs)s
+        };
+        static const unsigned count = %(count)d, mig_count = %(mig_count)d;
         static const int fail_from = %(fail)d;
         typedef struct { char busIdLegacy[16]; unsigned domain, bus, device, pciDeviceId, pciSubSystemId;
                          char busId[32]; } pci_t;
         typedef struct { unsigned long long total, free, used; } memory_t;
+        typedef struct { unsigned sms, ce, dec, enc, jpeg, ofa, gslices, cslices; unsigned long long mem_mb; } attr_t;
+        typedef struct { unsigned pid; unsigned long long used; unsigned gi, ci; } process_t;
         static int bad(unsigned i) { return i >= count || (fail_from >= 0 && (int)i >= fail_from); }
+        /* A handle names GPU i (i + 1) or MIG device k of the table (0x1000 + k). */
+        static int mig_of(void *h) {
+          long v = (long)h - 0x1000; return v >= 0 && v < (long)mig_count ? (int)v : -1; }
+        static int index_of(void *h) {
+          int k = mig_of(h); return k >= 0 ? migs[k].parent : (int)((unsigned long)h) - 1; }
+        static const char *uuid_of(void *h) {
+          int k = mig_of(h); return k >= 0 ? migs[k].uuid : gpus[index_of(h)].uuid; }
+        /* $SIMHOST_NVML_STATE: "free UUID BYTES" and "proc UUID PID BYTES NAME" lines, read on every call. */
+        static FILE *state(void) { const char *p = getenv("SIMHOST_NVML_STATE"); return p ? fopen(p, "r") : 0; }
+        static unsigned long long free_now(void *h, unsigned long long probed) {
+          char kind[8], uuid[128]; unsigned long long value; FILE *f = state(); if (!f) return probed;
+          while (fscanf(f, "%%7s %%127s %%llu%%*[^\\n]", kind, uuid, &value) == 3)
+            if (!strcmp(kind, "free") && !strcmp(uuid, uuid_of(h))) probed = value;
+          fclose(f); return probed; }
         /* Each initialisation is appended to $SIMHOST_NVML_LOG, so tests can count probes. */
         int nvmlInitWithFlags(unsigned flags) {
           const char *path = getenv("SIMHOST_NVML_LOG"); FILE *f;
@@ -157,6 +218,8 @@ def nvml_source(
         int nvmlShutdown(void) { return 0; }
         const char *nvmlErrorString(int code) {
           switch (code) {
+            case 3: return "Not Supported";
+            case 6: return "Not Found";
             case 9: return "Driver Not Loaded";
             case 15: return "GPU is lost";
             case 18: return "RM has detected an NVML/RM version mismatch";
@@ -171,26 +234,77 @@ def nvml_source(
         int nvmlDeviceGetHandleByUUID(const char *uuid, void **h) {
           for (unsigned i = 0; i < count; i++)
             if (!bad(i) && !strcmp(uuid, gpus[i].uuid)) { *h = (void *)(unsigned long)(i + 1); return 0; }
+          for (unsigned k = 0; k < mig_count; k++)
+            if (migs[k].parent >= 0 && !bad(migs[k].parent) && !strcmp(uuid, migs[k].uuid)) {
+              *h = (void *)(unsigned long)(0x1000 + k); return 0; }
           return 13; }
         int nvmlDeviceGetHandleByIndex_v2(unsigned i, void **h) {
           if (bad(i)) return 15; *h = (void *)(unsigned long)(i + 1); return 0; }
-        static int index_of(void *h) { return (int)((unsigned long)h) - 1; }
         int nvmlDeviceGetName(void *h, char *out, unsigned size) {
-          int i = index_of(h); if (bad(i)) return 15; snprintf(out, size, "%%s", gpus[i].name); return 0; }
+          int i = index_of(h), k = mig_of(h); if (bad(i)) return 15;
+          snprintf(out, size, "%%s", k >= 0 ? migs[k].name : gpus[i].name); return 0; }
         int nvmlDeviceGetUUID(void *h, char *out, unsigned size) {
-          int i = index_of(h); if (bad(i)) return 15; snprintf(out, size, "%%s", gpus[i].uuid); return 0; }
+          int i = index_of(h); if (bad(i)) return 15; snprintf(out, size, "%%s", uuid_of(h)); return 0; }
         int nvmlDeviceGetPciInfo_v3(void *h, pci_t *p) {
           int i = index_of(h); if (bad(i)) return 15; memset(p, 0, sizeof *p);
           snprintf(p->busId, sizeof p->busId, "%%s", gpus[i].bus); return 0; }
         int nvmlDeviceGetCudaComputeCapability(void *h, int *major, int *minor) {
           int i = index_of(h); if (bad(i)) return 15; *major = gpus[i].major; *minor = gpus[i].minor; return 0; }
         int nvmlDeviceGetMemoryInfo(void *h, memory_t *m) {
-          int i = index_of(h); if (bad(i)) return 15;
-          m->total = gpus[i].total; m->free = gpus[i].free; m->used = m->total - m->free; return 0; }
+          int i = index_of(h), k = mig_of(h); if (bad(i)) return 15;
+          m->total = k >= 0 ? migs[k].total : gpus[i].total;
+          m->free = free_now(h, k >= 0 ? migs[k].free : gpus[i].free); m->used = m->total - m->free; return 0; }
+        int nvmlDeviceGetMigMode(void *h, unsigned *current, unsigned *pending) {
+          int i = index_of(h); if (bad(i)) return 15; if (mig_of(h) >= 0 || gpus[i].mig < 0) return 3;
+          *current = *pending = (unsigned)gpus[i].mig; return 0; }
+        int nvmlDeviceGetMaxMigDeviceCount(void *h, unsigned *n) {
+          int i = index_of(h); if (bad(i)) return 15; if (gpus[i].mig < 0) return 3;
+          *n = gpus[i].mig == 1 ? 7 : 0; return 0; }
+        int nvmlDeviceGetMigDeviceHandleByIndex(void *h, unsigned slot, void **out) {
+          int i = index_of(h); if (bad(i)) return 15; if (gpus[i].mig != 1) return 3;
+          for (unsigned k = 0; k < mig_count; k++)
+            if (migs[k].parent == i && migs[k].slot == slot) { *out = (void *)(unsigned long)(0x1000 + k); return 0; }
+          return 6; }
+        int nvmlDeviceGetGpuInstanceId(void *h, unsigned *id) {
+          int k = mig_of(h); if (k < 0) return 3; *id = migs[k].gi; return 0; }
+        int nvmlDeviceGetComputeInstanceId(void *h, unsigned *id) {
+          int k = mig_of(h); if (k < 0) return 3; *id = migs[k].ci; return 0; }
+        int nvmlDeviceGetAttributes_v2(void *h, attr_t *a) {
+          int k = mig_of(h); if (k < 0) return 3; memset(a, 0, sizeof *a);
+          a->sms = migs[k].sms; a->gslices = migs[k].gslices; a->cslices = migs[k].cslices;
+          a->mem_mb = migs[k].total >> 20; return 0; }
+        /* The compute processes $SIMHOST_NVML_STATE lists on this device (NVML_ERROR_INSUFFICIENT_SIZE, 7, with
+           the count needed when the buffer is too small, as the real call answers). */
+        int nvmlDeviceGetComputeRunningProcesses_v3(void *h, unsigned *n, process_t *out) {
+          char kind[8], uuid[128]; unsigned pid, found = 0; unsigned long long used; FILE *f;
+          int i = index_of(h), k = mig_of(h); if (bad(i)) return 15;
+          if ((f = state())) {
+            while (fscanf(f, "%%7s %%127s", kind, uuid) == 2) {
+              if (!strcmp(kind, "proc") && fscanf(f, "%%u %%llu", &pid, &used) == 2 && !strcmp(uuid, uuid_of(h))) {
+                if (out && found < *n) {
+                  out[found].pid = pid; out[found].used = used;
+                  out[found].gi = k >= 0 ? migs[k].gi : 0xFFFFFFFFu;
+                  out[found].ci = k >= 0 ? migs[k].ci : 0xFFFFFFFFu; }
+                found++; }
+              fscanf(f, "%%*[^\\n]"); }
+            fclose(f); }
+          if (found > *n) { *n = found; return 7; }
+          *n = found; return 0; }
+        int nvmlSystemGetProcessName(unsigned want, char *out, unsigned size) {
+          char kind[8], uuid[128], name[256]; unsigned pid; unsigned long long used; FILE *f = state();
+          if (f) {
+            while (fscanf(f, "%%7s %%127s", kind, uuid) == 2) {
+              if (!strcmp(kind, "proc") && fscanf(f, "%%u %%llu %%255s", &pid, &used, name) == 3 && pid == want) {
+                fclose(f); snprintf(out, size, "%%s", name); return 0; }
+              fscanf(f, "%%*[^\\n]"); }
+            fclose(f); }
+          return 6; }
         """
     ) % {
-        "rows": rows or '  {"", "", "", 0, 0, 0ULL, 0ULL}',
+        "rows": rows or '  {"", "", "", 0, 0, 0ULL, 0ULL, -1}',
+        "migs": _mig_rows(gpus),
         "count": len(gpus),
+        "mig_count": sum(len(g.mig) for g in gpus),
         "fail": fail,
         "init_error": init_error,
         "driver": _c_string(driver),

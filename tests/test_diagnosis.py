@@ -11,7 +11,7 @@ from pytest_cudnn.compat.sources import SOURCES
 from pytest_cudnn.diagnosis import CODES, Finding, Severity, diagnose, verdict
 from pytest_cudnn.environment import Environment, Failure, PathCheck, State, Unreadable, Via
 
-from .envbuilder import SITE, WHEEL_CUDNN, EnvBuilder, gpu, missing_load, rpath_load
+from .envbuilder import SITE, WHEEL_CUDNN, EnvBuilder, gpu, mig, missing_load, partitioned, rpath_load
 
 Case = Callable[[], Environment]
 
@@ -512,6 +512,16 @@ CASES: list[tuple[str, bool, Case]] = [
     ("cuda-visible-devices-hides-all", False, visible("GPU-00000000")),
     ("cuda-visible-devices-invalid", True, visible("0,7,1", A100, H100)),
     ("cuda-visible-devices-invalid", False, visible("1,0", A100, H100)),
+    ("mig-no-devices", True, gpus(partitioned(0))),
+    ("mig-no-devices", True, gpus(partitioned(0), gpu(1))),  # a warning then: GPU 1 still runs CUDA work
+    ("mig-no-devices", False, gpus(partitioned(0, mig(0)))),
+    ("mig-mode-pending", True, gpus(dataclasses.replace(A100, mig_mode=False, mig_pending=True))),
+    ("mig-mode-pending", True, gpus(partitioned(0, mig(0), pending=False))),
+    ("mig-mode-pending", False, gpus(dataclasses.replace(A100, mig_mode=False))),
+    ("mig-one-device", True, gpus(partitioned(0, mig(0), mig(1)))),
+    ("mig-one-device", True, gpus(partitioned(0, mig(0)), gpu(1))),
+    ("mig-one-device", False, gpus(partitioned(0, mig(0)))),
+    ("mig-one-device", False, visible("MIG-00000001-1111-2222-3333-444444444444", partitioned(0, mig(0), mig(1)))),
     ("cuda-device-order", True, order(None, A100, H100)),
     ("cuda-device-order", False, order("PCI_BUS_ID", A100, H100)),
     ("cuda-device-order", False, order(None, A100, gpu(1))),

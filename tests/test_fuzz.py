@@ -188,7 +188,7 @@ visible_entry = st.one_of(
 def test_cuda_visible_devices_forms(entries: list[str], n: int, workers: int, per_worker: int) -> None:
     devices = gpus(n)
     visible = parse_visible_devices(",".join(entries), devices)
-    assert all(gpu in devices for gpu in visible.gpus)
+    assert all(device.gpu in devices and device.mig is None for device in visible.gpus)
     assert len(set(visible.gpus)) == len(visible.gpus)
     shares = assign_devices(visible.gpus, workers, per_worker)
     assert len(shares) == workers

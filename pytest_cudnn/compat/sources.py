@@ -130,6 +130,13 @@ SOURCES: dict[str, str] = {
         "devices after the first invalid entry are hidden) and CUDA_DEVICE_ORDER (FASTEST_FIRST default, "
         "PCI_BUS_ID): https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars"
     ),
+    "mig-enumeration": (
+        "NVIDIA Multi-Instance GPU User Guide, 'CUDA Device Enumeration': CUDA_VISIBLE_DEVICES names a MIG device "
+        "as MIG-<UUID> (drivers from R470) or MIG-<GPU-UUID>/<GPU instance ID>/<compute instance ID> (R450, R460); "
+        "'CUDA can only enumerate a single compute instance' and 'CUDA will not enumerate non-MIG GPU if any compute "
+        "instance is enumerated on any other GPU': "
+        "https://docs.nvidia.com/datacenter/tesla/mig-user-guide/index.html#cuda-device-enumeration"
+    ),
     "cudnn-892-notes": (
         "cuDNN 8.9.2 release notes, quoted in https://gitlab.com/nvidia/container-images/cuda/-/issues/217: 'Use of "
         "CUDNN_ATTR_ENGINE_GLOBAL_INDEX = 15 for fused convolutions with bias and ReLU could generate incorrect "

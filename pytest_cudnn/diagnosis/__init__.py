@@ -16,7 +16,7 @@ from .frameworks import framework_rules, framework_verdict
 from .loader import loader_rules
 from .model import CODES, ORDER, STOPS_ITS_COPY, Finding, Rule, Severity, Verdict, verdict
 from .runtime import gpu_arch_rules, runtime_rules
-from .stack import selected_cudnn, selected_runtime, stack_cudnn, stack_runtime, visible_gpus
+from .stack import assignable_devices, selected_cudnn, selected_runtime, stack_cudnn, stack_runtime, visible_gpus
 from .tensorflow import tensorflow_rules
 from .variables import device_rules, path_rules, windows_rules
 
@@ -26,6 +26,7 @@ __all__ = [
     "Finding",
     "Severity",
     "Verdict",
+    "assignable_devices",
     "diagnose",
     "framework_verdict",
     "selected_cudnn",

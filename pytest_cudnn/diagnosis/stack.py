@@ -10,7 +10,7 @@ from packaging.version import Version
 
 from .. import phrases
 from ..compat import tensorflow as tf_facts
-from ..devices import parse_visible_devices
+from ..devices import CudaDevice, parse_visible_devices
 from ..environment import (
     Candidate,
     CudaRuntime,
@@ -198,9 +198,15 @@ def stack_cudnns(env: Environment) -> list[Cudnn]:
     return [c for c in env.cudnns if loader_visible(c.via)]
 
 
-def visible_gpus(env: Environment) -> tuple[Gpu, ...]:
-    """The GPUs CUDA will see, in CUDA's numbering."""
-    return parse_visible_devices(env.variables.get("CUDA_VISIBLE_DEVICES"), env.driver.gpus).gpus
+def visible_gpus(env: Environment) -> tuple[CudaDevice, ...]:
+    """The devices CUDA will see, in CUDA's numbering: whole GPUs, or a single MIG device."""
+    return parse_visible_devices(env.variables.get("CUDA_VISIBLE_DEVICES"), env.driver.gpus).devices
+
+
+def assignable_devices(env: Environment) -> tuple[CudaDevice, ...]:
+    """The devices this run may hand to xdist workers, one CUDA_VISIBLE_DEVICES each: every device the outer
+    CUDA_VISIBLE_DEVICES names (all when unset), each MIG device of a partitioned GPU on its own."""
+    return parse_visible_devices(env.variables.get("CUDA_VISIBLE_DEVICES"), env.driver.gpus).named
 
 
 def loader_winners(env: Environment, copies: Sequence[Copy]) -> list[Copy]:

@@ -7,13 +7,13 @@ from collections.abc import Iterator
 from packaging.version import Version
 
 from .. import phrases
-from ..devices import parse_visible_devices
+from ..devices import VisibleDevices, parse_visible_devices
 from ..environment import (
     INSTALL_VARIABLES,
     Environment,
     Via,
 )
-from ..text import clip
+from ..text import clip, listing
 from .model import (
     LOADER_VIAS,
     Finding,
@@ -74,25 +74,28 @@ def path_rules(env: Environment) -> Iterator[Finding]:
 def device_rules(env: Environment) -> Iterator[Finding]:
     gpus = env.driver.gpus
     value = env.variables.get("CUDA_VISIBLE_DEVICES")
+    visible = parse_visible_devices(value, gpus)
+    yield from mig_rules(env, visible)
     if value is not None and gpus:
-        visible = parse_visible_devices(value, gpus)
         evidence = (
             f"CUDA_VISIBLE_DEVICES={clip(value, 200)!r}",
             f"NVML sees {len(gpus)} GPU(s)",
             cite("cuda-env-vars"),
         )
-        if not visible.gpus and visible.mig and visible.invalid is None:
+        empty_mig = [gpu for gpu in gpus if gpu.mig_mode and not gpu.mig]
+        if not visible.devices and visible.unlisted_mig and visible.invalid is None:
             yield make_finding(
                 "cuda-visible-devices-mig",
                 Severity.WARNING,
                 "environment",
-                f"CUDA_VISIBLE_DEVICES names MIG instances ({visible.mig[0]}"
-                f"{', ...' if len(visible.mig) > 1 else ''}), which pytest-cudnn does not enumerate yet: tests "
-                "that need a GPU skip, as no GPU can be judged",
+                f"CUDA_VISIBLE_DEVICES names MIG devices ({visible.unlisted_mig[0]}"
+                f"{', ...' if len(visible.unlisted_mig) > 1 else ''}), and NVML lists no MIG devices to judge "
+                "them by: tests that need a GPU skip, as no GPU can be judged",
                 evidence,
-                "name whole GPUs (indices or GPU- UUIDs) in CUDA_VISIBLE_DEVICES to run the GPU tests here",
+                "update the driver (MIG devices are listed through NVML from R470), or name whole GPUs (indices or "
+                "GPU- UUIDs) in CUDA_VISIBLE_DEVICES",
             )
-        elif not visible.gpus and not visible.mig:
+        elif not visible.devices and not visible.unlisted_mig and not empty_mig:
             yield make_finding(
                 "cuda-visible-devices-hides-all",
                 Severity.ERROR,
@@ -101,7 +104,7 @@ def device_rules(env: Environment) -> Iterator[Finding]:
                 evidence,
                 f"set CUDA_VISIBLE_DEVICES to indices below {len(gpus)} or to GPU UUIDs, or unset it",
             )
-        elif visible.invalid is not None:
+        elif visible.invalid is not None and (visible.devices or visible.unlisted_mig):
             yield make_finding(
                 "cuda-visible-devices-invalid",
                 Severity.WARNING,
@@ -112,6 +115,7 @@ def device_rules(env: Environment) -> Iterator[Finding]:
                 evidence,
                 "remove the entry; CUDA stops reading the list at the first invalid one",
             )
+
     order = env.variables.get("CUDA_DEVICE_ORDER", "FASTEST_FIRST")
     kinds = {(gpu.name, gpu.compute_capability, gpu.memory_total) for gpu in gpus}
     if len(gpus) > 1 and len(kinds) > 1 and order != "PCI_BUS_ID":
@@ -122,6 +126,49 @@ def device_rules(env: Environment) -> Iterator[Finding]:
             "these GPUs differ, and CUDA numbers them fastest first while nvidia-smi and NVML use PCI bus order",
             [*(gpu_text(gpu) for gpu in gpus), cite("cuda-env-vars")],
             "set CUDA_DEVICE_ORDER=PCI_BUS_ID so CUDA device N is nvidia-smi's GPU N",
+        )
+
+
+def mig_rules(env: Environment, visible: VisibleDevices) -> Iterator[Finding]:
+    """What MIG does to the devices CUDA sees: a MIG-enabled GPU without MIG devices runs nothing, a mode change
+    waits for a reset, and one MIG device visible hides every other device from the process."""
+    for gpu in env.driver.gpus:
+        if gpu.mig_mode and not gpu.mig:
+            alone = not visible.devices
+            yield make_finding(
+                "mig-no-devices",
+                Severity.ERROR if alone else Severity.WARNING,
+                "gpu",
+                f"GPU {gpu.index} has MIG enabled but no MIG devices: CUDA can run nothing on it",
+                (gpu_text(gpu), "nvmlDeviceGetMigDeviceHandleByIndex found no MIG device", cite("mig-enumeration")),
+                f"create GPU and compute instances (nvidia-smi mig -i {gpu.index} -cgi <profile> -C), or disable "
+                f"MIG (nvidia-smi -i {gpu.index} -mig 0, then reset the GPU)",
+            )
+        if gpu.mig_pending is not None and gpu.mig_pending != gpu.mig_mode:
+            now, then = ("enabled", "disabled") if gpu.mig_mode else ("disabled", "enabled")
+            yield make_finding(
+                "mig-mode-pending",
+                Severity.INFO,
+                "gpu",
+                f"GPU {gpu.index} has MIG {now} until its next reset, then {then}",
+                (gpu_text(gpu), "nvmlDeviceGetMigMode: the current and the pending mode differ"),
+                f"reset the GPU (nvidia-smi -i {gpu.index} -r) or reboot for the pending MIG mode to take effect",
+            )
+    if visible.hidden_by_mig or len([d for d in visible.named if d.mig is not None]) > 1:
+        [device] = visible.devices
+        others = [d for d in visible.named if d != device]
+        yield make_finding(
+            "mig-one-device",
+            Severity.INFO,
+            "environment",
+            f"a CUDA process sees one device here, {device.label} ({device.name or 'MIG device'}): CUDA enumerates "
+            f"a single MIG device, and then no GPU without MIG; {len(others)} other device(s) stay unused",
+            (
+                f"also available: {listing([' '.join(filter(None, (d.label, d.uuid))) for d in others])}",
+                cite("mig-enumeration"),
+            ),
+            "give each process its own MIG device with CUDA_VISIBLE_DEVICES=MIG-<UUID> (pytest-cudnn does this for "
+            "each xdist worker: pytest -n auto --gpu-workers)",
         )
 
 

@@ -224,6 +224,91 @@ def _gpu_facts(nvml: _Nvml, handle: ctypes.c_void_p) -> Iterator[tuple[str, Call
     yield from (("compute_capability", compute_capability), ("memory", memory))
 
 
+class _Attributes(ctypes.Structure):  # nvmlDeviceAttributes_t, as nvmlDeviceGetAttributes_v2 fills it
+    _fields_ = [
+        ("multiprocessorCount", ctypes.c_uint),
+        ("sharedCopyEngineCount", ctypes.c_uint),
+        ("sharedDecoderCount", ctypes.c_uint),
+        ("sharedEncoderCount", ctypes.c_uint),
+        ("sharedJpegCount", ctypes.c_uint),
+        ("sharedOfaCount", ctypes.c_uint),
+        ("gpuInstanceSliceCount", ctypes.c_uint),
+        ("computeInstanceSliceCount", ctypes.c_uint),
+        ("memorySizeMB", ctypes.c_ulonglong),
+    ]
+
+
+# nvml.h, nvmlReturn_t: NVML_ERROR_NOT_SUPPORTED (a GPU without MIG), NVML_ERROR_NOT_FOUND (no MIG device at an
+# index), NVML_ERROR_FUNCTION_NOT_FOUND (a driver older than the MIG API, R450).
+_NOT_SUPPORTED, _NOT_FOUND, _FUNCTION_NOT_FOUND = 3, 6, 13
+_MIG_ENABLE = 1  # NVML_DEVICE_MIG_ENABLE
+
+
+def _mig_facts(nvml: _Nvml, handle: ctypes.c_void_p) -> Iterator[tuple[str, Callable[[], Any]]]:
+    """A MIG device's facts, read through its own handle (the same calls as a GPU's, and its instance ids)."""
+
+    def instance_id(call: str) -> int:
+        value = ctypes.c_uint()
+        nvml.call(call, handle, ctypes.byref(value))
+        return value.value
+
+    def attributes() -> tuple[int, int, int]:
+        info = _Attributes()
+        nvml.call("nvmlDeviceGetAttributes_v2", handle, ctypes.byref(info))
+        return int(info.gpuInstanceSliceCount), int(info.computeInstanceSliceCount), int(info.multiprocessorCount)
+
+    def memory() -> tuple[int, int]:
+        info = _Memory()
+        nvml.call("nvmlDeviceGetMemoryInfo", handle, ctypes.byref(info))
+        return int(info.total), int(info.free)
+
+    yield ("uuid", lambda: nvml.string("nvmlDeviceGetUUID", handle))
+    yield ("name", lambda: nvml.string("nvmlDeviceGetName", handle))
+    yield ("gpu_instance_id", lambda: instance_id("nvmlDeviceGetGpuInstanceId"))
+    yield ("compute_instance_id", lambda: instance_id("nvmlDeviceGetComputeInstanceId"))
+    yield ("attributes", attributes)
+    yield ("memory", memory)
+
+
+def _mig(nvml: _Nvml, handle: ctypes.c_void_p, gpu: Result, read: Callable[..., None], errors: list[str]) -> None:
+    """MIG mode and, when it is on, every MIG device of one GPU. A GPU or driver without MIG says nothing."""
+    current, pending = ctypes.c_uint(), ctypes.c_uint()
+    try:
+        nvml.call("nvmlDeviceGetMigMode", handle, ctypes.byref(current), ctypes.byref(pending))
+    except NvmlError as error:
+        if error.code not in (_NOT_SUPPORTED, _FUNCTION_NOT_FOUND):
+            errors.append(f"mig_mode: {error}")
+        return
+    gpu["mig_mode"] = current.value == _MIG_ENABLE
+    if pending.value != current.value:
+        gpu["mig_pending"] = pending.value == _MIG_ENABLE
+    if current.value != _MIG_ENABLE:
+        return
+    count = ctypes.c_uint()
+    try:
+        nvml.call("nvmlDeviceGetMaxMigDeviceCount", handle, ctypes.byref(count))
+    except NvmlError as error:
+        errors.append(f"nvmlDeviceGetMaxMigDeviceCount: {error}")
+        return
+    devices: list[Result] = []
+    for index in range(count.value):
+        device = ctypes.c_void_p()
+        try:
+            nvml.call("nvmlDeviceGetMigDeviceHandleByIndex", handle, ctypes.c_uint(index), ctypes.byref(device))
+        except NvmlError as error:
+            if error.code != _NOT_FOUND:  # an index with no MIG device behind it: slots are sparse
+                errors.append(f"nvmlDeviceGetMigDeviceHandleByIndex({index}): {error}")
+            continue
+        mig: Result = {"index": index}
+        mig_errors: list[str] = []
+        for key, call in _mig_facts(nvml, device):
+            read(key, call, mig, mig_errors)
+        if mig_errors:
+            mig["error"] = "; ".join(mig_errors)
+        devices.append(mig)
+    gpu["mig"] = devices
+
+
 def probe_nvml(job: Result) -> Result:
     """The driver and every GPU through NVML. Each GPU's facts are read call by call so one failing call (or a
     device failing half-way through the list) costs only that fact. Error texts are NVML's own
@@ -249,6 +334,8 @@ def probe_nvml(job: Result) -> Result:
             return
         if key == "memory":
             into["memory_total"], into["memory_free"] = value
+        elif key == "attributes":
+            into["gpu_slices"], into["compute_slices"], into["multiprocessors"] = value
         else:
             into[key] = value
 
@@ -277,6 +364,7 @@ def probe_nvml(job: Result) -> Result:
         gpu_errors: list[str] = []
         for key, call in _gpu_facts(nvml, handle):
             read(key, call, gpu, gpu_errors)
+        _mig(nvml, handle, gpu, read, gpu_errors)
         if gpu_errors:
             gpu["error"] = "; ".join(gpu_errors)
         result["gpus"].append(gpu)

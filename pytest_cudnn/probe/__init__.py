@@ -38,6 +38,7 @@ from ..environment import (
     FrameworkBuild,
     Gpu,
     Host,
+    MigDevice,
     PathCheck,
     Resolution,
     State,
@@ -353,6 +354,30 @@ def _failure_kind(answer: Mapping[str, Any]) -> Failure | None:
         return None
 
 
+def _bool(value: Any) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
+def _mig_devices(answer: Any) -> tuple[MigDevice, ...]:
+    return tuple(
+        MigDevice(
+            index=int(mig.get("index", i)),
+            uuid=_str(mig.get("uuid")),
+            name=_str(mig.get("name")),
+            gpu_instance_id=_int(mig.get("gpu_instance_id")),
+            compute_instance_id=_int(mig.get("compute_instance_id")),
+            gpu_slices=_int(mig.get("gpu_slices")),
+            compute_slices=_int(mig.get("compute_slices")),
+            multiprocessors=_int(mig.get("multiprocessors")),
+            memory_total=_int(mig.get("memory_total")),
+            memory_free=_int(mig.get("memory_free")),
+            error=_str(mig.get("error")),
+        )
+        for i, mig in enumerate(answer if isinstance(answer, list) else [])
+        if isinstance(mig, dict)
+    )
+
+
 def _driver(answer: Mapping[str, Any]) -> Driver:
     error = _failure(answer)
     gpus = tuple(
@@ -365,6 +390,9 @@ def _driver(answer: Mapping[str, Any]) -> Driver:
             memory_total=_int(gpu.get("memory_total")),
             memory_free=_int(gpu.get("memory_free")),
             error=_str(gpu.get("error")),
+            mig_mode=_bool(gpu.get("mig_mode")),
+            mig_pending=_bool(gpu.get("mig_pending")),
+            mig=_mig_devices(gpu.get("mig")),
         )
         for i, gpu in enumerate(answer.get("gpus") or [])
         if isinstance(gpu, dict)
