@@ -7,15 +7,18 @@ Variables"). Indices are mapped to NVML's PCI-bus order, which is CUDA's order u
 or when the GPUs are identical; the diagnosis says when neither holds (``cuda-device-order``).
 
 A GPU with MIG enabled runs CUDA work only in its MIG devices (a compute instance and its GPU instance, one CUDA
-device each), and a CUDA process enumerates at most one MIG device: the first one visible, and then no GPU without
-MIG (NVIDIA MIG User Guide, "CUDA Device Enumeration"; cited as ``mig-enumeration`` in compat/sources.py). So a
-process sees either whole GPUs or a single MIG device, and xdist workers each get their own MIG device by UUID.
+device each), and which of them a process enumerates depends on the driver (NVIDIA MIG User Guide, "CUDA Device
+Enumeration", cited as ``mig-enumeration`` in compat/sources.py): before R570 a process enumerates one MIG device,
+the first visible, and then no GPU without MIG; from R570, one compute instance per GPU instance (at most 64),
+beside the GPUs without MIG. A GPU named by index or GPU UUID while MIG is on stands for its first MIG device, as
+pytest-cudnn reads it (NVIDIA does not document it; DataDog's agent and nvitop model it so). xdist workers each
+get one MIG device of their own, by UUID, whatever the driver.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .environment import Gpu, MigDevice
 
@@ -26,6 +29,7 @@ __all__ = [
     "cuda_visible_value",
     "devices_of",
     "parse_visible_devices",
+    "with_free",
 ]
 
 
@@ -77,14 +81,24 @@ class CudaDevice:
 @dataclass(frozen=True)
 class VisibleDevices:
     devices: tuple[CudaDevice, ...]  # what CUDA enumerates, in its numbering: devices[0] is CUDA device 0
-    named: tuple[CudaDevice, ...]  # every device the value names (a MIG-enabled GPU: its MIG devices), in order
+    named: tuple[CudaDevice, ...]  # every device the value names (a MIG-enabled GPU: all its MIG devices)
     unlisted_mig: tuple[str, ...]  # MIG entries no GPU's listing can be checked against (NVML listed no MIG)
     invalid: str | None  # the first entry that names no device (it and all after it are ignored)
-    hidden_by_mig: tuple[CudaDevice, ...] = ()  # whole GPUs CUDA skips because a MIG device is enumerated
 
     @property
     def gpus(self) -> tuple[CudaDevice, ...]:
         return self.devices
+
+    @property
+    def unused(self) -> tuple[CudaDevice, ...]:
+        """Devices named (or, unset, present) that CUDA does not enumerate because of its MIG rules."""
+        return tuple(device for device in self.named if device not in self.devices)
+
+
+# NVIDIA MIG User Guide, "CUDA Device Enumeration": the driver from which a process enumerates one compute
+# instance per GPU instance, and GPUs without MIG beside them; and the most MIG devices it enumerates then.
+MIG_PER_GPU_INSTANCE_FROM = 570
+MIG_MOST = 64
 
 
 def devices_of(gpu: Gpu) -> tuple[CudaDevice, ...]:
@@ -94,32 +108,59 @@ def devices_of(gpu: Gpu) -> tuple[CudaDevice, ...]:
     return (CudaDevice(gpu),)
 
 
-def parse_visible_devices(value: str | None, gpus: Sequence[Gpu]) -> VisibleDevices:
-    """The devices CUDA sees when CUDA_VISIBLE_DEVICES is ``value`` (None: unset, all of them)."""
+def driver_major(version: str | None) -> int | None:
+    head = (version or "").partition(".")[0]
+    return int(head) if head.isascii() and head.isdigit() and len(head) < 6 else None
+
+
+def parse_visible_devices(value: str | None, gpus: Sequence[Gpu], driver: str | None = None) -> VisibleDevices:
+    """The devices CUDA sees when CUDA_VISIBLE_DEVICES is ``value`` (None: unset, all of them), under driver
+    ``driver`` (NVML's version string; it decides the MIG rule, and an unknown one gets the older, stricter rule)."""
+    per_instance = (driver_major(driver) or 0) >= MIG_PER_GPU_INSTANCE_FROM
     if value is None:
-        return _enumerate([device for gpu in gpus for device in devices_of(gpu)], (), None)
+        present = [device for gpu in gpus for device in devices_of(gpu)]
+        return VisibleDevices(_cuda_rule(present, per_instance), tuple(present), (), None)
     named: list[CudaDevice] = []
+    candidates: list[CudaDevice] = []  # what CUDA considers: a MIG-enabled GPU's first MIG device only
     unlisted: list[str] = []
     listed = any(gpu.mig_mode is not None for gpu in gpus)  # NVML answered MIG questions for some GPU
+    invalid: str | None = None
     for raw in value.split(",") if value.strip() else []:
         entry = raw.strip()
         found = _entry(entry, gpus)
-        if found is not None:
-            named.extend(device for device in found if device not in named)  # a repeated device is one device
-        elif entry.startswith("MIG-") and len(entry) > 4 and not listed:
-            unlisted.append(entry)
-        else:
-            return _enumerate(named, tuple(unlisted), entry)
-    return _enumerate(named, tuple(unlisted), None)
+        if found is None:
+            if entry.startswith("MIG-") and len(entry) > 4 and not listed:
+                unlisted.append(entry)
+                continue
+            invalid = entry
+            break
+        whole_gpu = not entry.startswith("MIG-")
+        for position, device in enumerate(found):
+            if device not in named:  # a repeated device is one device
+                named.append(device)
+            if device not in candidates and (position == 0 or not whole_gpu):
+                candidates.append(device)
+    return VisibleDevices(_cuda_rule(candidates, per_instance), tuple(named), tuple(unlisted), invalid)
 
 
-def _enumerate(named: Sequence[CudaDevice], unlisted: tuple[str, ...], invalid: str | None) -> VisibleDevices:
-    """CUDA's MIG rule over the named devices: one MIG device, the first, and then no whole GPU."""
-    first_mig = next((device for device in named if device.mig is not None), None)
-    if first_mig is None:
-        return VisibleDevices(tuple(named), tuple(named), unlisted, invalid)
-    hidden = tuple(device for device in named if device.mig is None)
-    return VisibleDevices((first_mig,), tuple(named), unlisted, invalid, hidden)
+def _cuda_rule(candidates: Sequence[CudaDevice], per_instance: bool) -> tuple[CudaDevice, ...]:
+    """The devices CUDA enumerates of ``candidates``: before R570 one MIG device and then no whole GPU; from R570
+    the whole GPUs and one compute instance per GPU instance, at most 64 of them."""
+    migs = [device for device in candidates if device.mig is not None]
+    if not migs:
+        return tuple(candidates)
+    if not per_instance:
+        return (migs[0],)
+    kept: list[CudaDevice] = []
+    instances: set[tuple[str | None, int, int | None]] = set()
+    for device in candidates:
+        if device.mig is not None:
+            instance = (device.gpu.uuid, device.gpu.index, device.mig.gpu_instance_id)
+            if instance in instances or len(instances) >= MIG_MOST:
+                continue
+            instances.add(instance)
+        kept.append(device)
+    return tuple(kept)
 
 
 def _entry(entry: str, gpus: Sequence[Gpu]) -> tuple[CudaDevice, ...] | None:
@@ -172,6 +213,13 @@ def cuda_visible_value(devices: Sequence[CudaDevice]) -> str:
     if all(device.uuid for device in devices):
         return ",".join(device.uuid or "" for device in devices)
     return ",".join(str(device.index) for device in devices if device.mig is None)
+
+
+def with_free(device: CudaDevice, free: int) -> CudaDevice:
+    """``device`` with ``free`` bytes free: its MIG device's memory, or its GPU's."""
+    if device.mig is not None:
+        return CudaDevice(device.gpu, replace(device.mig, memory_free=free))
+    return CudaDevice(replace(device.gpu, memory_free=free))
 
 
 def _d(index: int) -> CudaDevice:  # doctest helper

@@ -1,7 +1,8 @@
 """What the ``gpu`` and ``cudnn_handle`` fixtures give a test.
 
 These are the only places pytest-cudnn touches a GPU library inside the test process, and only when a test
-asks: NVML to read free memory live, cuDNN (the copy the probe vouched for, by absolute path) to create a handle.
+asks: NVML to read free memory live (pytest_cudnn.live), cuDNN (the copy the probe vouched for, by absolute path)
+to create a handle.
 """
 
 from __future__ import annotations
@@ -9,9 +10,13 @@ from __future__ import annotations
 import ctypes
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .devices import CudaDevice
 from .environment import MigDevice
+
+if TYPE_CHECKING:
+    from .live import Holder
 
 __all__ = ["CudnnError", "CudnnHandle", "GpuDevice", "create_cudnn_handle"]
 
@@ -62,17 +67,21 @@ class GpuDevice:
 
     @property
     def memory_free(self) -> int | None:
-        """Free memory now, read through NVML; from a replayed snapshot, the value recorded there."""
+        """Free memory now, read through NVML (no CUDA context); a MIG device's own. From a replayed snapshot, the
+        value recorded there; None when NVML cannot read it now."""
         if self.replayed or not self.uuid:
             return self.probed_memory_free
-        import pynvml
+        from .live import read
 
-        pynvml.nvmlInit()
-        try:
-            handle = pynvml.nvmlDeviceGetHandleByUUID(self.uuid)
-            return int(pynvml.nvmlDeviceGetMemoryInfo(handle).free)
-        finally:
-            pynvml.nvmlShutdown()
+        return read(self.uuid, self.parent_uuid, self.mig.index if self.mig else None).free
+
+    def holders(self) -> tuple[Holder, ...]:
+        """The compute processes on this device now, largest first (nothing from a replayed snapshot)."""
+        if self.replayed or not self.uuid:
+            return ()
+        from .live import read
+
+        return read(self.uuid, self.parent_uuid, self.mig.index if self.mig else None, holders=True).holders
 
 
 class CudnnError(RuntimeError):

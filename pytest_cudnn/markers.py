@@ -267,7 +267,7 @@ def _gpu_blocker(env: Environment, findings: Sequence[Finding], requirement: Req
         return _fail(requirement, finding.summary, finding.code, finding, found_is_finding=True)
     if not visible_gpus(env):
         finding = next(
-            (f for f in findings if f.component in ("driver", "environment") and f.code in _NO_GPU_CODES), None
+            (f for f in findings if f.component in ("driver", "environment", "gpu") and f.code in _NO_GPU_CODES), None
         )
         if finding is None:
             return _fail(requirement, "no GPU visible to CUDA", "no-gpu")
@@ -275,7 +275,7 @@ def _gpu_blocker(env: Environment, findings: Sequence[Finding], requirement: Req
     return None
 
 
-_NO_GPU_CODES = ("no-gpu", "cuda-visible-devices-hides-all", "cuda-visible-devices-mig")
+_NO_GPU_CODES = ("no-gpu", "cuda-visible-devices-hides-all", "cuda-visible-devices-mig", "mig-no-devices")
 
 
 def judge(

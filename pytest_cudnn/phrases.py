@@ -8,11 +8,15 @@ the point where they are shown.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from .compat.cuda import architecture_name
 from .devices import CudaDevice
 from .environment import CudaRuntime, Cudnn, Gpu, Via
+
+if TYPE_CHECKING:
+    from .live import Holder
 
 __all__ = [
     "copy",
@@ -87,3 +91,13 @@ _FRAMEWORKS = {"torch": "PyTorch", "jax": "JAX", "tensorflow": "TensorFlow", "cu
 def framework(name: str) -> str:
     """A framework's name as its users write it, from its import name: 'torch' -> 'PyTorch'."""
     return _FRAMEWORKS.get(name, name)
+
+
+def holders(found: Sequence[Holder], limit: int = 4) -> str:
+    """'pid 4242 python3 (30.0 GiB), pid 77 (memory not reported)': who holds a device's memory."""
+    said = [
+        f"pid {h.pid}{f' {h.name}' if h.name else ''} ({size(h.used) if h.used is not None else 'memory not reported'})"
+        for h in found[:limit]
+    ]
+    more = f" and {len(found) - limit} more" if len(found) > limit else ""
+    return ", ".join(said) + more

@@ -59,6 +59,9 @@ def inspect_only(config: pytest.Config) -> bool:
 
 def leave(config: pytest.Config) -> None:
     _RUNNING.discard(config)
+    live = sys.modules.get("pytest_cudnn.live")  # NVML opened for live reads: shut when the last session ends
+    if live is not None and not _RUNNING:
+        live.close()
 
 
 def xdist_worker_ids(config: pytest.Config) -> list[str]:
@@ -202,7 +205,35 @@ class GpuRun:
             gpu = next((g for g in visible_gpus(self.env) if device and g.uuid == device.uuid), None)
             cached = (requirement, judge(requirement, self.env, self.findings, gpu), requirement.describe())
             self._outcomes[id(requirement)] = cached
+        if requirement.memory is not None and not self.replaying:
+            return self._judge_memory(requirement, cached[1]), cached[2]
         return cached[1], cached[2]
+
+    def _judge_memory(self, requirement: Requirement, probed: Outcome) -> Outcome:
+        """A memory requirement judged against the device's free memory now, read through NVML when the test is
+        set up: other workers and processes may have taken what the session-start probe saw free. Short, it says
+        who holds the memory; unreadable now, the probed outcome stands, and says so when it fails."""
+        from .devices import with_free
+        from .diagnosis import visible_gpus
+        from .live import read
+        from .markers import Outcome, judge
+        from .phrases import holders
+
+        device = self.device()
+        gpu = next((g for g in visible_gpus(self.env) if device and g.uuid == device.uuid), None)
+        if device is None or gpu is None or device.uuid is None:
+            return probed
+        reading = read(device.uuid, device.parent_uuid, device.mig.index if device.mig else None, holders=True)
+        if reading.free is None:
+            if probed.ok or probed.cause != "gpu-memory":
+                return probed
+            note = f" (free memory as probed at session start: NVML cannot read it now: {reading.error})"
+            return Outcome(False, probed.message + note, probed.cause)
+        outcome = judge(requirement, self.env, self.findings, with_free(gpu, reading.free))
+        if outcome.ok or outcome.cause != "gpu-memory":
+            return outcome
+        held = f"; held now by {holders(reading.holders)}" if reading.holders else "; NVML lists no compute process"
+        return Outcome(False, f"{outcome.message} at test setup{held}", outcome.cause)
 
     def header(self, verbose: bool) -> list[str]:
         """The session header. A nested run shows it only when it needs the environment from the start."""

@@ -90,7 +90,7 @@ def mig(
     parent: str = "NVIDIA H100 80GB HBM3",
 ) -> MigDevice:
     """One MIG device, as the probe reads it through NVML (slot: its MIG device index under the GPU)."""
-    slices = int(profile.partition("g")[0])
+    slices = int(profile.rpartition(".")[0].rpartition(".")[2].rstrip("g") or 1)  # "1c.3g.40gb": 3
     return MigDevice(
         slot,
         uuid or f"MIG-{slot:08d}-1111-2222-3333-444444444444",

@@ -83,7 +83,7 @@ CODES: dict[str, str] = {
     "cuda-visible-devices-mig": "CUDA_VISIBLE_DEVICES names MIG devices, and NVML lists none to judge them by",
     "mig-no-devices": "a GPU has MIG enabled but no MIG devices: CUDA runs nothing on it",
     "mig-mode-pending": "a GPU's MIG mode changes at its next reset",
-    "mig-one-device": "a process sees a single MIG device; the other devices stay unused",
+    "mig-devices-unused": "CUDA's MIG rules leave some of the devices here unused by one process",
     "library-folder-unreadable": "a folder the loader searches could not be listed",
     "cuda-device-order": "CUDA numbers these GPUs differently from nvidia-smi",
     "framework-cpu-only": "a PyTorch, JAX or CuPy install is a CPU-only build",

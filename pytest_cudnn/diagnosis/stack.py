@@ -10,7 +10,7 @@ from packaging.version import Version
 
 from .. import phrases
 from ..compat import tensorflow as tf_facts
-from ..devices import CudaDevice, parse_visible_devices
+from ..devices import CudaDevice, VisibleDevices, parse_visible_devices
 from ..environment import (
     Candidate,
     CudaRuntime,
@@ -199,14 +199,18 @@ def stack_cudnns(env: Environment) -> list[Cudnn]:
 
 
 def visible_gpus(env: Environment) -> tuple[CudaDevice, ...]:
-    """The devices CUDA will see, in CUDA's numbering: whole GPUs, or a single MIG device."""
-    return parse_visible_devices(env.variables.get("CUDA_VISIBLE_DEVICES"), env.driver.gpus).devices
+    """The devices CUDA will see, in CUDA's numbering, MIG devices included (devices.py says which)."""
+    return _visible(env).devices
 
 
 def assignable_devices(env: Environment) -> tuple[CudaDevice, ...]:
     """The devices this run may hand to xdist workers, one CUDA_VISIBLE_DEVICES each: every device the outer
     CUDA_VISIBLE_DEVICES names (all when unset), each MIG device of a partitioned GPU on its own."""
-    return parse_visible_devices(env.variables.get("CUDA_VISIBLE_DEVICES"), env.driver.gpus).named
+    return _visible(env).named
+
+
+def _visible(env: Environment) -> VisibleDevices:
+    return parse_visible_devices(env.variables.get("CUDA_VISIBLE_DEVICES"), env.driver.gpus, env.driver.version)
 
 
 def loader_winners(env: Environment, copies: Sequence[Copy]) -> list[Copy]:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from packaging.version import Version
 
 from .. import phrases
-from ..devices import VisibleDevices, parse_visible_devices
+from ..devices import MIG_PER_GPU_INSTANCE_FROM, VisibleDevices, driver_major, parse_visible_devices
 from ..environment import (
     INSTALL_VARIABLES,
     Environment,
@@ -74,7 +74,7 @@ def path_rules(env: Environment) -> Iterator[Finding]:
 def device_rules(env: Environment) -> Iterator[Finding]:
     gpus = env.driver.gpus
     value = env.variables.get("CUDA_VISIBLE_DEVICES")
-    visible = parse_visible_devices(value, gpus)
+    visible = parse_visible_devices(value, gpus, env.driver.version)
     yield from mig_rules(env, visible)
     if value is not None and gpus:
         evidence = (
@@ -154,17 +154,23 @@ def mig_rules(env: Environment, visible: VisibleDevices) -> Iterator[Finding]:
                 (gpu_text(gpu), "nvmlDeviceGetMigMode: the current and the pending mode differ"),
                 f"reset the GPU (nvidia-smi -i {gpu.index} -r) or reboot for the pending MIG mode to take effect",
             )
-    if visible.hidden_by_mig or len([d for d in visible.named if d.mig is not None]) > 1:
-        [device] = visible.devices
-        others = [d for d in visible.named if d != device]
+    unused = visible.unused
+    if unused and visible.devices and any(device.mig is not None for device in visible.named):
+        per_instance = (driver_major(env.driver.version) or 0) >= MIG_PER_GPU_INSTANCE_FROM
+        rule = (
+            "one compute instance per GPU instance"
+            if per_instance
+            else "a single MIG device, and then no GPU without MIG"
+        )
+        seen = listing([" ".join(filter(None, (d.label, d.name))) for d in visible.devices])
         yield make_finding(
-            "mig-one-device",
+            "mig-devices-unused",
             Severity.INFO,
             "environment",
-            f"a CUDA process sees one device here, {device.label} ({device.name or 'MIG device'}): CUDA enumerates "
-            f"a single MIG device, and then no GPU without MIG; {len(others)} other device(s) stay unused",
+            f"a CUDA process here sees {len(visible.devices)} of {len(visible.named)} devices ({seen}): with driver "
+            f"{env.driver.version or '(version unknown)'} CUDA enumerates {rule}",
             (
-                f"also available: {listing([' '.join(filter(None, (d.label, d.uuid))) for d in others])}",
+                f"not enumerated: {listing([' '.join(filter(None, (d.label, d.uuid))) for d in unused])}",
                 cite("mig-enumeration"),
             ),
             "give each process its own MIG device with CUDA_VISIBLE_DEVICES=MIG-<UUID> (pytest-cudnn does this for "

@@ -1,0 +1,156 @@
+"""MIG: which devices CUDA enumerates under each driver rule, what xdist workers get, and what the doctor and the
+markers say about a partitioned GPU. Pure tables here; tests/test_mig_hosts.py runs the same on simulated hosts."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from pytest_cudnn.devices import CudaDevice, assign_devices, cuda_visible_value, parse_visible_devices
+from pytest_cudnn.diagnosis import assignable_devices, diagnose, visible_gpus
+from pytest_cudnn.environment import Environment, Gpu
+from pytest_cudnn.markers import judge, parse_marker
+
+from .envbuilder import EnvBuilder, gpu, mig
+
+GiB = 1024**3
+# GPU 0: an H100 in three MIG devices, two of them compute instances of one GPU instance (GI 1); GPU 1: whole.
+SPLIT = dataclasses.replace(
+    gpu(0, name="NVIDIA H100 80GB HBM3", cc="9.0"),
+    mig_mode=True,
+    mig=(
+        mig(0, "3g.40gb", 40 * GiB, 39 * GiB, gpu_instance=1),
+        mig(1, "1c.3g.40gb", 40 * GiB, 39 * GiB, gpu_instance=1),
+        mig(3, "1g.10gb", 10 * GiB, 2 * GiB, gpu_instance=9),
+    ),
+)
+WHOLE = gpu(1)
+MIG0, MIG1, MIG3 = (f"MIG-{slot:08d}-1111-2222-3333-444444444444" for slot in (0, 1, 3))
+OLD, NEW = "550.54.15", "570.86.10"
+
+
+def labels(devices: tuple[CudaDevice, ...]) -> list[str]:
+    return [device.label for device in devices]
+
+
+@pytest.mark.parametrize(
+    ("value", "driver", "seen", "invalid"),
+    [
+        # Before R570: one MIG device, the first, and then no whole GPU.
+        (None, OLD, ["GPU 0 MIG 0"], None),
+        ("1", OLD, ["GPU 1"], None),
+        ("1,0", OLD, ["GPU 0 MIG 0"], None),  # a MIG device anywhere in the list hides the whole GPU
+        (MIG3, OLD, ["GPU 0 MIG 3"], None),
+        (f"{MIG3},{MIG0}", OLD, ["GPU 0 MIG 3"], None),
+        ("MIG-GPU-00000000-aaaa-bbbb-cccc-000000000000/9/0", OLD, ["GPU 0 MIG 3"], None),  # the R450/R460 form
+        ("MIG-00000003", OLD, ["GPU 0 MIG 3"], None),  # a unique prefix, as for GPU UUIDs
+        ("MIG-0000000", OLD, [], "MIG-0000000"),  # a prefix of several names none
+        (f"1,MIG-99999999,{MIG0}", OLD, ["GPU 1"], "MIG-99999999"),  # CUDA stops at the first unknown entry
+        # From R570: one compute instance per GPU instance, beside the whole GPUs.
+        (None, NEW, ["GPU 0 MIG 0", "GPU 0 MIG 3", "GPU 1"], None),
+        (f"{MIG1},{MIG0},1", NEW, ["GPU 0 MIG 1", "GPU 1"], None),
+        ("0", NEW, ["GPU 0 MIG 0"], None),  # a partitioned GPU by index: its first MIG device
+        # An unknown driver version gets the older, stricter rule.
+        (None, None, ["GPU 0 MIG 0"], None),
+    ],
+)
+def test_cuda_enumerates_mig_devices_by_the_drivers_rule(
+    value: str | None, driver: str | None, seen: list[str], invalid: str | None
+) -> None:
+    visible = parse_visible_devices(value, [SPLIT, WHOLE], driver)
+    assert labels(visible.devices) == seen
+    assert visible.invalid == invalid
+
+
+def test_a_partitioned_gpu_named_by_index_offers_all_its_mig_devices_to_hand_out() -> None:
+    visible = parse_visible_devices("0", [SPLIT, WHOLE], OLD)
+    assert labels(visible.named) == ["GPU 0 MIG 0", "GPU 0 MIG 1", "GPU 0 MIG 3"]
+    assert labels(visible.unused) == ["GPU 0 MIG 1", "GPU 0 MIG 3"]
+
+
+def test_mig_uuids_are_unlisted_not_invalid_when_nvml_lists_no_mig_at_all() -> None:
+    plain = dataclasses.replace(SPLIT, mig_mode=None, mig=())  # a driver without the MIG API
+    visible = parse_visible_devices(MIG0, [plain], OLD)
+    assert (visible.devices, visible.unlisted_mig, visible.invalid) == ((), (MIG0,), None)
+
+
+def test_a_mig_device_describes_itself_and_borrows_its_gpus_bus_and_capability() -> None:
+    device = CudaDevice(SPLIT, SPLIT.mig[2])
+    assert (device.name, device.uuid, device.memory_total, device.memory_free) == (
+        "NVIDIA H100 80GB HBM3 MIG 1g.10gb",
+        MIG3,
+        10 * GiB,
+        2 * GiB,
+    )
+    assert (device.index, device.pci_bus_id, device.compute_capability) == (0, SPLIT.pci_bus_id, "9.0")
+
+
+@pytest.mark.parametrize(
+    ("workers", "per_worker", "shares"),
+    [
+        (2, 1, [[MIG0], [MIG1]]),
+        (4, 1, [[MIG0], [MIG1], [MIG3], ["GPU-00000001-aaaa-bbbb-cccc-000000000000"]]),
+        (2, 2, [[MIG0], [MIG1]]),  # a CUDA process may see only one MIG device: never two to a worker
+    ],
+)
+def test_xdist_workers_each_get_one_mig_device_by_uuid(workers: int, per_worker: int, shares: list[list[str]]) -> None:
+    env = EnvBuilder.healthy().with_gpus(SPLIT, WHOLE).build()
+    given = assign_devices(assignable_devices(env), workers, per_worker)
+    assert [cuda_visible_value(share).split(",") for share in given] == shares
+
+
+def test_an_outer_mig_uuid_list_limits_what_workers_get() -> None:
+    builder = EnvBuilder.healthy().with_gpus(SPLIT, WHOLE)
+    builder.variables["CUDA_VISIBLE_DEVICES"] = f"{MIG3},{MIG1}"
+    given = assign_devices(assignable_devices(builder.build()), 3)
+    assert [cuda_visible_value(share) for share in given] == [MIG3, MIG1, MIG3]
+
+
+def worker_env(value: str) -> Environment:
+    builder = EnvBuilder.healthy().with_gpus(SPLIT, WHOLE)
+    builder.variables["CUDA_VISIBLE_DEVICES"] = value
+    return builder.build()
+
+
+@pytest.mark.parametrize(
+    ("value", "memory", "ok"),
+    [
+        (MIG0, "30GB", True),  # the 3g.40gb device has 39 GiB free
+        (MIG3, "30GB", False),  # the 1g.10gb device has 2 GiB free, though its GPU has 79
+        (MIG3, "1GB", True),
+    ],
+)
+def test_memory_is_judged_against_the_mig_device_not_its_gpu(value: str, memory: str, ok: bool) -> None:
+    env = worker_env(value)
+    outcome = judge(parse_marker("requires_gpu", (), {"memory": memory}), env, diagnose(env))
+    assert outcome.ok is ok
+    if not ok:
+        assert "GPU 0 MIG 3 NVIDIA H100 80GB HBM3 MIG 1g.10gb" in outcome.message
+        assert "2.0 GiB free" in outcome.message
+
+
+def test_two_gpus_are_not_there_for_a_process_that_sees_one_mig_device() -> None:
+    env = EnvBuilder.healthy().with_gpus(SPLIT, WHOLE).build()
+    assert labels(visible_gpus(env)) == ["GPU 0 MIG 0"]
+    outcome = judge(parse_marker("requires_gpu", (2,), {}), env, diagnose(env))
+    assert not outcome.ok
+    assert "(a CUDA process sees a single MIG device)" in outcome.message
+
+
+def test_the_doctor_names_the_devices_cuda_leaves_unused_and_why() -> None:
+    env = EnvBuilder.healthy().with_gpus(SPLIT, WHOLE).build()
+    [finding] = [f for f in diagnose(env) if f.code == "mig-devices-unused"]
+    assert "sees 1 of 4 devices (GPU 0 MIG 0 NVIDIA H100 80GB HBM3 MIG 3g.40gb)" in finding.summary
+    assert "a single MIG device, and then no GPU without MIG" in finding.summary
+    assert any(MIG3 in line and "GPU 1" in line for line in finding.evidence)
+
+
+def test_a_gpu_with_mig_on_and_no_mig_devices_is_an_error_when_nothing_else_runs() -> None:
+    empty: Gpu = dataclasses.replace(SPLIT, mig=())
+    alone = EnvBuilder.healthy().with_gpus(empty).build()
+    beside = EnvBuilder.healthy().with_gpus(empty, WHOLE).build()
+    assert [f.severity.value for f in diagnose(alone) if f.code == "mig-no-devices"] == ["error"]
+    assert [f.severity.value for f in diagnose(beside) if f.code == "mig-no-devices"] == ["warning"]
+    outcome = judge(parse_marker("requires_gpu", (), {}), alone, diagnose(alone))
+    assert (outcome.ok, outcome.cause) == (False, "mig-no-devices")
