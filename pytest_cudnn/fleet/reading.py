@@ -1,0 +1,350 @@
+"""Read one runner's ``--gpu-report`` into a :class:`~pytest_cudnn.fleet.model.Runner`, or say why it cannot be.
+
+A report comes from another machine: it is read as a regular file of bounded size (a FIFO or a device is refused
+at once), parsed with bounded numbers, and every value used is checked, with the path to a bad one
+(``tests[3].outcome: expected a string, got 5``); its environment is checked as a snapshot is. Nothing it names is
+loaded. Keys this version does not know (``hosts``, ``xdist_devices``, later ones) are accepted. Pure module
+apart from reading the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from ..diagnosis import Severity, Verdict, selected_cudnn, selected_runtime, visible_gpus
+from ..environment import SCHEMA as ENVIRONMENT_SCHEMA
+from ..environment import Environment, InvalidSnapshot, State
+from ..files import FileRefused, read_regular, size_text
+from ..serde import DecodeError, from_json
+from ..text import clip, listing
+from .model import SCHEMA as FLEET_SCHEMA
+from .model import FleetFinding, FrameworkVerdict, GpuModel, GpuTest, Problem, RefusalGroup, Runner, Stack
+
+__all__ = [
+    "MAX_REPORT_BYTES",
+    "FleetUsageError",
+    "ReportError",
+    "name_runners",
+    "read_runner",
+    "refusal_cause",
+    "refusal_groups",
+]
+
+# A report is a snapshot (at most 16 MiB, environment.MAX_SNAPSHOT_BYTES) and one entry per GPU test, about 400
+# bytes each as --gpu-report writes them: 64 MiB leaves room for 100,000 tests and bounds what a wrong path costs.
+MAX_REPORT_BYTES = 64 * 1024 * 1024
+_MAX_DIGITS = 100  # as environment.load_snapshot: memory sizes take 20 digits
+_REQUIRED = ("environment", "findings", "verdict", "frameworks", "tests")
+_HOSTS = 64  # remote hosts listed per runner
+
+
+class ReportError(ValueError):
+    """A report that cannot be used; the message says why, with the path to the bad value."""
+
+
+class FleetUsageError(ValueError):
+    """Reports and runner names that do not name one runner each."""
+
+
+# The parts of a report read here, checked by serde against these annotations. Keys not declared here are
+# dropped before decoding: a newer report may add some.
+@dataclass(frozen=True)
+class _Finding:
+    code: str
+    severity: Severity
+    summary: str
+    component: str = ""
+    evidence: tuple[str, ...] = ()
+    fix: str = ""
+    subjects: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Framework:
+    name: str
+    version: str | None
+    ok: bool
+    summary: str
+
+
+@dataclass(frozen=True)
+class _Test:
+    nodeid: str
+    requirements: tuple[str, ...] = ()
+    gpu: int | str | None = None
+    worker: str | None = None
+    reason: str | None = None
+    cause: str | None = None
+    outcome: str | None = None
+
+
+def name_runners(reports: Sequence[str], named: Sequence[tuple[str, str]] = ()) -> list[tuple[str, str]]:
+    """Each report with its runner's name, reports first in the order given, then those named only by
+    ``--name NAME=PATH`` (``named``: (name, path) pairs). An unnamed report is named by its file's stem
+    (``a100.json``), or by its folder when the stems repeat (``reports/a100/gpu-report.json``, as
+    actions/download-artifact lays them out), or else by its path. Raises FleetUsageError when a name would
+    stand for two reports or a report would get two names.
+
+    >>> name_runners(["reports/a100/gpu-report.json", "reports/t4/gpu-report.json"])
+    [('a100', 'reports/a100/gpu-report.json'), ('t4', 'reports/t4/gpu-report.json')]
+    """
+    given: dict[str, str] = {}
+    for name, path in named:
+        if given.get(path, name) != name:
+            raise FleetUsageError(f"{path} is named twice: {given[path]!r} and {name!r}")
+        given[path] = name
+    paths = list(dict.fromkeys([*reports, *given]))
+    defaults = dict(zip(paths, _default_names(paths), strict=True))
+    taken = set(given.values())
+    names: dict[str, str] = {}
+    for path in paths:
+        name = given.get(path) or (defaults[path] if defaults[path] not in taken else path)
+        if name in names.values():
+            other = next(p for p, n in names.items() if n == name)
+            raise FleetUsageError(
+                f"runner name {name!r} stands for {other} and {path}: name them with --name NAME=PATH"
+            )
+        names[path] = name
+    return [(name, path) for path, name in names.items()]
+
+
+def _default_names(paths: Sequence[str]) -> list[str]:
+    """Each report's stem when no other report has it, else its folder's name when no other report's folder or
+    stem is that, else its path."""
+    stems = [Path(path).stem or path for path in paths]
+    folders = [Path(os.path.abspath(path)).parent.name or path for path in paths]
+    names = []
+    for stem, folder, path in zip(stems, folders, paths, strict=True):
+        if stems.count(stem) == 1:
+            names.append(stem)
+        elif folders.count(folder) == 1 and folder not in stems:
+            names.append(folder)
+        else:
+            names.append(path)
+    return names
+
+
+def read_runner(name: str, path: str) -> Runner | Problem:
+    """The runner whose report is ``path``, or the Problem that says why it cannot be read."""
+    try:
+        return _runner(name, path, _parse(_read(path)))
+    except ReportError as error:
+        return Problem(name, path, str(error))
+
+
+def _read(path: str) -> bytes:
+    try:
+        return read_regular(path, MAX_REPORT_BYTES)
+    except OSError as error:
+        raise ReportError(f"cannot be read: {error.strerror or error}") from None
+    except FileRefused as refused:
+        if refused.read_past:  # its size said less than it held
+            raise ReportError(f"{refused}, the most a report can be") from None
+        limit = f"; a report is at most {size_text(MAX_REPORT_BYTES)}" if refused.too_large else ""
+        raise ReportError(f"{refused}{limit}") from None
+
+
+def _parse(raw: bytes) -> Any:
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise ReportError("is not UTF-8 text (a UTF-16 byte-order mark)")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise ReportError(f"is not UTF-8 text (byte {error.start})") from None
+    if not text.strip():
+        raise ReportError("is empty")
+
+    def integer(digits: str) -> int:
+        if len(digits.lstrip("-")) > _MAX_DIGITS:
+            raise ReportError(f"has a number of {len(digits.lstrip('-'))} digits, more than any report holds")
+        return int(digits)
+
+    try:
+        return json.loads(text, parse_int=integer)
+    except json.JSONDecodeError as error:
+        raise ReportError(f"is not JSON: {error.msg} at line {error.lineno}") from None
+    except RecursionError:
+        raise ReportError("is nested too deeply to be a report") from None
+
+
+def _check_kind(data: Any) -> dict[str, Any]:
+    """The report's top-level object, or why this JSON is not a --gpu-report."""
+    if not isinstance(data, dict):
+        raise ReportError(f"is not a pytest-cudnn report: the JSON is {_kind(data)}, not an object")
+    schema = data.get("schema")
+    if schema == ENVIRONMENT_SCHEMA:
+        raise ReportError("is a snapshot (pytest-cudnn snapshot), not a report: pytest --gpu-report PATH writes one")
+    if schema == FLEET_SCHEMA:
+        raise ReportError("is a fleet view (pytest-cudnn fleet --json), not a runner's report")
+    if "environment" not in data:
+        raise ReportError("is not a pytest-cudnn report: it has no 'environment' (pytest --gpu-report PATH writes one)")
+    if "tests" not in data and {"findings", "verdict"} <= set(data) and not {"require_gpu", "xdist"} & set(data):
+        raise ReportError("is the doctor's JSON (pytest-cudnn doctor --json), not a report: it has no 'tests'")
+    missing = [key for key in _REQUIRED if key not in data]
+    if missing:
+        raise ReportError(f"{missing[0]}: missing")
+    return data
+
+
+def _kind(data: Any) -> str:
+    kinds = {
+        dict: "an object",
+        list: "a list",
+        str: "a string",
+        bool: "true or false",
+        int: "a number",
+        float: "a number",
+    }
+    return "null" if data is None else kinds.get(type(data), type(data).__name__)
+
+
+def _decode(cls: type[Any], data: Any, where: str) -> Any:
+    """``cls`` from ``data`` with keys it does not declare dropped; ReportError names the bad value."""
+    if isinstance(data, dict):
+        known = {f.name for f in fields(cls)}
+        data = {key: value for key, value in data.items() if key in known}
+    return _typed(cls, data, where)
+
+
+def _typed(tp: Any, data: Any, where: str) -> Any:
+    try:
+        return from_json(tp, data, where)
+    except DecodeError as error:
+        raise ReportError(str(error)) from None
+
+
+def _runner(name: str, path: str, data: Any) -> Runner:
+    report = _check_kind(data)
+    env = _environment(report["environment"], path)
+    findings = [_decode(_Finding, item, f"findings[{i}]") for i, item in enumerate(_list(report, "findings"))]
+    verdict = _decode(Verdict, report["verdict"], "verdict")
+    frameworks = [_decode(_Framework, item, f"frameworks[{i}]") for i, item in enumerate(_list(report, "frameworks"))]
+    tests = [_decode(_Test, item, f"tests[{i}]") for i, item in enumerate(_list(report, "tests"))]
+    require_gpu = _typed(bool | None, report.get("require_gpu"), "require_gpu")
+    xdist = _typed(Mapping[str, tuple[Any, ...]] | None, report.get("xdist"), "xdist") or {}
+    note = _typed(str | None, report.get("xdist_note"), "xdist_note")
+    entries = tuple(GpuTest(t.nodeid, t.outcome, t.reason, t.cause) for t in tests)
+    return Runner(
+        name=name,
+        path=path,
+        ok=verdict.ok,
+        verdict=verdict.summary,
+        require_gpu=require_gpu,
+        stack=_stack(env, tuple(FrameworkVerdict(f.name, f.version, f.ok, f.summary) for f in frameworks)),
+        findings=tuple(FleetFinding(f.code, f.severity.value, f.summary) for f in findings),
+        tests=entries,
+        refusals=refusal_groups(entries),
+        outcomes=_count(t.outcome or "unknown" for t in entries),
+        hosts=_hosts(report.get("hosts")),
+        xdist_workers=len(xdist),
+        xdist_note=note,
+    )
+
+
+def _list(report: Mapping[str, Any], key: str) -> list[Any]:
+    value = report[key]
+    if not isinstance(value, list):
+        raise ReportError(f"{key}: expected a list, got {_kind(value)}")
+    return value
+
+
+_FIELD_PATH = re.compile(r"[A-Za-z_][\w.\[\]]*: ")
+
+
+def _environment(data: Any, path: str) -> Environment:
+    try:
+        return Environment.from_json(data, path)
+    except InvalidSnapshot as error:
+        # "driver.version: expected ..." becomes "environment.driver.version: expected ...".
+        joiner = "." if _FIELD_PATH.match(error.problem) else ": "
+        raise ReportError(f"environment{joiner}{error.problem}") from None
+
+
+def _stack(env: Environment, frameworks: tuple[FrameworkVerdict, ...]) -> Stack:
+    driver = env.driver
+    models: dict[tuple[str | None, int | None], int] = {}
+    for gpu in driver.gpus:
+        models[(gpu.name, gpu.memory_total)] = models.get((gpu.name, gpu.memory_total), 0) + 1
+    runtime, cudnn = selected_runtime(env), selected_cudnn(env)
+    return Stack(
+        python=env.host.python,
+        driver=driver.version if driver.state is State.FOUND else None,
+        driver_state=driver.state.value,
+        driver_reason=None if driver.state is State.FOUND else driver.reason,
+        cuda_driver=env.cuda_driver.version or driver.cuda_version,
+        gpus=tuple(GpuModel(gpu_name, count, memory) for (gpu_name, memory), count in models.items()),
+        visible_gpus=len(visible_gpus(env)),
+        cuda_runtime=runtime.version if runtime else None,
+        cuda_runtime_path=runtime.path if runtime else None,
+        cudnn=cudnn.version if cudnn else None,
+        cudnn_path=cudnn.path if cudnn else None,
+        frameworks=frameworks,
+    )
+
+
+def refusal_cause(test: GpuTest) -> str:
+    """What refused a test: the report's cause when it records one, else the requirement its reason names
+    (``requires cuDNN >=9`` of ``requires cuDNN >=9; found cuDNN 8.9.7 at ...``), else "other", as the plugin's
+    own summary groups a refusal without a cause."""
+    if test.cause:
+        return test.cause
+    head, separator, _ = (test.reason or "").partition("; ")
+    return clip(head, 120) if separator and head else "other"
+
+
+def refusal_groups(tests: Sequence[GpuTest]) -> tuple[RefusalGroup, ...]:
+    """The tests the environment refused, grouped by cause, the largest group first."""
+    groups: dict[str, list[GpuTest]] = {}
+    for test in tests:
+        if test.reason is not None:
+            groups.setdefault(refusal_cause(test), []).append(test)
+    made = [
+        RefusalGroup(cause, _count(t.outcome or "unknown" for t in members), members[0].reason or "", _nodeids(members))
+        for cause, members in groups.items()
+    ]
+    return tuple(sorted(made, key=lambda group: -group.count))
+
+
+def _nodeids(tests: Sequence[GpuTest]) -> tuple[str, ...]:
+    return tuple(test.nodeid for test in tests)
+
+
+def _count(values: Any) -> dict[str, int]:
+    counted: dict[str, int] = {}
+    for value in values:
+        counted[value] = counted.get(value, 0) + 1
+    return counted
+
+
+def _hosts(value: Any) -> tuple[str, ...]:
+    """Remote xdist hosts, one line each, whatever shape the report gives them: a list, or an object keyed by
+    host or worker."""
+    if value is None:
+        return ()
+    if isinstance(value, dict):
+        lines = [f"{key}: {_host_line(item)}" for key, item in value.items()]
+    elif isinstance(value, list):
+        lines = [_host_line(item) for item in value]
+    else:
+        raise ReportError(f"hosts: expected a list or an object, got {_kind(value)}")
+    shown = [clip(line, 200) for line in lines[:_HOSTS]]
+    if len(lines) > _HOSTS:
+        shown.append(f"and {len(lines) - _HOSTS:,} more")
+    return tuple(shown)
+
+
+def _host_line(item: Any) -> str:
+    if isinstance(item, str):
+        return item
+    if isinstance(item, dict):
+        facts = [f"{key}={value}" for key, value in item.items() if isinstance(value, (str, int, float, bool))]
+        return listing(facts, 8) or "(no facts)"
+    if isinstance(item, list):
+        return f"a list of {len(item)}"
+    return str(item)
