@@ -1,9 +1,10 @@
-"""``pytest-cudnn``: the doctor and snapshots, outside pytest.
+"""``pytest-cudnn``: the doctor, snapshots and the fleet view of several runners' reports, outside pytest.
 
 The doctor is the default command: ``pytest-cudnn --json`` is ``pytest-cudnn doctor --json``. Exit codes: 0 the
 stack can run GPU work and holds together, 1 it cannot, 2 a usage error or an unreadable snapshot, 130 interrupted
-(Ctrl-C), 141 standard output was closed (``pytest-cudnn doctor | head -1``). Importing this module imports neither
-pytest nor any framework.
+(Ctrl-C), 141 standard output was closed (``pytest-cudnn doctor | head -1``); ``fleet`` exits 0 when every report
+was read and every runner's stack can run GPU work, 1 when not. Importing this module imports neither pytest nor any
+framework.
 """
 
 from __future__ import annotations
@@ -31,21 +32,49 @@ EXIT_OK, EXIT_BROKEN, EXIT_USAGE = 0, 1, 2
 # As a shell reports a command that SIGINT or SIGPIPE ended: 128 + the signal's number.
 EXIT_INTERRUPTED, EXIT_CLOSED_OUTPUT = 130, 141
 
-_COMMANDS = ("doctor", "snapshot")
+_COMMANDS = ("doctor", "snapshot", "fleet")
 _OWN_OPTIONS = ("-h", "--help", "--version")  # the only options that belong to no command
 
 _USAGE = """\
 pytest-cudnn [doctor] [--json] [--env FILE] [--framework NAME] [--timeout SECONDS]
        pytest-cudnn snapshot [-o FILE] [--force] [--timeout SECONDS]
+       pytest-cudnn fleet [--markdown | --json] [--name NAME=PATH]... REPORT...
        pytest-cudnn --version"""
 
 _EPILOG = """\
 Without a command, pytest-cudnn runs the doctor: pytest-cudnn --env snap.json is pytest-cudnn doctor --env snap.json.
-'pytest-cudnn doctor --help' and 'pytest-cudnn snapshot --help' describe each command's options.
+'pytest-cudnn doctor --help', 'pytest-cudnn snapshot --help' and 'pytest-cudnn fleet --help' describe each
+command's options.
 
 exit codes: 0 the GPU stack holds together, 1 it cannot run GPU work, 2 a usage error or an unreadable snapshot,
 130 interrupted, 141 standard output was closed. With GPU frameworks installed, the stack is what they load: 0
-means every one of them can run GPU work here (a CPU-only build alone is 1); --framework NAME asks about one."""
+means every one of them can run GPU work here (a CPU-only build alone is 1); --framework NAME asks about one.
+fleet: 0 every report read and every runner's stack can run GPU work, 1 not, 2 a usage error."""
+
+_FLEET_USAGE = "pytest-cudnn fleet [--markdown | --json] [--name NAME=PATH]... REPORT..."
+
+_FLEET_EPILOG = """\
+Each REPORT is a file that pytest --gpu-report PATH wrote on one runner of a CI matrix. A runner is named by
+--name NAME=PATH, else by its report's file name (a100.json: a100), else, when those repeat, by its folder
+(reports/a100/gpu-report.json: a100, as actions/download-artifact lays out one artifact per runner). A report that
+is missing, unreadable, not UTF-8 JSON, not a --gpu-report, larger than 64 MiB or malformed is named with its path
+and the reason; the other runners are shown all the same. Name every runner's report rather than a glob: a runner
+whose job died before uploading is then named as missing instead of silently left out. Nothing a report names is
+ever loaded, and what it holds is made printable.
+
+The view: each runner's stack (driver, GPUs, the CUDA runtime and cuDNN in use, each framework's verdict), its
+verdict, findings and the tests its environment refused (grouped by cause, with counts); then what differs between
+runners: stack facts, findings only some have, tests refused on some runners and run on others, each with why.
+
+--json prints {"schema": "pytest-cudnn/fleet", "schema_version": 1, "ok", "verdict", "runners", "differences",
+"problems"}: "runners" as above (name, path, ok, verdict, require_gpu, stack, findings, tests, refusals, outcomes,
+hosts, xdist_workers, xdist_note); each difference with its "kind": "fact" (key, label, values by runner),
+"finding" (code, severity, summary, on, not_on) or "test" (nodeid, ran_on, refused_on); each problem with its
+runner, path and reason.
+
+exit codes: 0 every report read and every runner's stack can run GPU work, 1 a runner's stack cannot or a report
+could not be used, 2 a usage error (no report named, a name given twice), 130 interrupted, 141 standard output was
+closed."""
 
 
 def _timeout(text: str) -> float:
@@ -68,6 +97,13 @@ def _output_path(text: str) -> str:
     if not text:  # an empty -o must not fall back to standard output
         raise argparse.ArgumentTypeError("an empty path names no file to write")
     return text
+
+
+def _named_report(text: str) -> tuple[str, str]:
+    name, separator, path = text.partition("=")
+    if not separator or not name.strip() or not path:
+        raise argparse.ArgumentTypeError(f"expected NAME=PATH, such as a100=reports/a100/gpu-report.json: {text!r}")
+    return name.strip(), path
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -102,6 +138,30 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument(
             "--timeout", type=_timeout, default=10.0, metavar="SECONDS", help="per-library probe timeout (default 10)"
         )
+    fleet = commands.add_parser(
+        "fleet",
+        help="merge several runners' --gpu-report files into one view",
+        usage=_FLEET_USAGE,
+        description="Merge the --gpu-report files of several GPU runners into one view: each runner's stack,\n"
+        "verdict, findings and environment skips, and what differs between the runners.",
+        epilog=_FLEET_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    fleet.add_argument("reports", nargs="*", metavar="REPORT", help="a runner's report (pytest --gpu-report PATH)")
+    output = fleet.add_mutually_exclusive_group()
+    output.add_argument(
+        "--markdown", action="store_true", help='GitHub Markdown, for >> "$GITHUB_STEP_SUMMARY" (default: text)'
+    )
+    output.add_argument("--json", action="store_true", help="one JSON document (schema pytest-cudnn/fleet)")
+    fleet.add_argument(
+        "--name",
+        action="append",
+        default=[],
+        type=_named_report,
+        metavar="NAME=PATH",
+        help="call the runner whose report is PATH NAME (PATH need not be given again); repeat for each runner",
+    )
+    fleet.set_defaults(usage_error=fleet.error)
     return parser
 
 
@@ -208,10 +268,43 @@ def _snapshot(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _fleet(args: argparse.Namespace) -> int:
+    from .fleet import FleetUsageError, fleet_json, fleet_markdown, fleet_text, name_runners, read_fleet
+    from .text import printable
+
+    if not args.reports and not args.name:
+        args.usage_error("name at least one report (a file that pytest --gpu-report PATH wrote)")
+    if "" in args.reports:
+        args.usage_error("an empty path names no report")
+    try:
+        runners = name_runners(args.reports, args.name)
+    except FleetUsageError as error:
+        args.usage_error(printable(str(error)))
+    fleet = read_fleet(runners)
+    if args.json:
+        sys.stdout.write(json.dumps(fleet_json(fleet), indent=2) + "\n")
+    elif args.markdown:
+        sys.stdout.write(fleet_markdown(fleet))
+    else:
+        sys.stdout.write(fleet_text(fleet))
+    sys.stdout.flush()
+    return EXIT_OK if fleet.ok else EXIT_BROKEN
+
+
 def _run(argv: Sequence[str]) -> int:
-    args = _parser().parse_args(_with_command(argv))
+    parser = _parser()
+    args, extra = parser.parse_known_args(_with_command(argv))
+    if args.command == "fleet":
+        # argparse takes one run of positional arguments: REPORT... may go on after an option (fleet a.json
+        # --markdown b.json), and globs put reports on both sides of the options a workflow adds.
+        args.reports += [item for item in extra if not item.startswith("-")]
+        extra = [item for item in extra if item.startswith("-")]
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command == "snapshot":
         return _snapshot(args)
+    if args.command == "fleet":
+        return _fleet(args)
     return _doctor(args)
 
 
