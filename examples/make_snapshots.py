@@ -8,7 +8,7 @@ script runs from) is dropped; the script stops if such a copy would win a search
 stacks and framework installs, not recordings of real machines. The torch objects are built by nvcc
 (``NVCC``, default /usr/local/cuda-13.0/bin/nvcc), so regenerating them needs a CUDA 13 toolkit.
 
-    python examples/make_snapshots.py
+    python examples/make_snapshots.py [NAME ...]
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from tests.frameworkhosts import (  # noqa: E402
     plant_tensorflow_framework,
     plant_torch,
 )
-from tests.simhost import Compiler, SimGpu, SimHost, dynamic_strings  # noqa: E402
+from tests.simhost import Compiler, SimGpu, SimHost, SimMig, dynamic_strings  # noqa: E402
 
 A100 = SimGpu(
     "NVIDIA A100-SXM4-80GB",
@@ -170,6 +170,43 @@ def incomplete_cudnn(host: SimHost) -> None:
     host.ld_library_path.append(str(opt))
 
 
+def _mig(slot: int, profile: str, instance: int, sms: int, mib: int, free_mib: int) -> SimMig:
+    return SimMig(
+        f"MIG-{slot + 1}f0c8a2e-7b3d-5e91-a4c6-{instance:012d}",
+        f"{H100.name} MIG {profile}",
+        slot,
+        instance,
+        0,
+        int(profile[0]),
+        int(profile[0]),
+        sms,
+        mib * 1024**2,
+        free_mib * 1024**2,
+    )
+
+
+def mig_h100_ci_runner(host: SimHost) -> None:
+    """A CI runner's H100 cut into MIG devices (one 3g.40gb, one 2g.20gb, two 1g.10gb) on a driver 550, with CUDA 12.4
+    and cuDNN 9.3 on LD_LIBRARY_PATH. The 3g.40gb size is the MIG User Guide's; the others are illustrative."""
+    gpu = SimGpu(
+        H100.name,
+        H100.uuid,
+        H100.pci_bus_id,
+        H100.compute_capability,
+        H100.memory_total,
+        H100.memory_free,
+        mig_mode=1,
+        mig=(
+            _mig(0, "3g.40gb", 1, 60, 40448, 40192),
+            _mig(1, "2g.20gb", 5, 32, 20096, 19840),
+            _mig(2, "1g.10gb", 9, 16, 9856, 9600),
+            _mig(3, "1g.10gb", 10, 16, 9856, 2176),
+        ),
+    )
+    host.add_driver([gpu], version="550.54.15", cuda_version=12040)
+    host.add_stack("usr/local/cuda-12.4/lib64", 12040, (9, 3, 0))
+
+
 EXAMPLES: dict[str, Callable[[SimHost], None]] = {
     "healthy-tf2.18-a100": healthy_tf218,
     "tf2.3-meets-cudnn8": tf23_meets_cudnn8,
@@ -178,6 +215,7 @@ EXAMPLES: dict[str, Callable[[SimHost], None]] = {
     "torch2.15-driver-too-old": torch215_driver_too_old,
     "jax0.10-cuda12-healthy": jax010_cuda12_healthy,
     "mixed-torch-jax-tf": mixed_torch_jax_tf,
+    "mig-h100-ci-runner": mig_h100_ci_runner,
 }
 
 
@@ -232,11 +270,17 @@ def _planted_only(data: dict[str, Any], root: str) -> dict[str, Any]:
     return data
 
 
-def main() -> None:
+def main(names: list[str]) -> None:
+    """Regenerate the named examples (all of them when none is named)."""
     out = ROOT / "examples" / "snapshots"
+    unknown = sorted(set(names) - set(EXAMPLES))
+    if unknown:
+        raise SystemExit(f"no such example: {', '.join(unknown)}; known: {', '.join(EXAMPLES)}")
     with tempfile.TemporaryDirectory() as scratch:
         compiler = Compiler(Path(scratch) / "cc")
         for name, build in EXAMPLES.items():
+            if names and name not in names:
+                continue
             host = SimHost(Path(scratch) / name, compiler)
             host.driver_dir = host.root / "usr" / "lib" / "x86_64-linux-gnu"
             host.site_packages = host.root / "usr" / "local" / "lib" / "python3.11" / "site-packages"
@@ -251,4 +295,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
