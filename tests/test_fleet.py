@@ -514,6 +514,14 @@ def test_runners_with_the_same_stack_have_no_differences(tmp_path: Path) -> None
             id="GPU count",
         ),
         pytest.param(
+            dataclasses.replace(
+                EnvBuilder.healthy().with_gpus(gpu(), gpu(1)), variables={"CUDA_VISIBLE_DEVICES": "1"}
+            ).build(),
+            "gpus",
+            {"a": "1x NVIDIA A100-SXM4-80GB (80.0 GiB)", "b": "2x NVIDIA A100-SXM4-80GB (80.0 GiB), 1 visible to CUDA"},
+            id="GPUs hidden by CUDA_VISIBLE_DEVICES",
+        ),
+        pytest.param(
             EnvBuilder.healthy().with_torch("2.10.0+cu128", "12.8").build(),
             "framework:torch",
             {"a": None, "b": "2.10.0+cu128 (can run)"},

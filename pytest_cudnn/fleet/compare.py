@@ -43,9 +43,12 @@ def compare(runners: Sequence[Runner], problems: Sequence[Problem] = ()) -> Flee
 
 
 def gpu_models(stack: Stack) -> str:
-    """'2x NVIDIA A100-SXM4-80GB (80.0 GiB)'; 'none' without GPUs."""
-    shown = [f"{m.count}x {m.name or '(name unknown)'} ({phrases.size(m.memory_total)})" for m in stack.gpus]
-    return ", ".join(shown) or "none"
+    """'2x NVIDIA A100-SXM4-80GB (80.0 GiB)', and how many CUDA sees when CUDA_VISIBLE_DEVICES hides some; 'none'
+    without GPUs."""
+    shown = ", ".join(f"{m.count}x {m.name or '(name unknown)'} ({phrases.size(m.memory_total)})" for m in stack.gpus)
+    count = sum(model.count for model in stack.gpus)
+    visible = f", {stack.visible_gpus} visible to CUDA" if stack.visible_gpus != count else ""
+    return (shown or "none") + visible
 
 
 def facts(runner: Runner) -> dict[str, tuple[str, str | None]]:
@@ -57,7 +60,6 @@ def facts(runner: Runner) -> dict[str, tuple[str, str | None]]:
         "driver": ("driver", stack.driver or stack.driver_state),
         "cuda_driver": ("CUDA (driver)", stack.cuda_driver),
         "gpus": ("GPUs", gpu_models(stack)),
-        "visible_gpus": ("GPUs visible to CUDA", str(stack.visible_gpus)),
         "cuda_runtime": ("CUDA runtime", stack.cuda_runtime),
         "cudnn": ("cuDNN", stack.cudnn),
     }

@@ -51,13 +51,6 @@ def _driver_text(runner: Runner) -> str:
     return f"{stack.driver} (CUDA {stack.cuda_driver or '?'})"
 
 
-def _gpus_text(runner: Runner) -> str:
-    stack = runner.stack
-    count = sum(model.count for model in stack.gpus)
-    visible = f", {stack.visible_gpus} visible to CUDA" if stack.visible_gpus != count else ""
-    return gpu_models(stack) + visible
-
-
 def _copy_text(version: str | None, path: str | None) -> str:
     return f"{version or '?'}  {path}" if path else "none in use"
 
@@ -86,7 +79,7 @@ def _runner_lines(runner: Runner) -> list[str]:
         _line("Verdict", runner.verdict),
         _line("Python", stack.python),
         _line("Driver", _driver_text(runner)),
-        _line("GPUs", _gpus_text(runner)),
+        _line("GPUs", gpu_models(runner.stack)),
         _line("CUDA runtime", _copy_text(stack.cuda_runtime, stack.cuda_runtime_path)),
         _line("cuDNN", _copy_text(stack.cudnn, stack.cudnn_path)),
         *(_line(label, clip(text, _REASON)) for label, text in _framework_text(runner)),
@@ -230,7 +223,7 @@ def _summary_row(runner: Runner) -> list[str]:
         runner.name,
         "ok" if runner.ok else runner.verdict,
         _driver_text(runner),
-        _gpus_text(runner),
+        gpu_models(runner.stack),
         stack.cuda_runtime or "none",
         stack.cudnn or "none",
         frameworks or "none",
