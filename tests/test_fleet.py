@@ -241,21 +241,53 @@ def test_environment_refusals_are_grouped_by_cause_with_counts(
     assert [(g.cause, dict(g.outcomes), g.count) for g in refusal_groups(tests)] == expected
 
 
+@pytest.mark.parametrize(
+    ("hosts", "shown"),
+    [
+        pytest.param(
+            [
+                {
+                    "host": "ssh=gpu-b",
+                    "workers": ["gw2", "gw3"],
+                    "probed_by": "controller",
+                    "summary": "driver 550.54.15, 2 GPUs, the GPU stack holds together",
+                    "environment": None,
+                    "findings": [],
+                },
+                {"host": "via=hop", "workers": ["gw4"], "reason": "started through another gateway", "summary": None},
+            ],
+            (
+                "ssh=gpu-b (gw2, gw3): driver 550.54.15, 2 GPUs, the GPU stack holds together",
+                "via=hop (gw4): started through another gateway",
+            ),
+            id="as the plugin writes them",
+        ),
+        pytest.param(["gpu-a", 5, [1, 2]], ("gpu-a", "5", "a list of 2"), id="a list of anything"),
+        pytest.param({"gw0": {"ip": "10.0.0.2", "n": 2}}, ("gw0: ip=10.0.0.2, n=2",), id="an object of anything"),
+        pytest.param(None, (), id="none"),
+    ],
+)
+def test_remote_hosts_are_shown_one_line_each_whatever_their_shape(
+    tmp_path: Path, hosts: Any, shown: tuple[str, ...]
+) -> None:
+    assert runner(write(tmp_path / "r.json", document(healthy(), hosts=hosts))).hosts == shown
+
+
 def test_keys_a_newer_report_adds_are_accepted_and_its_remote_hosts_shown(tmp_path: Path) -> None:
     data = document(
         healthy(),
         [{**ran("t.py::test_a"), "duration": 1.5}],
-        hosts={"gw0": {"host": "gpu-a", "python": "3.11.7"}, "gw1": "gpu-b"},
+        hosts={"gw0": {"address": "gpu-a", "python": "3.11.7"}, "gw1": "gpu-b"},
         xdist={"gw0": [0], "gw1": [1]},
         xdist_devices={"gw0": [{"label": "GPU 0", "uuid": "GPU-1"}]},
         later={"anything": [1, 2]},
     )
     data["findings"] = [{**finding, "url": "https://example.org"} for finding in data["findings"]]
     read = runner(write(tmp_path / "r.json", data))
-    assert read.hosts == ("gw0: host=gpu-a, python=3.11.7", "gw1: gpu-b")
+    assert read.hosts == ("gw0: address=gpu-a, python=3.11.7", "gw1: gpu-b")
     assert read.xdist_workers == 2
     text = fleet_text(read_fleet([("r", str(tmp_path / "r.json"))]))
-    assert "  Host            gw0: host=gpu-a, python=3.11.7\n" in text
+    assert "  Host            gw0: address=gpu-a, python=3.11.7\n" in text
     assert "  xdist           2 worker(s) with GPUs\n" in text
 
 

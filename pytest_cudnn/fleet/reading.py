@@ -342,6 +342,12 @@ def _hosts(value: Any) -> tuple[str, ...]:
 def _host_line(item: Any) -> str:
     if isinstance(item, str):
         return item
+    if isinstance(item, dict) and isinstance(item.get("host"), str):
+        # As the plugin writes a remote host: its key, its workers, and the stack summary or why it has none.
+        workers = item.get("workers")
+        names = [name for name in workers if isinstance(name, str)] if isinstance(workers, list) else []
+        said = next((item[key] for key in ("summary", "reason") if isinstance(item.get(key), str)), None)
+        return str(item["host"]) + (f" ({listing(names)})" if names else "") + (f": {said}" if said else "")
     if isinstance(item, dict):
         facts = [f"{key}={value}" for key, value in item.items() if isinstance(value, (str, int, float, bool))]
         return listing(facts, 8) or "(no facts)"
