@@ -1,0 +1,232 @@
+"""Which machine each pytest-xdist worker runs on, the devices each gets there, and how the hosts are shown.
+
+Pure module: the ``--tx`` specs come in parsed (execnet's ``XSpec``, see :func:`pytest_cudnn.session.xdist_specs`).
+A ``popen`` worker runs on the controller's machine, the host ``local``. ``ssh=HOST`` and ``socket=ADDR`` name
+another machine, keyed by that value and the ``python=``, ``ssh_config=`` and ``env:`` settings given with it (they
+change what a worker there runs and loads); the controller probes it once before its workers start
+(:mod:`pytest_cudnn.remote`). A worker started through another gateway (``via=``) or by a kind the controller
+cannot open on its own (``vagrant_ssh=``) probes for itself. ``id=``, ``chdir=``, ``nice=`` and ``execmodel=`` say
+nothing about the machine. Worker ids are xdist's: a spec's ``id=``, else ``gw0``, ``gw1``, ... counting only the
+specs without one, in ``--tx`` order (execnet's ``Group.allocate_id``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Protocol
+
+from .devices import CudaDevice, assign_devices
+from .text import clip, printable
+
+if TYPE_CHECKING:
+    from .diagnosis import Finding, Verdict
+    from .environment import Environment
+
+__all__ = [
+    "LOCAL",
+    "Host",
+    "Plan",
+    "Spec",
+    "group_hosts",
+    "host_entry",
+    "host_line",
+    "plan_devices",
+    "stack_summary",
+    "worker_ids",
+    "workers_line",
+]
+
+LOCAL = "local"
+
+
+class Spec(Protocol):
+    """What this module reads of an ``execnet.XSpec``."""
+
+    @property
+    def popen(self) -> object: ...
+    @property
+    def ssh(self) -> object: ...
+    @property
+    def socket(self) -> object: ...
+    @property
+    def vagrant_ssh(self) -> object: ...
+    @property
+    def via(self) -> object: ...
+    @property
+    def installvia(self) -> object: ...
+    @property
+    def python(self) -> object: ...
+    @property
+    def ssh_config(self) -> object: ...
+    @property
+    def id(self) -> object: ...
+    @property
+    def env(self) -> Mapping[Any, Any]: ...
+
+
+@dataclass(frozen=True)
+class Host:
+    """One machine of the run and its workers. ``gateway``: the execnet spec the controller probes it through
+    (None for ``local``, probed in-process, and for a host whose workers probe for themselves, ``unprobed`` saying
+    why); ``variables``: the ``env:`` settings its workers start with, given to that probe too."""
+
+    key: str
+    workers: tuple[str, ...]
+    gateway: str | None = None
+    variables: Mapping[str, str] = field(default_factory=dict)
+    unprobed: str | None = None
+
+    @property
+    def local(self) -> bool:
+        return self.key == LOCAL
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A host's devices per worker (a worker without any is left out), and the note when fewer devices are
+    visible than each worker asked for."""
+
+    devices: Mapping[str, tuple[CudaDevice, ...]]
+    note: str | None = None
+
+
+def worker_ids(specs: Sequence[Spec]) -> list[str]:
+    """The xdist worker ids of ``specs``, as execnet allocates them.
+
+    >>> from execnet import XSpec
+    >>> worker_ids([XSpec("popen"), XSpec("popen//id=mine"), XSpec("socket=h:1")])
+    ['gw0', 'mine', 'gw1']
+    """
+    ids: list[str] = []
+    counter = 0
+    for spec in specs:
+        if spec.id:
+            ids.append(str(spec.id))
+        else:
+            ids.append(f"gw{counter}")
+            counter += 1
+    return ids
+
+
+def group_hosts(specs: Sequence[Spec]) -> list[Host]:
+    """The hosts of ``specs`` with their workers: ``local`` first (when it has workers), then the others in the
+    order they are first named."""
+    found: dict[str, tuple[Host, list[str]]] = {}
+    for spec, worker in zip(specs, worker_ids(specs), strict=True):
+        host = _host_of(spec)
+        found.setdefault(host.key, (host, []))[1].append(worker)
+    hosts = [replace(host, workers=tuple(workers)) for host, workers in found.values()]
+    return sorted(hosts, key=lambda host: not host.local)
+
+
+def _host_of(spec: Spec) -> Host:
+    """The host one spec's worker runs on (its workers left empty)."""
+    variables = {str(name): value for name, value in spec.env.items() if isinstance(value, str)}
+    settings = [f"{name}={_text(spec, name)}" for name in ("python", "ssh_config") if _text(spec, name)]
+    settings += [f"env:{name}={value}" for name, value in sorted(variables.items())]
+    kind = next((name for name in ("ssh", "socket", "vagrant_ssh") if getattr(spec, name)), None)
+    where = f"{kind}={_text(spec, kind)}" if kind else "popen" if spec.popen else str(spec)
+    through = _text(spec, "via") or _text(spec, "installvia")
+    if through:
+        key = "//".join([where, *settings, f"via={through}"])
+        reason = f"started through the gateway {through!r}: the controller probes only the hosts it reaches directly"
+        return Host(key, (), None, variables, reason)
+    if where == "popen":
+        return Host(LOCAL, ())
+    key = "//".join([where, *settings])
+    if kind == "ssh":
+        gateway = "//".join(
+            [where, *(f"{name}={_text(spec, name)}" for name in ("ssh_config", "python") if _text(spec, name))]
+        )
+        return Host(key, (), gateway, variables)
+    if kind == "socket":  # a socket server runs its own interpreter: execnet refuses python= there
+        return Host(key, (), where, variables)
+    return Host(key, (), None, variables, "the controller probes only ssh= and socket= hosts")
+
+
+def _text(spec: Spec, name: str | None) -> str:
+    """A spec setting as written; a bare key (``ssh``) reads as True in execnet and is shown as empty."""
+    value = getattr(spec, name) if name else None
+    return "" if value is None or value is True else str(value)
+
+
+def plan_devices(visible: Sequence[CudaDevice], workers: Sequence[str], per_worker: int) -> Plan:
+    """``workers`` sharing one host's ``visible`` devices, ``per_worker`` each (see
+    :func:`~pytest_cudnn.devices.assign_devices`)."""
+    note = None
+    if per_worker > 1 and any(device.mig is not None for device in visible):
+        note = (
+            f"{per_worker} GPUs per worker asked for, and these are MIG devices: each worker gets one, "
+            "as a CUDA process sees only one"
+        )
+    elif 0 < len(visible) < per_worker:
+        note = f"{per_worker} GPUs per worker asked for, {len(visible)} visible: each worker gets all {len(visible)}"
+    shares = assign_devices(visible, len(workers), per_worker)
+    return Plan({worker: share for worker, share in zip(workers, shares, strict=True) if share}, note)
+
+
+def _assigned(workers: Sequence[str], plan: Plan | None) -> str:
+    devices = plan.devices if plan is not None else {}
+    return ", ".join(
+        f"{worker} -> " + "+".join(device.label for device in devices[worker])
+        for worker in workers
+        if worker in devices
+    )
+
+
+def workers_line(workers: Sequence[str], plan: Plan | None) -> str:
+    """The header's line for a run whose workers all run here."""
+    note = f" ({plan.note})" if plan is not None and plan.note else ""
+    return f"pytest-cudnn: xdist workers: {_assigned(workers, plan) or 'no GPU assignment'}{note}"
+
+
+def stack_summary(env: Environment, verdict: Verdict) -> str:
+    """'driver 550.54.15, 2 GPUs, the GPU stack holds together'."""
+    count = len(env.driver.gpus)
+    driver = f"driver {env.driver.version}" if env.driver.version else "no NVIDIA driver"
+    return f"{driver}, {count} GPU{'' if count == 1 else 's'}, {verdict.summary}"
+
+
+def host_line(host: Host, stack: str | None, plan: Plan | None, reason: str | None) -> str:
+    """The header's line for one host of a run with workers elsewhere than here. ``stack`` (its
+    :func:`stack_summary`) is None when its workers probe for themselves, and ``reason`` says why."""
+    workers = ", ".join(host.workers)
+    if stack is None:
+        who = "probes for itself" if len(host.workers) == 1 else "probe for themselves"
+        line = f"pytest-cudnn: xdist host {host.key}: {workers} {who} ({reason or 'not probed by the controller'})"
+    else:
+        note = f" ({plan.note})" if plan is not None and plan.note else ""
+        assigned = _assigned(host.workers, plan) or f"{workers}: no GPU assignment"
+        line = f"pytest-cudnn: xdist host {host.key}: {stack}; {assigned}{note}"
+    return printable(clip(line, 2000))
+
+
+def host_entry(
+    host: Host,
+    env: Environment | None,
+    findings: Sequence[Finding],
+    verdict: Verdict | None,
+    plan: Plan | None,
+    reason: str | None,
+) -> dict[str, Any]:
+    """One host of ``--gpu-report``'s ``hosts``: ``environment``, ``findings`` and ``verdict`` are the
+    controller's probe of it, null (and ``findings`` empty) when its workers probe for themselves."""
+    from .serde import to_json
+
+    devices = plan.devices if plan is not None else {}
+    return {
+        "host": host.key,
+        "workers": list(host.workers),
+        "probed_by": "controller" if env is not None else "workers",
+        "reason": reason,
+        "summary": stack_summary(env, verdict) if env is not None and verdict is not None else None,
+        "environment": env.to_json() if env is not None else None,
+        "findings": [to_json(finding) for finding in findings],
+        "verdict": to_json(verdict) if verdict is not None else None,
+        "devices": {
+            worker: [{"index": device.index, "label": device.label, "uuid": device.uuid} for device in share]
+            for worker, share in devices.items()
+        },
+        "note": plan.note if plan is not None else None,
+    }
