@@ -4,8 +4,9 @@ Settings and their precedence (lowest first): ini keys (``require_gpu``, ``gpu_p
 ``gpus_per_worker``, ``gpu_assign``), the ``PYTEST_CUDNN_REQUIRE_GPU`` environment variable, the command line.
 Nothing is probed for ``--help``, ``--markers``, ``--collect-only``, ``--fixtures``, ``--fixtures-per-test``,
 ``--setup-plan`` or ``--cache-show``; otherwise the environment is probed (or replayed with ``--gpu-env``) once per
-run, by the xdist controller when there is one, and handed to the workers. A run started inside another one in
-the same process (pytester) probes only when a test or an option needs the environment.
+run, by the xdist controller when there is one (and once for each other machine its workers run on), and handed to
+the workers. A run started inside another one in the same process (pytester) probes only when a test or an option
+needs the environment.
 """
 
 from __future__ import annotations
@@ -116,7 +117,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return run_of(config).header(verbose=config.option.verbose > 0)
 
 
-# pytest-xdist: one probe in the controller, one GPU per worker, worker count from GPUs.
+# pytest-xdist: one probe per host, by the controller, one GPU per worker, worker count from GPUs.
 # tryfirst: the hook is firstresult, and xdist's own implementation (the CPU count) would otherwise answer first
 # whenever xdist was registered before this plugin.
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
@@ -129,24 +130,17 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_setupnodes(config: pytest.Config, specs: Sequence[Any]) -> None:
     """Set each worker's CUDA_VISIBLE_DEVICES in its process environment (execnet's ``env:``), before the worker
-    starts: before its conftests and test modules are imported and long before any framework initialises CUDA."""
+    starts: before its conftests and test modules are imported and long before any framework initialises CUDA.
+    Remote hosts are probed here at the latest, before their workers start. Ids are xdist's, allocated by now."""
     run = run_of(config)
-    plan = run.plan([f"gw{index}" for index in range(len(specs))])
-    if not plan:
-        return
-    for index, spec in enumerate(specs):
-        spec.env.update(run.worker_variables(f"gw{index}"))
+    for spec in specs:
+        spec.env.update(run.worker_variables(str(spec.id)))
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
-    run = run_of(node.config)
-    worker = node.workerinput["workerid"]
-    node.workerinput["cudnn_environment"] = run.env.to_json()
-    node.workerinput["cudnn_tests"] = run.keeps_tests
-    visible = run.worker_variables(worker).get("CUDA_VISIBLE_DEVICES")
-    if visible is not None:
-        node.workerinput["cudnn_visible"] = visible
+    """Hand the worker its own host's environment and devices."""
+    node.workerinput.update(run_of(node.config).worker_input(node.workerinput["workerid"]))
 
 
 # Requirements ---------------------------------------------------------------------------------------

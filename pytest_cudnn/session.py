@@ -30,9 +30,11 @@ if TYPE_CHECKING:  # the run imports what it uses when it uses it: a --collect-o
     from .diagnosis import Finding, Verdict
     from .environment import Environment
     from .gpu import CudnnHandle, GpuDevice
+    from .hosts import Host, Plan, Spec
     from .markers import Outcome, Requirement
+    from .remote import Answer
 
-__all__ = ["REPORT_ATTRIBUTE", "GpuRun", "inspect_only", "leave", "run_of", "xdist_worker_ids"]
+__all__ = ["REPORT_ATTRIBUTE", "GpuRun", "inspect_only", "leave", "run_of", "xdist_specs", "xdist_worker_ids"]
 
 # The TestReport attribute a test's GPU facts travel under. Reports carry arbitrary extra attributes through
 # pytest's own report serialisation (pytest_report_to_serializable, which pytest-xdist uses), so the facts reach
@@ -64,12 +66,28 @@ def leave(config: pytest.Config) -> None:
         live.close()
 
 
+def xdist_specs(config: pytest.Config) -> list[Spec]:
+    """The specs of the workers pytest-xdist will start (``-n N`` and ``--tx 2*popen`` expanded by xdist's own
+    parser), in the controller; nothing elsewhere, nor for ``--tx`` values xdist itself cannot parse."""
+    if getattr(config.option, "dist", "no") == "no" or not getattr(config.option, "tx", None):
+        return []
+    if hasattr(config, "workerinput"):
+        return []
+    try:  # only an xdist controller gets here, and xdist has imported both already
+        import execnet
+        from xdist.workermanage import parse_tx_spec_config  # type: ignore[import-untyped]
+
+        return [execnet.XSpec(text) for text in parse_tx_spec_config(config)]
+    except (ImportError, ValueError, AttributeError, IndexError, TypeError, pytest.UsageError):
+        return []
+
+
 def xdist_worker_ids(config: pytest.Config) -> list[str]:
     """The workers pytest-xdist will start, in the controller; nothing elsewhere."""
-    specs = getattr(config.option, "tx", None) or []
-    if getattr(config.option, "dist", "no") == "no" or not specs or hasattr(config, "workerinput"):
-        return []
-    return [f"gw{index}" for index in range(len(specs))]
+    from .hosts import worker_ids
+
+    specs = xdist_specs(config)
+    return worker_ids(specs) if specs else []
 
 
 class GpuRun:
@@ -109,10 +127,16 @@ class GpuRun:
         self.nested = False
         self._env: Environment | None = None
         self._findings: list[Finding] = []
-        self.tests: dict[str, dict[str, Any]] = {}
+        # (nodeid, xdist worker) -> the test's facts: under --dist each a test runs on every worker, and each run
+        # is its own entry (its host, its outcome, its reason)
+        self.tests: dict[tuple[str, str | None], dict[str, Any]] = {}
         self.skips: dict[str, list[str]] = {}
         self.assignment: dict[str, tuple[CudaDevice, ...]] = {}  # xdist worker id -> its devices (controller)
-        self.shortfall: str | None = None  # more GPUs per worker asked for than are visible
+        self.shortfall: str | None = None  # more GPUs per worker asked for than are visible (this host's)
+        self._hosts: list[Host] | None = None  # the xdist workers' hosts (controller)
+        self._answers: dict[str, Answer] | None = None  # remote hosts' probes, by host key
+        self._host_findings: dict[str, list[Finding]] = {}
+        self._plans: dict[str, Plan] | None = None  # each host's devices per worker, by host key
         self.problems: list[str] = []  # reports that could not be written, said in the terminal summary
         self._device: tuple[GpuDevice, ...] | None = None
         self._outcomes: dict[int, tuple[Requirement, Outcome, str]] = {}
@@ -240,8 +264,8 @@ class GpuRun:
         from .diagnosis import selected_cudnn, selected_runtime
         from .report import header_lines
 
-        workers = xdist_worker_ids(self.config)
-        needed = self.replaying or self.require_gpu or self.report_path is not None or workers
+        hosts = self.xdist_hosts()
+        needed = self.replaying or self.require_gpu or self.report_path is not None or hosts
         if self.nested and not needed:
             return []
         env = self.env
@@ -254,43 +278,118 @@ class GpuRun:
             verbose=verbose,
             source=self.snapshot,
         )
-        if workers:
-            plan = self.plan(workers)
-            shown = ", ".join(
-                f"{worker} -> " + "+".join(device.label for device in plan[worker])
-                for worker in workers
-                if worker in plan
-            )
-            note = f" ({self.shortfall})" if self.shortfall else ""
-            lines.append(f"pytest-cudnn: xdist workers: {shown or 'no GPU assignment'}{note}")
+        if hosts:
+            lines += self.xdist_lines()
         return lines
 
     # xdist -------------------------------------------------------------------------------------------
-    def plan(self, worker_ids: list[str]) -> dict[str, tuple[CudaDevice, ...]]:
-        """The devices of each worker, computed once from the devices this run may use (a partitioned GPU's MIG
-        devices one by one)."""
-        from .devices import assign_devices
-        from .diagnosis import assignable_devices
+    def xdist_hosts(self) -> list[Host]:
+        """The hosts the xdist workers run on, ``local`` first (see :mod:`pytest_cudnn.hosts`); in the controller
+        only. A replayed snapshot stands for every worker's host."""
+        if self._hosts is None:
+            from .hosts import LOCAL, Host, group_hosts, worker_ids
 
-        if not self.assignment and self.assign:
-            visible = assignable_devices(self.env)
-            if self.per_worker > 1 and any(device.mig is not None for device in visible):
-                self.shortfall = (
-                    f"{self.per_worker} GPUs per worker asked for, and these are MIG devices: each worker gets one, "
-                    "as a CUDA process sees only one"
-                )
-            elif 0 < len(visible) < self.per_worker:
-                self.shortfall = (
-                    f"{self.per_worker} GPUs per worker asked for, {len(visible)} visible: "
-                    f"each worker gets all {len(visible)}"
-                )
-            shares = assign_devices(visible, len(worker_ids), self.per_worker)
-            self.assignment = {worker: gpus for worker, gpus in zip(worker_ids, shares, strict=True) if gpus}
-        return self.assignment
+            specs = xdist_specs(self.config)
+            hosts = group_hosts(specs) if specs else []
+            if self.replaying and hosts:
+                hosts = [Host(LOCAL, tuple(worker_ids(specs)))]
+            self._hosts = hosts
+        return self._hosts
+
+    def _answers_of(self) -> dict[str, Answer]:
+        """The remote hosts' probes, all made at once the first time one is asked for."""
+        if self._answers is None:
+            remote = [host for host in self.xdist_hosts() if not host.local]
+            if remote:
+                from .remote import probe_hosts
+
+                self._answers = probe_hosts(remote, self.timeout)
+            else:
+                self._answers = {}
+        return self._answers
+
+    def host_environment(self, host: Host) -> Environment | None:
+        """What ``host``'s workers are given: this run's environment for ``local``, the controller's probe of a
+        remote host, None where its workers probe for themselves."""
+        if host.local:
+            return self.env
+        answer = self._answers_of().get(host.key)
+        return answer.environment if answer is not None else None
+
+    def host_reason(self, host: Host) -> str | None:
+        """Why ``host``'s workers probe for themselves; None when they do not."""
+        if host.local:
+            return None
+        answer = self._answers_of().get(host.key)
+        return answer.reason if answer is not None else host.unprobed
+
+    def host_findings(self, host: Host) -> list[Finding]:
+        if host.local:
+            return self.findings
+        env = self.host_environment(host)
+        if env is None:
+            return []
+        if host.key not in self._host_findings:
+            from .diagnosis import diagnose
+
+            self._host_findings[host.key] = diagnose(env)
+        return self._host_findings[host.key]
+
+    def host_of(self, worker_id: str) -> Host | None:
+        return next((host for host in self.xdist_hosts() if worker_id in host.workers), None)
+
+    def plan(self) -> dict[str, Plan]:
+        """Each host's devices per worker, by host key, computed once: a host's workers share that host's devices
+        (those this run may use there, a partitioned GPU's MIG devices one by one), never another host's."""
+        if self._plans is None:
+            from .diagnosis import assignable_devices
+            from .hosts import LOCAL, plan_devices
+
+            plans = {}
+            for host in self.xdist_hosts() if self.assign else []:
+                env = self.host_environment(host)
+                if env is not None:
+                    plans[host.key] = plan_devices(assignable_devices(env), host.workers, self.per_worker)
+            self._plans = plans
+            self.assignment = {worker: devices for plan in plans.values() for worker, devices in plan.devices.items()}
+            local = plans.get(LOCAL)
+            self.shortfall = local.note if local is not None else None
+        return self._plans
+
+    def xdist_lines(self) -> list[str]:
+        """The header's xdist lines: the workers' devices, and with workers elsewhere than here one line per host."""
+        from .diagnosis import verdict
+        from .hosts import host_line, stack_summary, workers_line
+
+        hosts, plans = self.xdist_hosts(), self.plan()
+        if len(hosts) == 1 and hosts[0].local:
+            return [workers_line(hosts[0].workers, plans.get(hosts[0].key))]
+        lines = []
+        for host in hosts:
+            env = self.host_environment(host)
+            stack = stack_summary(env, verdict(self.host_findings(host))) if env is not None else None
+            lines.append(host_line(host, stack, plans.get(host.key), self.host_reason(host)))
+        return lines
+
+    def worker_input(self, worker_id: str) -> dict[str, Any]:
+        """What one worker is handed in its workerinput: its own host's environment and devices (none where its
+        workers probe for themselves)."""
+        handed: dict[str, Any] = {"cudnn_tests": self.keeps_tests}
+        host = self.host_of(worker_id)
+        env = self.host_environment(host) if host is not None else None
+        if env is None:
+            return handed
+        handed["cudnn_environment"] = env.to_json()
+        visible = self.worker_variables(worker_id).get("CUDA_VISIBLE_DEVICES")
+        if visible is not None:
+            handed["cudnn_visible"] = visible
+        return handed
 
     def worker_variables(self, worker_id: str) -> dict[str, str]:
+        """The process environment one worker starts with: its own devices, from its own host's plan."""
         from .devices import cuda_visible_value
 
+        self.plan()
         gpus = self.assignment.get(worker_id)
         if not gpus:
             return {}
@@ -403,7 +502,8 @@ class GpuRun:
         facts = getattr(report, REPORT_ATTRIBUTE, None)
         if not isinstance(report, pytest.TestReport) or not isinstance(facts, dict) or not facts:
             return
-        entry = self.tests.setdefault(report.nodeid, {})
+        worker = facts.get("worker")
+        entry = self.tests.setdefault((report.nodeid, worker if isinstance(worker, str) else None), {})
         for key in ("requirements", "gpu", "worker"):
             if key in facts:
                 entry[key] = facts[key]
@@ -465,7 +565,10 @@ class GpuRun:
         from .report import framework_verdicts
         from .serde import to_json
 
-        return {
+        hosts = self.xdist_hosts()
+        if hosts:
+            self.plan()
+        document: dict[str, Any] = {
             "environment": self.env.to_json(),
             "findings": [to_json(f) for f in self.findings],
             "verdict": to_json(self.verdict),
@@ -477,8 +580,26 @@ class GpuRun:
                 for worker, devices in self.assignment.items()
             },
             "xdist_note": self.shortfall,
-            "tests": [{"nodeid": nodeid, **facts} for nodeid, facts in self.tests.items()],
         }
+        where: dict[str, str] = {}
+        if any(not host.local for host in hosts):
+            document["hosts"] = [self.host_entry(host) for host in hosts]
+            where = {worker: host.key for host in hosts for worker in host.workers}
+        document["tests"] = [
+            {"nodeid": nodeid, **facts, **({"host": where[worker]} if worker in where else {})}
+            for (nodeid, worker), facts in self.tests.items()
+        ]
+        return document
+
+    def host_entry(self, host: Host) -> dict[str, Any]:
+        """One host of the report's ``hosts`` (see :func:`pytest_cudnn.hosts.host_entry`)."""
+        from .diagnosis import verdict
+        from .hosts import host_entry
+
+        env = self.host_environment(host)
+        findings = self.host_findings(host)
+        judged = verdict(findings) if env is not None else None
+        return host_entry(host, env, findings, judged, self.plan().get(host.key), self.host_reason(host))
 
 
 def _reason(error: OSError, path: Path) -> str:
