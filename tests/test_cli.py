@@ -303,6 +303,13 @@ def test_help_shows_both_commands_and_the_doctors_options(capsys: pytest.Capture
         (["--env", ""], "argument --env: an empty path names no snapshot file"),
         (["--env="], "argument --env: an empty path names no snapshot file"),
         (["snapshot", "-o", ""], "argument -o/--output: an empty path names no file to write"),
+        (["fleet"], "name at least one report (a file that pytest --gpu-report PATH wrote)"),
+        (["fleet", ""], "an empty path names no report"),
+        (["fleet", "--markdown", "--json", "a.json"], "argument --json: not allowed with argument --markdown"),
+        (["fleet", "--name", "a", "a.json"], "argument --name: expected NAME=PATH"),
+        (["fleet", "--name", "=a.json"], "argument --name: expected NAME=PATH"),
+        (["fleet", "--name", "a=x.json", "--name", "b=x.json"], "x.json is named twice: 'a' and 'b'"),
+        (["fleet", "a.json", "--nope"], "unrecognized arguments: --nope"),
     ],
 )
 def test_usage_errors_name_the_argument_and_never_probe(

@@ -723,30 +723,6 @@ def test_the_exit_code_is_0_only_when_every_report_is_read_and_every_runner_ok(
         assert json.loads(out)["ok"] is (code == 0)
 
 
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (["fleet"], "name at least one report (a file that pytest --gpu-report PATH wrote)"),
-        (["fleet", ""], "an empty path names no report"),
-        (["fleet", "--markdown", "--json", "a.json"], "argument --json: not allowed with argument --markdown"),
-        (["fleet", "--name", "a", "a.json"], "argument --name: expected NAME=PATH"),
-        (["fleet", "--name", "=a.json"], "argument --name: expected NAME=PATH"),
-        (["fleet", "--name", "a=x.json", "--name", "b=x.json"], "x.json is named twice: 'a' and 'b'"),
-        (["fleet", "a.json", "--nope"], "unrecognized arguments: --nope"),
-    ],
-)
-def test_fleet_usage_errors_exit_2_naming_the_problem(
-    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    with pytest.raises(SystemExit) as exit_:
-        main(args)
-    assert exit_.value.code == 2
-    out, err = capsys.readouterr()
-    assert out == ""
-    assert err.startswith("usage: pytest-cudnn")
-    assert message in err.splitlines()[-1]
-
-
 def test_reports_may_follow_the_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (_, first), (_, second) = two_runners(tmp_path)
     assert main(["fleet", first, "--json", second, "--name", f"big={first}"]) == 1

@@ -131,11 +131,13 @@ SOURCES: dict[str, str] = {
         "PCI_BUS_ID): https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars"
     ),
     "mig-enumeration": (
-        "NVIDIA Multi-Instance GPU User Guide, 'CUDA Device Enumeration': CUDA_VISIBLE_DEVICES names a MIG device "
-        "as MIG-<UUID> (drivers from R470) or MIG-<GPU-UUID>/<GPU instance ID>/<compute instance ID> (R450, R460); "
-        "'CUDA can only enumerate a single compute instance' and 'CUDA will not enumerate non-MIG GPU if any compute "
-        "instance is enumerated on any other GPU': "
-        "https://docs.nvidia.com/datacenter/tesla/mig-user-guide/index.html#cuda-device-enumeration"
+        "NVIDIA Multi-Instance GPU User Guide, 'CUDA Device Enumeration': a MIG device is MIG-<UUID> in "
+        "CUDA_VISIBLE_DEVICES from driver R470, MIG-<GPU-UUID>/<GPU instance ID>/<compute instance ID> before; "
+        "driver < 570: 'CUDA can only enumerate a single compute instance; CUDA will not enumerate non-MIG GPU if any "
+        "compute instance is enumerated on any other GPU'; driver >= 570: 'enumeration of a single compute instance "
+        "(CI) per GPU instance (GI) is supported', 'CUDA will enumerate a non-MIG GPU even if any compute instance is "
+        "enumerated on any other GPU', 'CUDA supports at most 64 MIG instances across all GPUs': "
+        "https://docs.nvidia.com/datacenter/tesla/mig-user-guide/mig-device-names.html"
     ),
     "cudnn-892-notes": (
         "cuDNN 8.9.2 release notes, quoted in https://gitlab.com/nvidia/container-images/cuda/-/issues/217: 'Use of "
