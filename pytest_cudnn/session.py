@@ -287,13 +287,13 @@ class GpuRun:
         """The hosts the xdist workers run on, ``local`` first (see :mod:`pytest_cudnn.hosts`); in the controller
         only. A replayed snapshot stands for every worker's host."""
         if self._hosts is None:
-            from .hosts import LOCAL, Host, group_hosts, worker_ids
-
             specs = xdist_specs(self.config)
-            hosts = group_hosts(specs) if specs else []
-            if self.replaying and hosts:
-                hosts = [Host(LOCAL, tuple(worker_ids(specs)))]
-            self._hosts = hosts
+            self._hosts = []
+            if specs:  # a run without xdist imports nothing of it
+                from .hosts import LOCAL, Host, group_hosts, worker_ids
+
+                replayed = [Host(LOCAL, tuple(worker_ids(specs)))] if self.replaying else None
+                self._hosts = replayed or group_hosts(specs)
         return self._hosts
 
     def _answers_of(self) -> dict[str, Answer]:
