@@ -31,7 +31,7 @@ SNAPSHOTS = "examples/snapshots"
 
 @dataclass(frozen=True)
 class Example:
-    command: tuple[str, ...]  # run from the repository's root; "pytest-cudnn" and "pytest" are this interpreter's
+    command: tuple[str, ...]  # run from the repository's root; "pytest-cudnn", "pytest", "python": this interpreter
     keep: Callable[[list[str]], list[str]]  # the lines of the output the README shows
 
     def shown(self) -> str:
@@ -91,6 +91,20 @@ def _frameworks_and_findings(lines: list[str]) -> list[str]:
     return kept
 
 
+def _gpus_and_findings(lines: list[str]) -> list[str]:
+    """The doctor's first line, its GPUs (MIG devices included), then its findings and verdict."""
+    blocks = _blocks(lines)
+    kept = [lines[0], "..."]
+    for block in blocks:
+        if block[0].startswith("GPUs"):
+            kept += block
+    kept.append("...")
+    for block in blocks:
+        if block[0].startswith(("Findings", "Verdict:")):
+            kept += ["", *(line for line in block if line.strip())]
+    return kept
+
+
 def _doctor(snapshot: str) -> Example:
     return Example(("pytest-cudnn", "doctor", "--env", f"{SNAPSHOTS}/{snapshot}.json"), _frameworks_and_findings)
 
@@ -125,17 +139,37 @@ EXAMPLES: dict[str, Example] = {
     "header-jax0.10": _session("jax0.10-cuda12-healthy"),
     "doctor-mixed": _doctor("mixed-torch-jax-tf"),
     "header-mixed": _session("mixed-torch-jax-tf"),
+    "doctor-mig": Example(
+        ("pytest-cudnn", "doctor", "--env", f"{SNAPSHOTS}/mig-h100-ci-runner.json"), _gpus_and_findings
+    ),
+    "header-mig-xdist": Example(
+        (
+            "pytest",
+            "examples/suite",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "xdist",
+            "-n",
+            "4",
+            f"--gpu-env={SNAPSHOTS}/mig-h100-ci-runner.json",
+        ),
+        _header,
+    ),
+    "live-memory": Example(("python", "examples/many_gpus.py", "live"), _everything),
+    "remote-hosts": Example(("python", "examples/many_gpus.py", "remote"), _everything),
+    "fleet": Example(("python", "examples/many_gpus.py", "fleet"), _everything),
 }
 
 
 def run(example: Example) -> str:
     program, *args = example.command
-    module = {"pytest-cudnn": "pytest_cudnn", "pytest": "pytest"}[program]
+    launch = {"pytest-cudnn": ["-m", "pytest_cudnn"], "pytest": ["-m", "pytest"], "python": []}[program]
     environ = {key: value for key, value in os.environ.items() if not key.startswith(("PYTEST_", "GITHUB_", "CUDA_"))}
     # A wide terminal: pytest cuts summary lines to the terminal's width.
     environ.update(COLUMNS="10000", PY_COLORS="0", NO_COLOR="1")
     completed = subprocess.run(
-        [sys.executable, "-m", module, *args],
+        [sys.executable, *launch, *args],
         capture_output=True,
         text=True,
         cwd=ROOT,

@@ -316,6 +316,9 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
             terminalreporter.line(f"{count:>4} x {cause}: {message}")
     if run.require_gpu and run.probed and not run.verdict.ok:
         terminalreporter.line(f"pytest-cudnn: --require-gpu: {run.verdict.summary}", red=True)
+    if run.require_gpu and run.probed:
+        for host, summary in run.broken_hosts():
+            terminalreporter.line(f"pytest-cudnn: --require-gpu: xdist host {host}: {summary}", red=True)
     for problem in run.problems:
         terminalreporter.line(f"pytest-cudnn: ERROR: {problem}", red=True, bold=True)
 

@@ -509,7 +509,8 @@ class GpuRun:
                 entry[key] = facts[key]
         if "reason" in facts and "reason" not in entry:
             entry["reason"] = facts["reason"]
-            self.skips.setdefault(facts.get("cause", "other"), []).append(facts["reason"])
+            entry["cause"] = facts.get("cause", "other")
+            self.skips.setdefault(entry["cause"], []).append(facts["reason"])
         if report.when == "call" or report.outcome != "passed" or "outcome" not in entry:
             entry["outcome"] = report.outcome
 
@@ -539,7 +540,7 @@ class GpuRun:
     def finish(self, session: pytest.Session) -> None:
         """--require-gpu's verdict and the reports; in the process where reports arrive. A report that cannot be
         written is said in the terminal summary (self.problems) and leaves the exit status alone."""
-        if self.require_gpu and not self.verdict.ok:
+        if self.require_gpu and not (self.verdict.ok and not self.broken_hosts()):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if self.report_path is not None:
             try:
@@ -590,6 +591,19 @@ class GpuRun:
             for (nodeid, worker), facts in self.tests.items()
         ]
         return document
+
+    def broken_hosts(self) -> list[tuple[str, str]]:
+        """The other machines the controller probed for xdist workers whose stack cannot run GPU work, with the
+        verdict of each (hosts whose workers probe for themselves are judged there, test by test)."""
+        from .diagnosis import verdict
+
+        broken = []
+        for host in self.xdist_hosts():
+            if not host.local and self.host_environment(host) is not None:
+                judged = verdict(self.host_findings(host))
+                if not judged.ok:
+                    broken.append((host.key, judged.summary))
+        return broken
 
     def host_entry(self, host: Host) -> dict[str, Any]:
         """One host of the report's ``hosts`` (see :func:`pytest_cudnn.hosts.host_entry`)."""

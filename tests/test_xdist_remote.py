@@ -597,3 +597,27 @@ def test_a_host_whose_pytest_cudnn_cannot_be_imported_answers_why(host_b: SimHos
     assert f"{sys.executable} -m pytest_cudnn doctor --json exited with 1: " in (answer.reason or "")
     assert "No module named 'pytest_cudnn'" in (answer.reason or "")
     assert _probes(host_b) == 0
+
+
+def test_require_gpu_fails_a_run_whose_remote_host_cannot_run_gpu_work(
+    host_a: SimHost, tmp_path: Path, compiler: Compiler
+) -> None:
+    # Host C's CUDA runtime is 13.0 and its driver a CUDA 12.2 one: a broken stack, though no test is marked.
+    host_c = SimHost(tmp_path / "c", compiler)
+    host_c.add_driver(GPUS_B, version="535.104.05", cuda_version=12020)
+    host_c.add_stack("opt/cuda/lib64", 13000)
+    for host in (host_a, host_c):
+        (host.folder("work/suite") / "test_remote.py").write_text("def test_plain():\n    pass\n")
+        (host.root / "work" / "pytest.ini").write_text("[pytest]\ntestpaths = suite\n")
+    server = SocketServer.start(host_c, host_c.root / "work")
+    try:
+        remote = f"socket={server.address}"
+        done = _pytest(host_a, "--tx", "popen", "--tx", remote, "--dist", "each", "--require-gpu")
+        plain = _pytest(host_a, "--tx", "popen", "--tx", remote, "--dist", "each")
+    finally:
+        assert server.stop() == []
+    assert " passed in " in done.stdout, done.stdout + done.stderr
+    assert "failed" not in done.stdout
+    assert done.returncode == 1
+    assert f"pytest-cudnn: --require-gpu: xdist host {remote}: cannot run GPU work" in done.stdout
+    assert plain.returncode == 0, plain.stdout + plain.stderr  # without --require-gpu it only says so
