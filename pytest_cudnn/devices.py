@@ -28,6 +28,7 @@ __all__ = [
     "assign_devices",
     "cuda_visible_value",
     "devices_of",
+    "devices_per_worker",
     "parse_visible_devices",
     "with_free",
 ]
@@ -84,10 +85,7 @@ class VisibleDevices:
     named: tuple[CudaDevice, ...]  # every device the value names (a MIG-enabled GPU: all its MIG devices)
     unlisted_mig: tuple[str, ...]  # MIG entries no GPU's listing can be checked against (NVML listed no MIG)
     invalid: str | None  # the first entry that names no device (it and all after it are ignored)
-
-    @property
-    def gpus(self) -> tuple[CudaDevice, ...]:
-        return self.devices
+    per_gpu_instance: bool = False  # the driver's rule: one MIG device per GPU instance (R570 on), else one in all
 
     @property
     def unused(self) -> tuple[CudaDevice, ...]:
@@ -119,7 +117,7 @@ def parse_visible_devices(value: str | None, gpus: Sequence[Gpu], driver: str | 
     per_instance = (driver_major(driver) or 0) >= MIG_PER_GPU_INSTANCE_FROM
     if value is None:
         present = [device for gpu in gpus for device in devices_of(gpu)]
-        return VisibleDevices(_cuda_rule(present, per_instance), tuple(present), (), None)
+        return VisibleDevices(_cuda_rule(present, per_instance), tuple(present), (), None, per_instance)
     named: list[CudaDevice] = []
     candidates: list[CudaDevice] = []  # what CUDA considers: a MIG-enabled GPU's first MIG device only
     unlisted: list[str] = []
@@ -140,7 +138,7 @@ def parse_visible_devices(value: str | None, gpus: Sequence[Gpu], driver: str | 
                 named.append(device)
             if device not in candidates and (position == 0 or not whole_gpu):
                 candidates.append(device)
-    return VisibleDevices(_cuda_rule(candidates, per_instance), tuple(named), tuple(unlisted), invalid)
+    return VisibleDevices(_cuda_rule(candidates, per_instance), tuple(named), tuple(unlisted), invalid, per_instance)
 
 
 def _cuda_rule(candidates: Sequence[CudaDevice], per_instance: bool) -> tuple[CudaDevice, ...]:
@@ -202,8 +200,14 @@ def assign_devices(visible: Sequence[CudaDevice], workers: int, per_worker: int 
     """
     if not visible or workers < 1 or per_worker < 1:
         return [() for _ in range(max(workers, 0))]
-    take = 1 if any(device.mig is not None for device in visible) else min(per_worker, len(visible))
+    take = min(devices_per_worker(visible, per_worker), len(visible))
     return [tuple(visible[(worker * take + k) % len(visible)] for k in range(take)) for worker in range(workers)]
+
+
+def devices_per_worker(devices: Sequence[CudaDevice], asked: int) -> int:
+    """How many of ``devices`` one worker may be given when ``asked`` are: one where they are MIG devices, as a
+    CUDA process may see only one (before R570, and pytest-cudnn keeps to that whatever the driver)."""
+    return 1 if any(device.mig is not None for device in devices) else asked
 
 
 def cuda_visible_value(devices: Sequence[CudaDevice]) -> str:

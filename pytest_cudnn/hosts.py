@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .devices import CudaDevice, assign_devices
+from .devices import CudaDevice, assign_devices, devices_per_worker
 from .text import clip, printable
 
 if TYPE_CHECKING:
@@ -155,7 +155,7 @@ def plan_devices(visible: Sequence[CudaDevice], workers: Sequence[str], per_work
     """``workers`` sharing one host's ``visible`` devices, ``per_worker`` each (see
     :func:`~pytest_cudnn.devices.assign_devices`)."""
     note = None
-    if per_worker > 1 and any(device.mig is not None for device in visible):
+    if devices_per_worker(visible, per_worker) < per_worker:
         note = (
             f"{per_worker} GPUs per worker asked for, and these are MIG devices: each worker gets one, "
             "as a CUDA process sees only one"

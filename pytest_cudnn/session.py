@@ -396,11 +396,11 @@ class GpuRun:
         return {"CUDA_VISIBLE_DEVICES": cuda_visible_value(gpus), "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
 
     def auto_workers(self) -> int:
+        from .devices import devices_per_worker
         from .diagnosis import assignable_devices
 
         devices = assignable_devices(self.env)
-        per_worker = 1 if any(device.mig is not None for device in devices) else self.per_worker
-        return max(1, len(devices) // per_worker)
+        return max(1, len(devices) // devices_per_worker(devices, self.per_worker))
 
     # Fixtures ----------------------------------------------------------------------------------------
     def open_handle(self, fixture: str, framework: str | None = None) -> CudnnHandle:

@@ -188,11 +188,11 @@ visible_entry = st.one_of(
 def test_cuda_visible_devices_forms(entries: list[str], n: int, workers: int, per_worker: int) -> None:
     devices = gpus(n)
     visible = parse_visible_devices(",".join(entries), devices)
-    assert all(device.gpu in devices and device.mig is None for device in visible.gpus)
-    assert len(set(visible.gpus)) == len(visible.gpus)
-    shares = assign_devices(visible.gpus, workers, per_worker)
+    assert all(device.gpu in devices and device.mig is None for device in visible.devices)
+    assert len(set(visible.devices)) == len(visible.devices)
+    shares = assign_devices(visible.devices, workers, per_worker)
     assert len(shares) == workers
-    assert all(gpu in visible.gpus for share in shares for gpu in share)
+    assert all(gpu in visible.devices for share in shares for gpu in share)
 
 
 @pytest.mark.parametrize(
@@ -211,7 +211,7 @@ def test_cuda_visible_devices_forms(entries: list[str], n: int, workers: int, pe
 )
 def test_cuda_visible_devices_table(value: str | None, visible: list[int], invalid: str | None) -> None:
     result = parse_visible_devices(value, gpus(3))
-    assert [gpu.index for gpu in result.gpus] == visible
+    assert [gpu.index for gpu in result.devices] == visible
     assert result.invalid == invalid
 
 

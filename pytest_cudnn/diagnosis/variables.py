@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from packaging.version import Version
 
 from .. import phrases
-from ..devices import MIG_PER_GPU_INSTANCE_FROM, VisibleDevices, driver_major, parse_visible_devices
+from ..devices import VisibleDevices, parse_visible_devices
 from ..environment import (
     INSTALL_VARIABLES,
     Environment,
@@ -156,10 +156,9 @@ def mig_rules(env: Environment, visible: VisibleDevices) -> Iterator[Finding]:
             )
     unused = visible.unused
     if unused and visible.devices and any(device.mig is not None for device in visible.named):
-        per_instance = (driver_major(env.driver.version) or 0) >= MIG_PER_GPU_INSTANCE_FROM
         rule = (
             "one compute instance per GPU instance"
-            if per_instance
+            if visible.per_gpu_instance
             else "a single MIG device, and then no GPU without MIG"
         )
         seen = listing([" ".join(filter(None, (d.label, d.name))) for d in visible.devices])
