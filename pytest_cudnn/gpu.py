@@ -16,7 +16,7 @@ from .devices import CudaDevice
 from .environment import MigDevice
 
 if TYPE_CHECKING:
-    from .live import Holder
+    from .live import Holder, Reading
 
 __all__ = ["CudnnError", "CudnnHandle", "GpuDevice", "create_cudnn_handle"]
 
@@ -69,19 +69,22 @@ class GpuDevice:
     def memory_free(self) -> int | None:
         """Free memory now, read through NVML (no CUDA context); a MIG device's own. From a replayed snapshot, the
         value recorded there; None when NVML cannot read it now."""
-        if self.replayed or not self.uuid:
-            return self.probed_memory_free
-        from .live import read
-
-        return read(self.uuid, self.parent_uuid, self.mig.index if self.mig else None).free
+        reading = self.read()
+        return self.probed_memory_free if reading is None else reading.free
 
     def holders(self) -> tuple[Holder, ...]:
         """The compute processes on this device now, largest first (nothing from a replayed snapshot)."""
+        reading = self.read(holders=True)
+        return reading.holders if reading is not None else ()
+
+    def read(self, holders: bool = False) -> Reading | None:
+        """This device now, through NVML (see :mod:`pytest_cudnn.live`); None where nothing can be read live (a
+        replayed snapshot, a device without a UUID)."""
         if self.replayed or not self.uuid:
-            return ()
+            return None
         from .live import read
 
-        return read(self.uuid, self.parent_uuid, self.mig.index if self.mig else None, holders=True).holders
+        return read(self.uuid, self.parent_uuid, self.mig.index if self.mig else None, holders=holders)
 
 
 class CudnnError(RuntimeError):

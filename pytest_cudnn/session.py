@@ -138,7 +138,8 @@ class GpuRun:
         self._host_findings: dict[str, list[Finding]] = {}
         self._plans: dict[str, Plan] | None = None  # each host's devices per worker, by host key
         self.problems: list[str] = []  # reports that could not be written, said in the terminal summary
-        self._device: tuple[GpuDevice, ...] | None = None
+        self._device: GpuDevice | None = None
+        self._visible: tuple[CudaDevice, ...] | None = None  # the first device CUDA sees, once looked up
         self._outcomes: dict[int, tuple[Requirement, Outcome, str]] = {}
         # A fixture's refusal -> its facts; weak, so only the exceptions pytest still holds (a session-scoped
         # fixture's, raised again in each test that asks for it) stay.
@@ -208,13 +209,22 @@ class GpuRun:
 
     def device(self) -> GpuDevice | None:
         """The GPU this process's tests run on: the first CUDA sees (in a worker, the worker's own)."""
+        probed = self._cuda_device()
+        if probed is None:
+            return None
         if self._device is None:  # imports here, not above: this runs for every marked test
-            from .diagnosis import visible_gpus
             from .gpu import GpuDevice
 
-            gpus = visible_gpus(self.env)
-            self._device = (GpuDevice.from_probe(gpus[0], 0, replayed=self.replaying),) if gpus else ()
-        return self._device[0] if self._device else None
+            self._device = GpuDevice.from_probe(probed, 0, replayed=self.replaying)
+        return self._device
+
+    def _cuda_device(self) -> CudaDevice | None:
+        """That device as the probe saw it: what requirements are judged against."""
+        if self._visible is None:
+            from .diagnosis import visible_gpus
+
+            self._visible = visible_gpus(self.env)[:1]
+        return self._visible[0] if self._visible else None
 
     def judge(self, requirement: Requirement) -> tuple[Outcome, str]:
         """A requirement's outcome on this run's device, and its description. The environment is fixed for the
@@ -222,12 +232,10 @@ class GpuRun:
         hashing a SpecifierSet canonicalises every version in it, tens of microseconds a time."""
         cached = self._outcomes.get(id(requirement))
         if cached is None or cached[0] is not requirement:
-            from .diagnosis import visible_gpus
             from .markers import judge
 
-            device = self.device()
-            gpu = next((g for g in visible_gpus(self.env) if device and g.uuid == device.uuid), None)
-            cached = (requirement, judge(requirement, self.env, self.findings, gpu), requirement.describe())
+            device = self._cuda_device()
+            cached = (requirement, judge(requirement, self.env, self.findings, device), requirement.describe())
             self._outcomes[id(requirement)] = cached
         if requirement.memory is not None and not self.replaying:
             return self._judge_memory(requirement, cached[1]), cached[2]
@@ -238,22 +246,19 @@ class GpuRun:
         set up: other workers and processes may have taken what the session-start probe saw free. Short, it says
         who holds the memory; unreadable now, the probed outcome stands, and says so when it fails."""
         from .devices import with_free
-        from .diagnosis import visible_gpus
-        from .live import read
         from .markers import Outcome, judge
         from .phrases import holders
 
-        device = self.device()
-        gpu = next((g for g in visible_gpus(self.env) if device and g.uuid == device.uuid), None)
-        if device is None or gpu is None or device.uuid is None:
+        device, probed_device = self.device(), self._cuda_device()
+        reading = device.read(holders=True) if device is not None else None
+        if reading is None or probed_device is None:
             return probed
-        reading = read(device.uuid, device.parent_uuid, device.mig.index if device.mig else None, holders=True)
         if reading.free is None:
             if probed.ok or probed.cause != "gpu-memory":
                 return probed
             note = f" (free memory as probed at session start: NVML cannot read it now: {reading.error})"
             return Outcome(False, probed.message + note, probed.cause)
-        outcome = judge(requirement, self.env, self.findings, with_free(gpu, reading.free))
+        outcome = judge(requirement, self.env, self.findings, with_free(probed_device, reading.free))
         if outcome.ok or outcome.cause != "gpu-memory":
             return outcome
         held = f"; held now by {holders(reading.holders)}" if reading.holders else "; NVML lists no compute process"
