@@ -358,6 +358,13 @@ class FrameworkBuild:
     objects: tuple[LinkedObject, ...] = ()  # its CUDA-using shared objects
     loads: tuple[LoadedLibrary, ...] = ()  # the CUDA libraries it loads, each with the copy it gets
 
+    @classmethod
+    def absent(cls, name: str) -> FrameworkBuild:
+        """``name`` is not installed: no such package on the Python path."""
+        return cls(
+            name, State.ABSENT, f"no '{name}' package on the Python path", None, None, None, None, None, None, ()
+        )
+
 
 @dataclass(frozen=True)
 class TensorFlow:

@@ -136,8 +136,7 @@ def plant_libraries(
     if cudnn is not None:
         stand_ins.add_cudnn(folder, cudnn, cudart_version=cudnn_cudart or cudart or 12090, siblings=cudnn_siblings)
     for soname in others:
-        identifier = "".join(c if c.isalnum() else "_" for c in soname)
-        compiler.shared_library(f"int {identifier}_present = 1;\n", soname, folder / soname, libs=())
+        compiler.empty_library(soname, folder / soname)
     return folder
 
 

@@ -89,6 +89,10 @@ class Compiler:
         session (see :meth:`compile`)."""
         return self.compile(name, ["gcc", "-shared", "-fPIC", "-O0"], source, ".c", after=flags)
 
+    def empty_library(self, soname: str, destination: Path) -> Path:
+        """A library with nothing but its soname (and one symbol, so that it is a valid object)."""
+        return self.shared_library(f"int {_c_identifier(soname)}_present = 1;\n", soname, destination, libs=())
+
     def link_against(self, sonames: Sequence[str]) -> list[str]:
         """gcc flags that make a library need (DT_NEEDED) each of ``sonames``: empty stand-ins with those sonames
         are built in a folder of the cache, which only the link sees."""
@@ -96,7 +100,7 @@ class Compiler:
             return []
         folder = self.cache / "needed"
         for soname in sonames:
-            self.shared_library(f"int {_c_identifier(soname)} = 1;\n", soname, folder / soname, libs=())
+            self.empty_library(soname, folder / soname)
         return ["-Wl,--no-as-needed", f"-L{folder}", *(f"-l:{soname}" for soname in sonames)]
 
 

@@ -26,15 +26,11 @@ _WHEEL_CUDA = re.compile(r"([0-9]{1,3})(?:\.(?:x|[0-9]{1,3}))?")
 _DISTRIBUTION_CUDA = re.compile(r"cupy-cuda([0-9]{2,3}?)(?:[0-9]|x)", re.I)
 
 
-def _absent(reason: str) -> FrameworkBuild:
-    return FrameworkBuild("cupy", State.ABSENT, reason, None, None, None, None, None, None, ())
-
-
 def probe_cupy(search_path: Sequence[str], installed: Sequence[Distribution] = ()) -> FrameworkBuild:
     """Locate ``cupy`` on ``search_path`` (normally sys.path) and read what its files say."""
     folders = package_folders("cupy", search_path)
     if not folders:
-        return _absent("no 'cupy' package on the Python path")
+        return FrameworkBuild.absent("cupy")
     location = folders[0]
     site = os.path.dirname(location)
     here = [d for d in installed if d.location.rstrip("/") == site.rstrip("/") and d.name.lower().startswith("cupy")]

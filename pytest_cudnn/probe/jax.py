@@ -48,9 +48,7 @@ def probe_jax(search_path: Sequence[str], installed: Sequence[Distribution] = ()
     """Locate ``jax`` and its CUDA plugin on ``search_path`` (normally sys.path) and read what their files say."""
     folders = package_folders("jax", search_path)
     if not folders:
-        return FrameworkBuild(
-            "jax", State.ABSENT, "no 'jax' package on the Python path", None, None, None, None, None, None, ()
-        )
+        return FrameworkBuild.absent("jax")
     location = folders[0]
     site = os.path.dirname(location)
     metadata = metadata_of(site, "jax")

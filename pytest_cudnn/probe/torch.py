@@ -73,9 +73,7 @@ def probe_torch(search_path: Sequence[str], installed: Sequence[Distribution] = 
     """Locate ``torch`` on ``search_path`` (normally sys.path) and read its build facts from its files."""
     folders = package_folders("torch", search_path)
     if not folders:
-        return FrameworkBuild(
-            "torch", State.ABSENT, "no 'torch' package on the Python path", None, None, None, None, None, None, ()
-        )
+        return FrameworkBuild.absent("torch")
     location = folders[0]
     site = os.path.dirname(location)
     problems: list[str] = []
