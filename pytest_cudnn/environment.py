@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .files import FileRefused, read_regular, size_text
+from .files import DocumentRefused, read_json_document
 from .serde import DecodeError, Rule, from_json, rule, to_json
 from .versions import is_pep440
 
@@ -525,20 +525,6 @@ def _allowlisted(env: Environment) -> Environment:
 # Measured: a snapshot of 10,000 GPUs is 3.3 MB, 4.1 MB when each GPU records an NVML error. 16 MiB is four times
 # that, and bounds what a wrong path (a log, an image) costs to parse: about 0.5 GB for 16 MiB of "[{},{},...]".
 MAX_SNAPSHOT_BYTES = 16 * 1024 * 1024
-_MAX_DIGITS = 100  # memory sizes take 20; Python refuses to parse more than 4300 (sys.get_int_max_str_digits)
-
-
-def _read_snapshot(source: str) -> bytes:
-    """At most the limit of a regular file, opened so that a FIFO or a device cannot block or flood the read."""
-    try:
-        return read_regular(source, MAX_SNAPSHOT_BYTES)
-    except OSError as error:
-        raise InvalidSnapshot(source, f"cannot be read: {error.strerror or error}") from None
-    except FileRefused as refused:
-        if refused.read_past:
-            raise InvalidSnapshot(source, f"{refused}, the most a snapshot can be") from None
-        suffix = f"; a snapshot is at most {size_text(MAX_SNAPSHOT_BYTES)}" if refused.too_large else ""
-        raise InvalidSnapshot(source, f"{refused}{suffix}") from None
 
 
 def load_snapshot(path: str | Path) -> Environment:
@@ -546,29 +532,10 @@ def load_snapshot(path: str | Path) -> Environment:
     source = str(path)
     if not source:
         raise InvalidSnapshot("''", "an empty path names no snapshot file")
-    raw = _read_snapshot(source)
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise InvalidSnapshot(
-            source, "is not UTF-8 text (a UTF-16 byte-order mark: write it with -o FILE, not a shell redirection)"
+    try:
+        data = read_json_document(
+            source, MAX_SNAPSHOT_BYTES, "snapshot", ": write it with -o FILE, not a shell redirection"
         )
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise InvalidSnapshot(source, f"is not UTF-8 text (byte {error.start})") from None
-    if not text.strip():
-        raise InvalidSnapshot(source, "is empty")
-
-    def integer(digits: str) -> int:
-        if len(digits.lstrip("-")) > _MAX_DIGITS:
-            raise InvalidSnapshot(
-                source, f"has a number of {len(digits.lstrip('-'))} digits, more than any snapshot holds"
-            )
-        return int(digits)
-
-    try:
-        data = json.loads(text, parse_int=integer)
-    except json.JSONDecodeError as error:
-        raise InvalidSnapshot(source, f"is not JSON: {error.msg} at line {error.lineno}") from None
-    except RecursionError:
-        raise InvalidSnapshot(source, "is nested too deeply to be a snapshot") from None
+    except DocumentRefused as refused:
+        raise InvalidSnapshot(source, str(refused)) from None
     return Environment.from_json(data, source)

@@ -8,12 +8,22 @@ was opened, never by a look before, and read up to a limit.
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import stat
 from pathlib import Path
+from typing import Any
 
-__all__ = ["FileRefused", "open_regular", "read_regular", "size_text", "write_atomically"]
+__all__ = [
+    "DocumentRefused",
+    "FileRefused",
+    "open_regular",
+    "read_json_document",
+    "read_regular",
+    "size_text",
+    "write_atomically",
+]
 
 _NOT_REGULAR = (
     (stat.S_ISDIR, "a folder"),
@@ -77,6 +87,48 @@ def read_regular(path: str, limit: int, *, whole: bool = True) -> bytes:
     if whole and left <= 0:
         raise FileRefused(f"holds more than {size_text(limit)}", too_large=True, read_past=True)
     return b"".join(chunks)
+
+
+class DocumentRefused(ValueError):
+    """Why a file is no JSON document: unreadable, too large, not UTF-8, empty, not JSON; the message says which."""
+
+
+_MAX_DIGITS = 100  # memory sizes take 20; Python refuses to parse more than 4300 (sys.get_int_max_str_digits)
+
+
+def read_json_document(path: str, limit: int, kind: str, utf16_hint: str = "") -> Any:
+    """The JSON value in the regular file ``path`` of at most ``limit`` bytes (UTF-8, a BOM allowed). Raises
+    DocumentRefused, its message naming ``kind`` ("snapshot", "report"); ``utf16_hint`` follows the UTF-16
+    complaint (": write it with -o FILE")."""
+    try:
+        raw = read_regular(path, limit)
+    except OSError as error:
+        raise DocumentRefused(f"cannot be read: {error.strerror or error}") from None
+    except FileRefused as refused:
+        if refused.read_past:  # its size said less than it held
+            raise DocumentRefused(f"{refused}, the most a {kind} can be") from None
+        suffix = f"; a {kind} is at most {size_text(limit)}" if refused.too_large else ""
+        raise DocumentRefused(f"{refused}{suffix}") from None
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise DocumentRefused(f"is not UTF-8 text (a UTF-16 byte-order mark{utf16_hint})")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise DocumentRefused(f"is not UTF-8 text (byte {error.start})") from None
+    if not text.strip():
+        raise DocumentRefused("is empty")
+
+    def integer(digits: str) -> int:
+        if len(digits.lstrip("-")) > _MAX_DIGITS:
+            raise DocumentRefused(f"has a number of {len(digits.lstrip('-'))} digits, more than any {kind} holds")
+        return int(digits)
+
+    try:
+        return json.loads(text, parse_int=integer)
+    except json.JSONDecodeError as error:
+        raise DocumentRefused(f"is not JSON: {error.msg} at line {error.lineno}") from None
+    except RecursionError:
+        raise DocumentRefused(f"is nested too deeply to be a {kind}") from None
 
 
 def size_text(count: int) -> str:

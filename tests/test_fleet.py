@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pytest_cudnn import files
 from pytest_cudnn.cli import main
 from pytest_cudnn.diagnosis import diagnose, verdict
 from pytest_cudnn.environment import Environment
@@ -452,7 +453,7 @@ def test_a_report_without_read_permission_is_named(tmp_path: Path, monkeypatch: 
     def refuse(name: str, limit: int) -> bytes:
         raise PermissionError(13, "Permission denied", name)
 
-    monkeypatch.setattr(reading_module, "read_regular", refuse)
+    monkeypatch.setattr(files, "read_regular", refuse)
     assert read_runner("r", str(path)) == Problem("r", str(path), "cannot be read: Permission denied")
 
 

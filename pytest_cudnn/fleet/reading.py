@@ -9,7 +9,6 @@ apart from reading the file.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -20,7 +19,7 @@ from typing import Any
 from ..diagnosis import Severity, Verdict, selected_cudnn, selected_runtime, visible_gpus
 from ..environment import SCHEMA as ENVIRONMENT_SCHEMA
 from ..environment import Environment, InvalidSnapshot, State
-from ..files import FileRefused, read_regular, size_text
+from ..files import DocumentRefused, read_json_document
 from ..serde import DecodeError, from_json
 from ..text import clip, listing
 from .model import SCHEMA as FLEET_SCHEMA
@@ -39,7 +38,6 @@ __all__ = [
 # A report is a snapshot (at most 16 MiB, environment.MAX_SNAPSHOT_BYTES) and one entry per GPU test, about 400
 # bytes each as --gpu-report writes them: 64 MiB leaves room for 100,000 tests and bounds what a wrong path costs.
 MAX_REPORT_BYTES = 64 * 1024 * 1024
-_MAX_DIGITS = 100  # as environment.load_snapshot: memory sizes take 20 digits
 _REQUIRED = ("environment", "findings", "verdict", "frameworks", "tests")
 _HOSTS = 64  # remote hosts listed per runner
 
@@ -133,44 +131,13 @@ def _default_names(paths: Sequence[str]) -> list[str]:
 def read_runner(name: str, path: str) -> Runner | Problem:
     """The runner whose report is ``path``, or the Problem that says why it cannot be read."""
     try:
-        return _runner(name, path, _parse(_read(path)))
+        data = read_json_document(path, MAX_REPORT_BYTES, "report")
+    except DocumentRefused as refused:
+        return Problem(name, path, str(refused))
+    try:
+        return _runner(name, path, data)
     except ReportError as error:
         return Problem(name, path, str(error))
-
-
-def _read(path: str) -> bytes:
-    try:
-        return read_regular(path, MAX_REPORT_BYTES)
-    except OSError as error:
-        raise ReportError(f"cannot be read: {error.strerror or error}") from None
-    except FileRefused as refused:
-        if refused.read_past:  # its size said less than it held
-            raise ReportError(f"{refused}, the most a report can be") from None
-        limit = f"; a report is at most {size_text(MAX_REPORT_BYTES)}" if refused.too_large else ""
-        raise ReportError(f"{refused}{limit}") from None
-
-
-def _parse(raw: bytes) -> Any:
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise ReportError("is not UTF-8 text (a UTF-16 byte-order mark)")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise ReportError(f"is not UTF-8 text (byte {error.start})") from None
-    if not text.strip():
-        raise ReportError("is empty")
-
-    def integer(digits: str) -> int:
-        if len(digits.lstrip("-")) > _MAX_DIGITS:
-            raise ReportError(f"has a number of {len(digits.lstrip('-'))} digits, more than any report holds")
-        return int(digits)
-
-    try:
-        return json.loads(text, parse_int=integer)
-    except json.JSONDecodeError as error:
-        raise ReportError(f"is not JSON: {error.msg} at line {error.lineno}") from None
-    except RecursionError:
-        raise ReportError("is nested too deeply to be a report") from None
 
 
 def _check_kind(data: Any) -> dict[str, Any]:
