@@ -250,7 +250,7 @@ class GpuRun:
         from .phrases import holders
 
         device, probed_device = self.device(), self._cuda_device()
-        reading = device.read(holders=True) if device is not None else None
+        reading = device.read() if device is not None else None
         if reading is None or probed_device is None:
             return probed
         if reading.free is None:
@@ -261,7 +261,8 @@ class GpuRun:
         outcome = judge(requirement, self.env, self.findings, with_free(probed_device, reading.free))
         if outcome.ok or outcome.cause != "gpu-memory":
             return outcome
-        held = f"; held now by {holders(reading.holders)}" if reading.holders else "; NVML lists no compute process"
+        found = device.holders() if device is not None else ()  # asked only when short: a listing per process
+        held = f"; held now by {holders(found)}" if found else "; NVML lists no compute process"
         return Outcome(False, f"{outcome.message} at test setup{held}", outcome.cause)
 
     def header(self, verbose: bool) -> list[str]:
