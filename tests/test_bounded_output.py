@@ -180,6 +180,15 @@ def test_the_fleets_text_says_how_many_more_findings_there_are(tmp_path: Path) -
     assert f"    and {more:,} more findings (--json lists them all)" in text
 
 
+def test_runners_past_the_first_32_are_counted(tmp_path: Path) -> None:
+    fleet = read_fleet(
+        [(f"r{i}", path) for i, path in enumerate(_edited(tmp_path / "r", lambda data: None, runners=40))]
+    )
+    assert fleet_text(fleet).count("\n  Verdict ") == 32
+    assert "\nand 8 more runners (--json lists them all)\n" in fleet_text(fleet)
+    assert "\n\nand 8 more runners (--json lists them all)\n" in fleet_markdown(fleet)
+
+
 def test_many_runners_facts_are_listed_by_value_not_side_by_side(tmp_path: Path) -> None:
     def newer_python(data: dict[str, Any]) -> None:
         data["environment"]["host"]["python"] = "3.12.0"

@@ -121,6 +121,7 @@ def _indented(text: str) -> str:
 
 
 def _apart(text: str) -> str:
+    """A line after a blank one: in Markdown, a line right after a table's rows would be one more row."""
     return "\n" + text
 
 
@@ -196,7 +197,7 @@ def fleet_text(fleet: Fleet) -> str:
     """The terminal view: each runner, the differences, the reports that could not be read, the verdict."""
     names = [runner.name for runner in fleet.runners] + [problem.runner for problem in fleet.problems]
     lines = [f"pytest-cudnn fleet: {len(names)} runner{'s' if len(names) != 1 else ''}: {listing(names, 12)}"]
-    lines += summarised(fleet.runners, _RUNNERS, lambda runner: ["", *_runner_lines(runner)], "runners", said=_apart)
+    lines += summarised(fleet.runners, _RUNNERS, lambda runner: ["", *_runner_lines(runner)], "runners")
     if len(fleet.runners) > 1:
         differences = _difference_lines(fleet)
         lines += ["", "Differences", *(differences or ["  none: every runner reports the same stack and tests"])]
