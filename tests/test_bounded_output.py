@@ -197,3 +197,33 @@ def test_many_runners_facts_are_listed_by_value_not_side_by_side(tmp_path: Path)
     text = fleet_text(read_fleet([(f"r{index}", path) for index, path in enumerate(paths)]))
     assert "  Python  3.11.7  29: r1, r2, r3, r4, r5, r6, r7, r8 and 21 more" in text.splitlines()
     assert "  Python  3.12.0  1: r0" in text.splitlines()
+
+
+# pytest's own output ------------------------------------------------------------------------------------------
+
+
+def test_the_header_the_skip_reasons_and_the_summary_are_bounded(pytester: pytest.Pytester) -> None:
+    """A replayed snapshot whose GPU is named with 100,000 characters: the header, the -rs line and the summary of
+    environment skips each say it in a bounded line."""
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.requires_gpu(name="H100*")
+        def test_h100():
+            pass
+        """
+    )
+    env = pytester.path / "env.json"
+    env.write_text(_long_values().dumps())
+    result = pytester.runpytest("-rs", "-v", "--gpu-env", str(env))
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(
+        [
+            "pytest-cudnn: driver 550.54.15 (CUDA 12.4), GPUs: GPU 0 VVV*",
+            "*   1 x gpu-name: requires 1 GPU, named 'H100[*]'; found GPU 0 VVV*",
+            "SKIPPED [[]1[]] *: requires 1 GPU, named 'H100[*]'; found GPU 0 VVV*",
+        ]
+    )
+    # The reason is at most 2,000 characters; pytest's -rs line adds "SKIPPED [1] " and the test's location.
+    assert max(len(text) for text in result.outlines) <= 2000 + 100
