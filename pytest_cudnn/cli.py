@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from . import __version__
-from .files import write_atomically
+from .files import FileRefused, regular_or_missing, write_atomically
 from .signatures import FRAMEWORK_NAMES
 
 if TYPE_CHECKING:
@@ -221,17 +221,19 @@ def _framework_result(env: Environment, findings: list[Finding], name: str) -> V
 
 def _output_problem(path: str, force: bool) -> str | None:
     """Why a snapshot cannot be written to ``path``, found before the probe spends its time."""
-    if path.endswith(("/", os.sep)) or os.path.isdir(path):
+    if path.endswith(("/", os.sep)):
         return f"{path} is a folder: name the snapshot file to write"
     try:
-        mode = os.stat(path).st_mode
+        # As the writer will judge it: a symbolic link, a FIFO or a device is never replaced (-o /dev/stdout as root
+        # would put a file where the device was).
+        exists = regular_or_missing(path)
+    except FileRefused as refused:
+        if refused.mode is not None and stat.S_ISDIR(refused.mode):
+            return f"{path} is a folder: name the snapshot file to write"
+        return f"{path} {refused}; leave out -o to write to standard output"
     except OSError:
-        mode = None
-    if mode is not None and not stat.S_ISREG(mode):
-        # Replacing a device or a pipe (as --force would, by rename) is never what was meant: -o /dev/stdout as root
-        # would put a file where the device was.
-        return f"{path} is not a regular file; leave out -o to write to standard output"
-    if mode is not None and not force:
+        exists = False  # a folder above it is missing or is no folder: said below
+    if exists and not force:
         return f"{path} exists; use --force to overwrite it"
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
@@ -261,8 +263,9 @@ def _snapshot(args: argparse.Namespace) -> int:
         # Never half a snapshot. Readable by its owner only, as snapshots have always been written: one records
         # this machine's paths, versions and variables until its owner decides to share it.
         write_atomically(args.output, text, mode=0o600)
-    except OSError as error:
-        _error(f"error: cannot write {args.output}: {error.strerror or error}")
+    except (OSError, FileRefused) as error:
+        reason = str(error) if isinstance(error, FileRefused) else error.strerror or error
+        _error(f"error: cannot write {args.output}: {reason}")
         return EXIT_USAGE
     _error(f"wrote {args.output}")
     return EXIT_OK

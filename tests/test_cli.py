@@ -22,6 +22,7 @@ from pytest_cudnn.environment import load_snapshot
 
 from .envbuilder import EnvBuilder
 from .simhost import SimGpu, SimHost
+from .test_writing import REFUSED, state, target
 
 EXAMPLES = Path(__file__).parent.parent / "examples" / "snapshots"
 
@@ -332,8 +333,6 @@ def test_usage_errors_name_the_argument_and_never_probe(
     [
         (lambda p: p.mkdir(), False, "{p} is a folder: name the snapshot file to write"),
         (lambda p: p.mkdir(), True, "{p} is a folder: name the snapshot file to write"),
-        (os.mkfifo, True, "{p} is not a regular file; leave out -o to write to standard output"),
-        (os.mkfifo, False, "{p} is not a regular file; leave out -o to write to standard output"),
         (lambda p: None, False, "cannot write {p}/snap.json: {p} does not exist"),
         (lambda p: p.write_text("x"), False, "cannot write {p}/snap.json: {p} is not a folder"),
     ],
@@ -351,6 +350,24 @@ def test_a_snapshot_target_that_cannot_be_written_is_refused_before_probing(
     output = target / "snap.json" if "{p}/snap.json" in problem else target
     assert main(["snapshot", "-o", str(output), *(["--force"] if force else [])]) == 2
     assert capsys.readouterr() == ("", f"pytest-cudnn: error: {problem.format(p=target)}\n")
+
+
+@pytest.mark.parametrize("force", [False, True], ids=["", "force"])
+@pytest.mark.parametrize(("kind", "reason"), REFUSED)
+def test_a_snapshot_target_that_is_no_regular_file_is_refused_before_probing_and_left_as_it_was(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_probe: None, kind: str, reason: str, force: bool
+) -> None:
+    # --force overwrites a regular file, and only a regular file: the writer judges the name itself, so a symbolic
+    # link is not followed to the file it points to.
+    with target(kind, tmp_path) as path:
+        before = state(path)
+        assert main(["snapshot", "-o", str(path), *(["--force"] if force else [])]) == 2
+        assert state(path) == before
+    if kind == "folder":
+        problem = f"{path} is a folder: name the snapshot file to write"
+    else:
+        problem = f"{path} {reason.format(folder=tmp_path)}; leave out -o to write to standard output"
+    assert capsys.readouterr() == ("", f"pytest-cudnn: error: {problem}\n")
 
 
 def test_a_trailing_slash_names_a_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str], no_probe: None) -> None:
