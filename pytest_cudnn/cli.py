@@ -1,11 +1,10 @@
 """``pytest-cudnn``: the doctor, snapshots and the fleet view of several runners' reports, outside pytest.
 
 The doctor is the default command: ``pytest-cudnn --json`` is ``pytest-cudnn doctor --json``. Exit codes: 0 the
-stack can run GPU work and holds together, 1 it cannot, 2 a usage error or an unreadable snapshot, 130 interrupted
-(Ctrl-C), 141 standard output was closed (``pytest-cudnn doctor | head -1``), 74 standard output could not be
-written (``> /dev/full``, a full disk); ``fleet`` exits 0 when every report was read and every runner's stack can run
-GPU work, 1 when not. Importing this module imports neither pytest nor any
-framework.
+stack can run GPU work and holds together, 1 it cannot, 2 a usage error or an unreadable snapshot, 74 standard
+output could not be written (``> /dev/full``, a full disk), 130 interrupted (Ctrl-C), 141 standard output was closed
+(``pytest-cudnn doctor | head -1``); ``fleet`` exits 0 when every report was read and every runner's stack can run
+GPU work, 1 when not. Importing this module imports neither pytest nor any framework.
 """
 
 from __future__ import annotations
