@@ -153,7 +153,7 @@ def regular_or_missing(path: str | Path) -> bool:
     try:
         info = os.lstat(path)
     except FileNotFoundError:
-        os.lstat(Path(path).parent)  # a missing folder above is the system's own error, named
+        os.stat(Path(path).parent)  # a missing folder above is the system's own error, named
         return False
     if not stat.S_ISREG(info.st_mode):
         raise _refusal(path, info.st_mode)

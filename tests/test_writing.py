@@ -207,3 +207,14 @@ def test_a_symlink_target_is_shown_printable(tmp_path: Path) -> None:
     with pytest.raises(FileRefused) as refused:
         files.regular_or_missing(tmp_path / "link")
     assert str(refused.value) == "is a symbolic link (to evil\\x1b[31m), not a regular file"
+
+
+def test_a_missing_folder_above_is_the_systems_error_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "dangling").symlink_to(tmp_path / "gone")
+    for folder in (tmp_path / "missing", tmp_path / "dangling"):
+        with pytest.raises(FileNotFoundError) as missing:
+            files.regular_or_missing(folder / "report.json")
+        assert missing.value.filename == str(folder)
+        with pytest.raises(FileNotFoundError):
+            files.append_regular(folder / "summary.md", "x")
+    assert sorted(os.listdir(tmp_path)) == ["dangling"]
