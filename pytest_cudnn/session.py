@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
-from .files import write_atomically
+from .files import FileRefused, append_regular, write_atomically
 from .settings import (
     check_writable,
     ini_bool,
@@ -551,7 +551,7 @@ class GpuRun:
         if self.report_path is not None:
             try:
                 write_atomically(self.report_path, json.dumps(self.document(), indent=2), make_folders=True)
-            except OSError as error:
+            except (OSError, FileRefused) as error:
                 self.problems.append(
                     f"could not write --gpu-report {self.report_path}: {_reason(error, self.report_path)}"
                 )
@@ -560,11 +560,10 @@ class GpuRun:
 
             text = markdown_summary(self.env, self.findings, self.verdict, self.skip_groups())
             try:
-                with open(self.step_summary, "a", encoding="utf-8") as handle:
-                    # Exactly one blank line on each side: Markdown would otherwise join the block to what other
-                    # steps wrote around it.
-                    handle.write(f"\n{text.strip()}\n\n")
-            except OSError as error:
+                # Exactly one blank line on each side: Markdown would otherwise join the block to what other
+                # steps wrote around it.
+                append_regular(self.step_summary, f"\n{text.strip()}\n\n")
+            except (OSError, FileRefused) as error:
                 reason = _reason(error, Path(self.step_summary))
                 self.problems.append(f"could not append to GITHUB_STEP_SUMMARY {self.step_summary}: {reason}")
 
@@ -622,9 +621,11 @@ class GpuRun:
         return host_entry(host, env, findings, judged, self.plan().get(host.key), self.host_reason(host))
 
 
-def _reason(error: OSError, path: Path) -> str:
+def _reason(error: OSError | FileRefused, path: Path) -> str:
     """The system's reason, and the folder it is about when that is not the file itself ('File exists' alone
-    does not say that a file stands where a folder must be created)."""
+    does not say that a file stands where a folder must be created); what stands at the path when it is refused."""
+    if isinstance(error, FileRefused):
+        return str(error)
     reason = error.strerror or str(error)
     if error.filename and Path(error.filename) in path.parents:
         reason += f": {error.filename}"
