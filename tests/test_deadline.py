@@ -20,11 +20,13 @@ def release() -> Iterator[threading.Event]:
     event.set()
 
 
-def test_a_call_gives_back_its_value_and_its_exception() -> None:
+def test_a_call_gives_back_its_value_and_its_exception_and_leaves_no_thread() -> None:
     library = deadline.Library("/opt/lib/libanswer.so")
+    before = threading.enumerate()
     assert library.call(60, "answer", lambda a, b: a + b, 40, 2) == 42
     with pytest.raises(ZeroDivisionError):
         library.call(60, "divide", lambda: 1 // 0)
+    assert threading.enumerate() == before
     assert library.idle
 
 
@@ -74,7 +76,7 @@ def test_one_library_per_path_for_the_whole_process() -> None:
 def test_the_worker_blocks_asynchronous_signals_so_they_reach_the_waiting_thread() -> None:
     mask = deadline.Library("/lib/mask.so").call(60, "mask", signal.pthread_sigmask, signal.SIG_BLOCK, [])
     assert {signal.SIGINT, signal.SIGTERM, signal.SIGALRM} <= mask
-    assert not {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT} & mask  # faults stay faulthandler's
+    assert not {signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal.SIGILL} & mask  # faults stay faulthandler's
     assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])  # the caller's mask is restored
 
 
