@@ -179,7 +179,7 @@ def _signals_blocked() -> Iterator[None]:
     """The calling thread's asynchronous signals blocked, so that a thread started here inherits the mask; on
     leaving, a signal that arrived meanwhile is delivered here (CPython runs its handler when the mask is
     restored)."""
-    if not _BLOCKED:  # no pthread_sigmask (Windows): console events are not delivered to threads anyway
+    if not _BLOCKED:  # no pthread_sigmask (Windows): no mask to set
         yield
         return
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, _BLOCKED)
