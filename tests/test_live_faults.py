@@ -177,6 +177,22 @@ def test_a_memory_marker_without_pynvml_says_so(host: SimHost, faulty: dict[str,
     )
 
 
+def test_an_nvml_another_library_loaded_into_nvidia_ml_py_is_not_read(host: SimHost, faulty: dict[str, str]) -> None:
+    """Code of the suite's that gave nvidia-ml-py another NVML first: reading through it would read a library the
+    probe never vouched for, so the requirement cannot be confirmed."""
+    other = host.folder("opt/other-nvml") / "libnvidia-ml.so.1"
+    other.write_bytes(Path(nvml(host)).read_bytes())
+    tests = {
+        "conftest.py": f"import ctypes, pynvml\npynvml.nvmlLib = ctypes.CDLL({str(other)!r})\n",
+        "test_m.py": "import pytest\n\n@pytest.mark.requires_gpu(memory='1GiB')\ndef test_m():\n    pass\n",
+    }
+    completed = host.pytest(files=tests, extra_env=faulty)
+    assert "1 skipped" in completed.stdout, completed.stdout + completed.stderr
+    assert f"at test setup: nvidia-ml-py in this process already uses {other}, not the one the probe read" in (
+        completed.stdout
+    )
+
+
 HANDLES = {
     "test_handles.py": """
         import os
