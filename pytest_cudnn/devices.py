@@ -219,8 +219,8 @@ def cuda_visible_value(devices: Sequence[CudaDevice]) -> str:
     return ",".join(str(device.index) for device in devices if device.mig is None)
 
 
-def with_free(device: CudaDevice, free: int) -> CudaDevice:
-    """``device`` with ``free`` bytes free: its MIG device's memory, or its GPU's."""
+def with_free(device: CudaDevice, free: int | None) -> CudaDevice:
+    """``device`` with ``free`` bytes free (None: unknown): its MIG device's memory, or its GPU's."""
     if device.mig is not None:
         return CudaDevice(device.gpu, replace(device.mig, memory_free=free))
     return CudaDevice(replace(device.gpu, memory_free=free))

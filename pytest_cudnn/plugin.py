@@ -66,7 +66,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="write a JSON report of the GPU stack (--gpu-report=PATH)",
     )
     group.addoption(
-        "--gpu-probe-timeout", metavar="SECONDS", dest="cudnn_timeout", help="per-library probe timeout (default 10)"
+        "--gpu-probe-timeout",
+        metavar="SECONDS",
+        dest="cudnn_timeout",
+        help="per-library probe timeout, and the bound on each NVML or cuDNN call the test process makes (default 10)",
     )
     group.addoption(
         "--gpus-per-worker", metavar="N", dest="cudnn_per_worker", help="GPUs given to each xdist worker (default 1)"
@@ -86,7 +89,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="with -n auto, start one xdist worker per visible GPU (or per --gpus-per-worker GPUs)",
     )
     parser.addini("require_gpu", type="bool", default=False, help="as --require-gpu (a CI GPU runner's switch)")
-    parser.addini("gpu_probe_timeout", default="10", help="per-library probe timeout in seconds")
+    parser.addini("gpu_probe_timeout", default="10", help="as --gpu-probe-timeout, in seconds")
     parser.addini("gpus_per_worker", default="1", help="GPUs given to each xdist worker")
     parser.addini("gpu_assign", type="bool", default=True, help="give each xdist worker its own GPU(s)")
 

@@ -215,7 +215,8 @@ class GpuRun:
         if self._device is None:  # imports here, not above: this runs for every marked test
             from .gpu import GpuDevice
 
-            self._device = GpuDevice.from_probe(probed, 0, replayed=self.replaying)
+            nvml = self.env.driver.path  # read live through the NVML the probe read, by its path, never by soname
+            self._device = GpuDevice.from_probe(probed, 0, replayed=self.replaying, nvml=nvml, timeout=self.timeout)
         return self._device
 
     def _cuda_device(self) -> CudaDevice | None:
@@ -244,7 +245,9 @@ class GpuRun:
     def _judge_memory(self, requirement: Requirement, probed: Outcome) -> Outcome:
         """A memory requirement judged against the device's free memory now, read through NVML when the test is
         set up: other workers and processes may have taken what the session-start probe saw free. Short, it says
-        who holds the memory; unreadable now, the probed outcome stands, and says so when it fails."""
+        who holds the memory. Unreadable now (NVML failed, hung, or cannot be loaded), the requirement cannot be
+        confirmed: a refusal of its own cause, gpu-memory-unread, with what NVML said; the figure probed at session
+        start is no evidence about a device that may have fallen off the bus since."""
         from .devices import with_free
         from .markers import Outcome, judge
         from .phrases import holders
@@ -254,15 +257,20 @@ class GpuRun:
         if reading is None or probed_device is None:
             return probed
         if reading.free is None:
-            if probed.ok or probed.cause != "gpu-memory":
-                return probed
-            note = f" (free memory as probed at session start: NVML cannot read it now: {reading.error})"
-            return Outcome(False, probed.message + note, probed.cause)
+            if not probed.ok and probed.cause != "gpu-memory":
+                return probed  # refused already, for something NVML has no say in
+            unknown = judge(requirement, self.env, self.findings, with_free(probed_device, None))
+            return Outcome(False, f"{unknown.message} at test setup: {reading.error}", "gpu-memory-unread")
         outcome = judge(requirement, self.env, self.findings, with_free(probed_device, reading.free))
         if outcome.ok or outcome.cause != "gpu-memory":
             return outcome
-        found = device.holders() if device is not None else ()  # asked only when short: a listing per process
-        held = f"; held now by {holders(found)}" if found else "; NVML lists no compute process"
+        listed = device.read(holders=True) if device is not None else None  # asked only when short
+        if listed is not None and listed.error is not None:
+            held = f"; its compute processes cannot be listed: {listed.error}"
+        elif listed is not None and listed.holders:
+            held = f"; held now by {holders(listed.holders)}"
+        else:
+            held = "; NVML lists no compute process"
         return Outcome(False, f"{outcome.message} at test setup{held}", outcome.cause)
 
     def header(self, verbose: bool) -> list[str]:
@@ -415,6 +423,7 @@ class GpuRun:
         is none."""
         from packaging.specifiers import SpecifierSet
 
+        from .deadline import Hung
         from .diagnosis import selected_cudnn, selected_runtime
         from .gpu import CudnnError, create_cudnn_handle
         from .markers import Outcome, Requirement, judge
@@ -448,7 +457,16 @@ class GpuRun:
         runtime = selected_runtime(env, SpecifierSet(f"=={major}.*")) if major.isdigit() else None
         runtime_path = runtime.path if runtime and (runtime.version or "").partition(".")[0] == major else None
         try:
-            return create_cudnn_handle(cudnn.path, cudnn.version, runtime_path, device.cuda_index)
+            return create_cudnn_handle(
+                cudnn.path,
+                cudnn.version,
+                runtime_path,
+                device.cuda_index,
+                driver=env.cuda_driver.path,
+                timeout=self.timeout,
+            )
+        except Hung as error:
+            failure = Outcome(False, f"cannot create a cuDNN handle: {error}", "cudnn-create-hung")
         except (CudnnError, OSError) as error:
             # A status means cuDNN answered; without one the library could not even be loaded (or is not here).
             cause = "cudnn-create-failed" if getattr(error, "status", None) is not None else "cudnn-not-loadable"
