@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from packaging.version import Version
 
 from .. import phrases
-from ..devices import VisibleDevices, parse_visible_devices
+from ..devices import VisibleDevices
 from ..environment import (
     INSTALL_VARIABLES,
     Environment,
@@ -26,6 +26,8 @@ from .model import (
 from .stack import (
     gpu_text,
     loader_visible,
+    no_device_cause,
+    visible_devices,
 )
 
 # Environment variables ----------------------------------------------------------------------------
@@ -74,44 +76,44 @@ def path_rules(env: Environment) -> Iterator[Finding]:
 def device_rules(env: Environment) -> Iterator[Finding]:
     gpus = env.driver.gpus
     value = env.variables.get("CUDA_VISIBLE_DEVICES")
-    visible = parse_visible_devices(value, gpus, env.driver.version)
-    yield from mig_rules(env, visible)
+    visible = visible_devices(env)
+    cause = no_device_cause(env, visible)
+    yield from mig_rules(env, visible, cause)
     if value is not None and gpus:
         evidence = (
             f"CUDA_VISIBLE_DEVICES={clip(value, 200)!r}",
             f"NVML sees {len(gpus)} GPU(s)",
             cite("cuda-env-vars"),
         )
-        empty_mig = [gpu for gpu in gpus if gpu.mig_mode and not gpu.mig]
-        if not visible.devices and visible.unlisted_mig and visible.invalid is None:
+        if cause == "cuda-visible-devices-mig":
             yield make_finding(
                 "cuda-visible-devices-mig",
                 Severity.WARNING,
                 "environment",
-                f"CUDA_VISIBLE_DEVICES names MIG devices ({visible.unlisted_mig[0]}"
+                f"CUDA_VISIBLE_DEVICES names MIG devices ({clip(visible.unlisted_mig[0], 60)}"
                 f"{', ...' if len(visible.unlisted_mig) > 1 else ''}), and NVML lists no MIG devices to judge "
                 "them by: tests that need a GPU skip, as no GPU can be judged",
-                evidence,
+                (*evidence, cite("mig-enumeration")),
                 "update the driver (MIG devices are listed through NVML from R470), or name whole GPUs (indices or "
                 "GPU- UUIDs) in CUDA_VISIBLE_DEVICES",
             )
-        elif not visible.devices and not visible.unlisted_mig and not empty_mig:
+        elif cause == "cuda-visible-devices-hides-all":
+            mig_uuids = " or MIG- UUIDs (nvidia-smi -L lists them)" if any(gpu.mig_mode for gpu in gpus) else ""
             yield make_finding(
                 "cuda-visible-devices-hides-all",
                 Severity.ERROR,
                 "environment",
                 "CUDA_VISIBLE_DEVICES leaves no GPU visible to CUDA",
                 evidence,
-                f"set CUDA_VISIBLE_DEVICES to indices below {len(gpus)} or to GPU UUIDs, or unset it",
+                f"set CUDA_VISIBLE_DEVICES to indices below {len(gpus)}, to GPU- UUIDs{mig_uuids}, or unset it",
             )
-        elif visible.invalid is not None and (visible.devices or visible.unlisted_mig):
+        if visible.invalid is not None and cause != "cuda-visible-devices-hides-all":
             yield make_finding(
                 "cuda-visible-devices-invalid",
                 Severity.WARNING,
                 "environment",
                 f"CUDA_VISIBLE_DEVICES names {clip(visible.invalid, 60)!r}, which is no device here: it and every "
-                "entry after "
-                "it are ignored",
+                "entry after it are ignored",
                 evidence,
                 "remove the entry; CUDA stops reading the list at the first invalid one",
             )
@@ -129,15 +131,15 @@ def device_rules(env: Environment) -> Iterator[Finding]:
         )
 
 
-def mig_rules(env: Environment, visible: VisibleDevices) -> Iterator[Finding]:
-    """What MIG does to the devices CUDA sees: a MIG-enabled GPU without MIG devices runs nothing, a mode change
-    waits for a reset, and one MIG device visible hides every other device from the process."""
+def mig_rules(env: Environment, visible: VisibleDevices, cause: str | None) -> Iterator[Finding]:
+    """What MIG does to the devices CUDA sees: a MIG-enabled GPU without MIG devices runs nothing (an error when
+    that is why CUDA sees no device, ``cause``), a mode change waits for a reset, and one MIG device visible hides
+    every other device from the process."""
     for gpu in env.driver.gpus:
         if gpu.mig_mode and not gpu.mig:
-            alone = not visible.devices
             yield make_finding(
                 "mig-no-devices",
-                Severity.ERROR if alone else Severity.WARNING,
+                Severity.ERROR if cause == "mig-no-devices" else Severity.WARNING,
                 "gpu",
                 f"GPU {gpu.index} has MIG enabled but no MIG devices: CUDA can run nothing on it",
                 (gpu_text(gpu), "nvmlDeviceGetMigDeviceHandleByIndex found no MIG device", cite("mig-enumeration")),
