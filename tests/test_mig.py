@@ -25,7 +25,7 @@ SPLIT = dataclasses.replace(
     mig_mode=True,
     mig=(
         mig(0, "3g.40gb", 40 * GiB, 39 * GiB, gpu_instance=1),
-        mig(1, "1c.3g.40gb", 40 * GiB, 39 * GiB, gpu_instance=1),
+        dataclasses.replace(mig(1, "1c.3g.40gb", 40 * GiB, 39 * GiB, gpu_instance=1), compute_instance_id=1),
         mig(3, "1g.10gb", 10 * GiB, 2 * GiB, gpu_instance=9),
     ),
 )
