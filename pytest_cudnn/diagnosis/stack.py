@@ -205,8 +205,11 @@ def visible_gpus(env: Environment) -> tuple[CudaDevice, ...]:
 
 def assignable_devices(env: Environment) -> tuple[CudaDevice, ...]:
     """The devices this run may hand to xdist workers, one CUDA_VISIBLE_DEVICES each: every device the outer
-    CUDA_VISIBLE_DEVICES names (all when unset), each MIG device of a partitioned GPU on its own."""
-    return visible_devices(env).named
+    CUDA_VISIBLE_DEVICES names (all when unset), each MIG device of a partitioned GPU on its own. A MIG device
+    whose UUID NVML did not give is left out: only its UUID can name it (the MIG-<GPU-UUID>/<GI>/<CI> form is for
+    drivers before R470, which list no MIG device), and a worker given it would be given an empty value, which
+    hides every device."""
+    return tuple(device for device in visible_devices(env).named if device.mig is None or device.uuid)
 
 
 def visible_devices(env: Environment) -> VisibleDevices:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
 
 from packaging.version import Version
 
@@ -129,6 +130,31 @@ def device_rules(env: Environment) -> Iterator[Finding]:
             [*(gpu_text(gpu) for gpu in gpus), cite("cuda-env-vars")],
             "set CUDA_DEVICE_ORDER=PCI_BUS_ID so CUDA device N is nvidia-smi's GPU N",
         )
+
+
+def set_for_worker(findings: Sequence[Finding], worker: str | None, outer: str | None) -> list[Finding]:
+    """An xdist worker's findings when pytest-cudnn set its CUDA_VISIBLE_DEVICES (``outer``: the value the run
+    itself had, None when unset). A finding about that variable says who set it and why, and never tells the user
+    to change a value they did not write: the value came from the devices the controller saw, so a worker that
+    reads it otherwise is pytest-cudnn's disagreement with itself, not the user's setting."""
+    who = f"xdist worker {worker}" if worker else "this xdist worker"
+    before = f"{clip(outer, 200)!r}" if outer is not None else "unset"
+    return [
+        replace(
+            finding,
+            summary=f"{finding.summary} (pytest-cudnn set it for {who}, to give the worker its own device)",
+            evidence=(
+                *finding.evidence,
+                f"pytest-cudnn set it for {who}; the run's own CUDA_VISIBLE_DEVICES: {before}",
+            ),
+            fix="run with --no-gpu-assign, which leaves each worker the run's own CUDA_VISIBLE_DEVICES, and report "
+            "the output of pytest-cudnn doctor to pytest-cudnn: the value it chose does not name the devices it "
+            "read",
+        )
+        if finding.code.startswith("cuda-visible-devices-")
+        else finding
+        for finding in findings
+    ]
 
 
 def mig_rules(env: Environment, visible: VisibleDevices, cause: str | None) -> Iterator[Finding]:
