@@ -319,3 +319,15 @@ def test_the_doctor_and_a_gpu_test_agree_on_any_value(entries: list[str], gpus: 
         # cannot list, and nothing is judged on a guess.
         first_other = next((entry.strip() for entry in entries if entry.strip() not in ("0", "1", "GPU-00000001")), "")
         assert not (ok and first_other.startswith("MIG-") and len(first_other) > 4)
+
+
+@pytest.mark.parametrize(
+    ("driver", "fix"),
+    [
+        ("460.106.00", "update the driver (MIG devices are listed through NVML from R470), or name whole GPUs"),
+        ("550.54.15", "check that nvidia-smi -L lists that MIG device (NVML answered no MIG question about these"),
+    ],
+)
+def test_an_unlisted_mig_entry_is_not_blamed_on_a_driver_that_lists_mig_devices(driver: str, fix: str) -> None:
+    [finding] = [f for f in diagnose(host(UNLISTED, *PLAIN, driver=driver)) if f.code == MIG_UNLISTED]
+    assert finding.fix.startswith(fix)

@@ -8,7 +8,7 @@ from dataclasses import replace
 from packaging.version import Version
 
 from .. import phrases
-from ..devices import VisibleDevices
+from ..devices import VisibleDevices, driver_major
 from ..environment import (
     INSTALL_VARIABLES,
     Environment,
@@ -95,8 +95,12 @@ def device_rules(env: Environment) -> Iterator[Finding]:
                 f"{', ...' if len(visible.unlisted_mig) > 1 else ''}), and NVML lists no MIG devices to judge "
                 "them by: tests that need a GPU skip, as no GPU can be judged",
                 (*evidence, cite("mig-enumeration")),
-                "update the driver (MIG devices are listed through NVML from R470), or name whole GPUs (indices or "
-                "GPU- UUIDs) in CUDA_VISIBLE_DEVICES",
+                (
+                    "check that nvidia-smi -L lists that MIG device (NVML answered no MIG question about these GPUs)"
+                    if (driver_major(env.driver.version) or 0) >= MIG_LISTED_FROM
+                    else "update the driver (MIG devices are listed through NVML from R470)"
+                )
+                + ", or name whole GPUs (indices or GPU- UUIDs) in CUDA_VISIBLE_DEVICES",
             )
         elif cause == "cuda-visible-devices-hides-all":
             mig_uuids = " or MIG- UUIDs (nvidia-smi -L lists them)" if any(gpu.mig_mode for gpu in gpus) else ""
@@ -130,6 +134,11 @@ def device_rules(env: Environment) -> Iterator[Finding]:
             [*(gpu_text(gpu) for gpu in gpus), cite("cuda-env-vars")],
             "set CUDA_DEVICE_ORDER=PCI_BUS_ID so CUDA device N is nvidia-smi's GPU N",
         )
+
+
+# NVIDIA MIG User Guide, "CUDA Device Enumeration" (mig-enumeration in compat/sources.py): MIG devices have UUIDs
+# of their own (MIG-<UUID>), which NVML lists, from driver R470.
+MIG_LISTED_FROM = 470
 
 
 def set_for_worker(findings: Sequence[Finding], worker: str | None, outer: str | None) -> list[Finding]:
