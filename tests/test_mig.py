@@ -214,8 +214,9 @@ def assert_doctor_and_marker_agree(env: Environment) -> tuple[bool, str]:
     assert outcome.cause == reason.code
     assert outcome.message.endswith(f"found {reason.summary}; fix: {reason.fix}")
     doctor = verdict(findings)
-    # Either the doctor says the stack cannot run GPU work for that reason, or its warning says the tests skip.
-    assert (not doctor.ok and reason.summary in doctor.summary) or (
+    # Either the doctor's reason is an error, so it says the stack cannot run GPU work (exit 1), or it is a warning
+    # that says the tests skip.
+    assert (reason.severity.value == "error" and not doctor.ok) or (
         reason.severity.value == "warning" and "tests that need a GPU skip" in reason.summary
     ), (doctor, reason)
     return False, outcome.cause
