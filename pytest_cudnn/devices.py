@@ -12,7 +12,9 @@ Enumeration", cited as ``mig-enumeration`` in compat/sources.py): before R570 a 
 the first visible, and then no GPU without MIG; from R570, one compute instance per GPU instance (at most 64),
 beside the GPUs without MIG. A GPU named by index or GPU UUID while MIG is on stands for its first MIG device, as
 pytest-cudnn reads it (NVIDIA does not document it; DataDog's agent and nvitop model it so). xdist workers each
-get one MIG device of their own, by UUID, whatever the driver.
+get one MIG device of their own, by UUID, whatever the driver. A MIG entry that NVML cannot check (it lists MIG
+devices from R470) leaves no device known, whatever else the value names: the doctor and the markers both read
+this one result (diagnosis.stack.visible_devices), so they cannot disagree about it.
 """
 
 from __future__ import annotations
@@ -86,6 +88,7 @@ class VisibleDevices:
     unlisted_mig: tuple[str, ...]  # MIG entries no GPU's listing can be checked against (NVML listed no MIG)
     invalid: str | None  # the first entry that names no device (it and all after it are ignored)
     per_gpu_instance: bool = False  # the driver's rule: one MIG device per GPU instance (R570 on), else one in all
+    names_a_gpu: bool = False  # an entry names a GPU or MIG device NVML lists (unset: NVML lists a GPU)
 
     @property
     def unused(self) -> tuple[CudaDevice, ...]:
@@ -117,12 +120,13 @@ def parse_visible_devices(value: str | None, gpus: Sequence[Gpu], driver: str | 
     per_instance = (driver_major(driver) or 0) >= MIG_PER_GPU_INSTANCE_FROM
     if value is None:
         present = [device for gpu in gpus for device in devices_of(gpu)]
-        return VisibleDevices(_cuda_rule(present, per_instance), tuple(present), (), None, per_instance)
+        return VisibleDevices(_cuda_rule(present, per_instance), tuple(present), (), None, per_instance, bool(gpus))
     named: list[CudaDevice] = []
     candidates: list[CudaDevice] = []  # what CUDA considers: a MIG-enabled GPU's first MIG device only
     unlisted: list[str] = []
     listed = any(gpu.mig_mode is not None for gpu in gpus)  # NVML answered MIG questions for some GPU
     invalid: str | None = None
+    names_a_gpu = False
     for raw in value.split(",") if value.strip() else []:
         entry = raw.strip()
         found = _entry(entry, gpus)
@@ -132,13 +136,22 @@ def parse_visible_devices(value: str | None, gpus: Sequence[Gpu], driver: str | 
                 continue
             invalid = entry
             break
+        names_a_gpu = True
         whole_gpu = not entry.startswith("MIG-")
         for position, device in enumerate(found):
             if device not in named:  # a repeated device is one device
                 named.append(device)
             if device not in candidates and (position == 0 or not whole_gpu):
                 candidates.append(device)
-    return VisibleDevices(_cuda_rule(candidates, per_instance), tuple(named), tuple(unlisted), invalid, per_instance)
+    if unlisted:
+        # A MIG device NVML does not list (a driver before R470 lists none) may exist or not, and either way no
+        # device of the list is known to be CUDA device 0: if it exists, a driver before R570 enumerates it alone
+        # and no whole GPU beside it; if it does not, CUDA stops there and hides all that follow. Nothing is
+        # judged, and nothing handed to xdist workers, on a guess.
+        return VisibleDevices((), (), tuple(unlisted), invalid, per_instance, names_a_gpu)
+    return VisibleDevices(
+        _cuda_rule(candidates, per_instance), tuple(named), tuple(unlisted), invalid, per_instance, names_a_gpu
+    )
 
 
 def _cuda_rule(candidates: Sequence[CudaDevice], per_instance: bool) -> tuple[CudaDevice, ...]:

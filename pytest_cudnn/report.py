@@ -89,7 +89,7 @@ def _mig_lines(gpu: Gpu) -> list[str]:
         return [f"MIG disabled{pending}"] if pending else []
     lines = [f"MIG enabled{pending}: {len(gpu.mig)} MIG device(s)"]
     for mig in gpu.mig:
-        ids = f"GPU instance {mig.gpu_instance_id}, compute instance {mig.compute_instance_id}"
+        ids = f"GPU instance {_known(mig.gpu_instance_id)}, compute instance {_known(mig.compute_instance_id)}"
         facts = [
             f"MIG {mig.index} {mig.name or '(name unknown)'}",
             ids,
@@ -100,6 +100,11 @@ def _mig_lines(gpu: Gpu) -> list[str]:
         text = ", ".join(fact for fact in facts if fact)
         lines.append(text + (f"  [failed: {mig.error}]" if mig.error else ""))
     return lines
+
+
+def _known(value: int | None) -> str:
+    """An ID NVML did not give (the snapshot's null) says so, not Python's None."""
+    return "unknown" if value is None else str(value)
 
 
 def _mig_note(gpu: Gpu) -> str:

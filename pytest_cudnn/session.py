@@ -177,6 +177,11 @@ class GpuRun:
 
             self._env = self._load()
             self._findings = diagnose(self._env)
+            if self.worker is not None and "cudnn_visible" in self.worker:
+                from .diagnosis.variables import set_for_worker
+
+                outer = self.worker.get("cudnn_environment", {}).get("variables", {}).get("CUDA_VISIBLE_DEVICES")
+                self._findings = set_for_worker(self._findings, self.worker_id, outer)
         return self._env
 
     def _load(self) -> Environment:
@@ -185,7 +190,9 @@ class GpuRun:
         if self.replayed is not None:
             env = self.replayed
         elif self.worker is not None and "cudnn_environment" in self.worker:
-            env = Environment.from_json(self.worker["cudnn_environment"], "the xdist controller")
+            # Devices are not checked again: the controller judged and planned with this very environment (live
+            # NVML answers are not refused), and a refusal here would end the worker.
+            env = Environment.from_json(self.worker["cudnn_environment"], "the xdist controller", check_devices=False)
         else:
             from .probing import probe_host
 
@@ -193,7 +200,9 @@ class GpuRun:
         if self.worker is not None and "cudnn_visible" in self.worker:
             # This worker sees only its own GPUs: judge requirements against what it sees.
             variables = dict(env.variables, CUDA_VISIBLE_DEVICES=self.worker["cudnn_visible"])
-            env = Environment.from_json({**env.to_json(), "variables": variables}, "the xdist controller")
+            env = Environment.from_json(
+                {**env.to_json(), "variables": variables}, "the xdist controller", check_devices=False
+            )
         return env
 
     @property

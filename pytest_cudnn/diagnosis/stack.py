@@ -200,17 +200,33 @@ def stack_cudnns(env: Environment) -> list[Cudnn]:
 
 def visible_gpus(env: Environment) -> tuple[CudaDevice, ...]:
     """The devices CUDA will see, in CUDA's numbering, MIG devices included (devices.py says which)."""
-    return _visible(env).devices
+    return visible_devices(env).devices
 
 
 def assignable_devices(env: Environment) -> tuple[CudaDevice, ...]:
     """The devices this run may hand to xdist workers, one CUDA_VISIBLE_DEVICES each: every device the outer
-    CUDA_VISIBLE_DEVICES names (all when unset), each MIG device of a partitioned GPU on its own."""
-    return _visible(env).named
+    CUDA_VISIBLE_DEVICES names (all when unset), each MIG device of a partitioned GPU on its own. A MIG device
+    whose UUID NVML did not give is left out: only its UUID can name it (the MIG-<GPU-UUID>/<GI>/<CI> form is for
+    drivers before R470, which list no MIG device), and a worker given it would be given an empty value, which
+    hides every device."""
+    return tuple(device for device in visible_devices(env).named if device.mig is None or device.uuid)
 
 
-def _visible(env: Environment) -> VisibleDevices:
+def visible_devices(env: Environment) -> VisibleDevices:
+    """The one reading of CUDA_VISIBLE_DEVICES that the doctor's findings and the markers' judgements both use."""
     return parse_visible_devices(env.variables.get("CUDA_VISIBLE_DEVICES"), env.driver.gpus, env.driver.version)
+
+
+def no_device_cause(env: Environment, visible: VisibleDevices) -> str | None:
+    """The code of the one finding that says why CUDA sees no device at all (None when it sees one): the doctor
+    raises exactly this finding, and a test that needs a GPU skips quoting it, so the two cannot disagree."""
+    if visible.devices:
+        return None
+    if visible.unlisted_mig:
+        return "cuda-visible-devices-mig"
+    if visible.names_a_gpu:  # every GPU named (or, unset, present) has MIG enabled and no MIG device
+        return "mig-no-devices"
+    return "cuda-visible-devices-hides-all" if env.driver.gpus else "no-gpu"
 
 
 def loader_winners(env: Environment, copies: Sequence[Copy]) -> list[Copy]:
