@@ -95,7 +95,7 @@ def probe_hosts(hosts: Sequence[Host], job_timeout: float, total: float | None =
         thread = threading.Thread(
             target=_probe_into,
             args=(host, job_timeout, limit, boxes[host.key]),
-            name=f"pytest-cudnn probe of {host.key}",
+            name=f"pytest-cudnn probe of {host.key}",  # the key: no hidden value
             daemon=True,  # a host that never answers must not keep pytest from exiting
         )
         thread.start()

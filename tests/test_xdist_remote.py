@@ -24,6 +24,7 @@ import pytest_cudnn.hosts
 from pytest_cudnn.devices import CudaDevice, devices_of
 from pytest_cudnn.diagnosis import diagnose, verdict
 from pytest_cudnn.environment import Environment
+from pytest_cudnn.fleet import Runner, read_runner
 from pytest_cudnn.hosts import (
     LOCAL,
     Host,
@@ -153,6 +154,74 @@ def test_specs_are_grouped_by_the_machine_their_workers_run_on(
 def test_env_settings_of_a_remote_host_go_to_its_probe() -> None:
     [host] = group_hosts([execnet.XSpec("socket=h:1//env:LD_LIBRARY_PATH=/opt/cuda//env:FLAG")])
     assert host.variables == {"LD_LIBRARY_PATH": "/opt/cuda"}  # a bare env:FLAG has no value to give
+
+
+SECRET = "s3cr3t-value-7f2a"
+
+
+@pytest.mark.parametrize(
+    ("specs", "keys"),
+    [
+        pytest.param(
+            [f"socket=h:1//env:MY_TOKEN={SECRET}//env:LD_LIBRARY_PATH=/opt/cuda"],
+            ["socket=h:1//env:LD_LIBRARY_PATH=/opt/cuda//env:MY_TOKEN=\u2026"],
+            id="only allowlisted values are shown",
+        ),
+        pytest.param(
+            [f"socket=h:1//env:MY_TOKEN={SECRET}", "socket=h:1//env:MY_TOKEN=other", "socket=h:1"],
+            ["socket=h:1//env:MY_TOKEN=\u2026 #1", "socket=h:1//env:MY_TOKEN=\u2026 #2", "socket=h:1"],
+            id="hosts that differ by a hidden value are told apart by number",
+        ),
+        pytest.param(
+            [f"ssh=box//env:MY_TOKEN={SECRET}//via=proxy"],
+            ["ssh=box//env:MY_TOKEN=\u2026//via=proxy"],
+            id="via=",
+        ),
+        pytest.param(
+            [f"env:MY_TOKEN={SECRET}//installvia=proxy"],
+            ["env:MY_TOKEN=\u2026//installvia=proxy"],
+            id="a spec of no kind named as written",
+        ),
+    ],
+)
+def test_env_values_off_the_allowlist_are_never_in_a_hosts_key(specs: list[str], keys: list[str]) -> None:
+    """xdist documents ``env:`` as the way to give remote workers variables, tokens among them: a host's key is
+    shown in the header and written to --gpu-report, so it names them without the values."""
+    hosts = group_hosts([execnet.XSpec(spec) for spec in specs])
+    assert [host.key for host in hosts] == keys
+    assert SECRET not in repr(hosts)
+    assert hosts[0].variables["MY_TOKEN"] == SECRET  # its probe still gets it
+
+
+@pytest.mark.parametrize(
+    ("written", "shown"),
+    [
+        (f"socket=h:1//env:MY_TOKEN={SECRET}", "socket=h:1//env:MY_TOKEN=\u2026"),
+        (
+            f"ssh=b//env:CUDA_VISIBLE_DEVICES=1//env:T={SECRET}//via=p",
+            "ssh=b//env:CUDA_VISIBLE_DEVICES=1//env:T=\u2026//via=p",
+        ),
+        ("socket=h:1//env:FLAG", "socket=h:1//env:FLAG"),
+        ("local", "local"),
+    ],
+    ids=["a token", "an allowlisted value kept", "a bare name", "local"],
+)
+def test_a_report_of_an_older_version_has_its_hosts_values_hidden_by_the_fleet(
+    tmp_path: Path, written: str, shown: str
+) -> None:
+    """Reports written before hosts' keys left values out still name them: the fleet hides them all the same."""
+    document: dict[str, Any] = {
+        "environment": TWO_GPUS.to_json(),
+        "findings": [],
+        "verdict": {"ok": True, "summary": "the GPU stack holds together"},
+        "frameworks": [],
+        "tests": [],
+        "hosts": [{"host": written, "workers": ["gw1"], "summary": "fine"}, written],
+    }
+    (tmp_path / "r.json").write_text(json.dumps(document))
+    runner = read_runner("r", str(tmp_path / "r.json"))
+    assert isinstance(runner, Runner)
+    assert runner.hosts == (f"{shown} (gw1): fine", shown)
 
 
 def _config(tx: list[str], dist: str = "load") -> pytest.Config:
@@ -526,6 +595,40 @@ def test_each_worker_is_given_its_own_hosts_environment_and_gpus(
     # One probe per host: B's by the controller through the socket server, A's by the controller itself; no
     # worker probed again.
     assert (_probes(host_a), _probes(host_b)) == (1, 1)
+
+
+def test_an_env_value_given_to_a_remote_host_is_written_nowhere(
+    host_a: SimHost, host_b: SimHost, server_b: SocketServer
+) -> None:
+    """Not in the header (-v, findings included), the report, the JUnit XML, nor the fleet's text, Markdown and
+    JSON: the host is named with the variable's name only."""
+    report, xml = host_a.root / "gpu-report.json", host_a.root / "junit.xml"
+    remote = f"socket={server_b.address}//chdir={host_b.root / 'work'}//env:MY_TOKEN={SECRET}"
+    args = ("--dist", "each", "--tx", "popen", "--tx", remote, f"--gpu-report={report}", f"--junitxml={xml}", "-v")
+    done = _pytest(host_a, *args)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "3 passed, 1 skipped" in done.stdout
+    key = f"socket={server_b.address}//env:MY_TOKEN=\u2026"
+    assert f"pytest-cudnn: xdist host {key}: driver 550.54.15, 2 GPUs, " in done.stdout
+    data = json.loads(report.read_text())
+    assert [entry["host"] for entry in data["hosts"]] == [LOCAL, key]
+    assert {test["host"] for test in data["tests"]} == {LOCAL, key}
+    # With -v, xdist itself prints each remote worker's whole spec as it copies pytest there: "SPEC:FOLDER <= pytest/
+    # __init__.py" (xdist.workermanage.HostRSync._report_send_file). Those lines are xdist's, not the plugin's.
+    ours = "\n".join(line for line in done.stdout.splitlines() if " <= " not in line)
+    shown = [ours, done.stderr, report.read_text(), xml.read_text()]
+    for form in ((), ("--markdown",), ("--json",)):
+        fleet = subprocess.run(
+            [sys.executable, "-m", "pytest_cudnn", "fleet", *form, str(report)],
+            capture_output=True,
+            text=True,
+            env=host_a.environ(),
+            timeout=120,
+            check=False,
+        )
+        assert "MY" in fleet.stdout, fleet.stdout + fleet.stderr  # the host is there, named
+        shown += [fleet.stdout, fleet.stderr]
+    assert [SECRET in text for text in shown] == [False] * len(shown)
 
 
 def test_several_gpus_per_worker_are_counted_per_host(host_a: SimHost, host_b: SimHost, server_b: SocketServer) -> None:
