@@ -9,10 +9,15 @@ from __future__ import annotations
 
 import doctest
 import json
+import os
+import signal
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import suppress
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
@@ -403,34 +408,46 @@ def test_a_host_its_workers_probe_has_no_environment_in_the_report() -> None:
 PYTHON = "/usr/bin/python3"
 
 
+PROGRAM = f"{PYTHON} -m pytest_cudnn snapshot"
+
+
 @pytest.mark.parametrize(
     ("answer", "reason"),
     [
         ("junk", "a malformed answer: 'junk'"),
         (("done", PYTHON, 0), "a malformed answer: ('done', '/usr/bin/python3', 0)"),
-        (("timeout", PYTHON, None, b"", b""), f"{PYTHON} -m pytest_cudnn doctor --json gave no answer in time"),
+        (("timeout", PYTHON, None, b"", b""), f"{PROGRAM} gave no answer in time"),
         (
             ("error", PYTHON, None, b"", b"[Errno 2] No such file or directory: '/usr/bin/python3'"),
-            f"could not run {PYTHON} -m pytest_cudnn doctor --json: [Errno 2] No such file or directory: '{PYTHON}'",
+            f"could not run {PROGRAM}: [Errno 2] No such file or directory: '{PYTHON}'",
         ),
         (
             ("done", PYTHON, 1, b"", f"{PYTHON}: No module named pytest_cudnn\n".encode()),
-            f"{PYTHON} -m pytest_cudnn doctor --json exited with 1: {PYTHON}: No module named pytest_cudnn",
+            f"{PROGRAM} exited with 1: {PYTHON}: No module named pytest_cudnn",
         ),
         (
-            ("done", PYTHON, 2, b"", b"usage: pytest-cudnn\npytest-cudnn: error: unrecognized arguments: --json\n"),
-            f"{PYTHON} -m pytest_cudnn doctor --json exited with 2: pytest-cudnn: error: unrecognized arguments: "
-            "--json",
+            ("done", PYTHON, 2, b"", b"usage: pytest-cudnn\npytest-cudnn: error: unrecognized arguments: --timeout\n"),
+            f"{PROGRAM} exited with 2: pytest-cudnn: error: unrecognized arguments: --timeout",
         ),
-        (("done", PYTHON, 0, b"{not json", b""), f"{PYTHON} -m pytest_cudnn doctor --json exited with 0: {{not json"),
-        (("done", PYTHON, 0, b"[" * 100_000, b""), f"{PYTHON} -m pytest_cudnn doctor --json exited with 0: "),
-        (("done", PYTHON, 0, b'{"findings": []}', b""), f"{PYTHON} -m pytest_cudnn doctor --json exited with 0: "),
+        (("done", PYTHON, 0, b"{not json", b""), f"{PROGRAM} exited with 0: {{not json"),
+        (("done", PYTHON, 0, b"[" * 100_000, b""), f"{PROGRAM} exited with 0: "),
+        (("done", PYTHON, 0, b'{"n": ' + b"9" * 200 + b"}", b""), f"{PROGRAM} exited with 0: "),
+        (("done", PYTHON, 0, b"\xff\xfe{}", b""), f"{PROGRAM} exited with 0: "),
         (
-            ("done", PYTHON, 0, b'{"environment": {"schema": "other"}}', b""),
+            ("done", PYTHON, 0, b'{"findings": []}', b""),
+            "the xdist host ssh=box: not a pytest-cudnn environment (schema is None)",
+        ),
+        (
+            ("done", PYTHON, 0, b'{"schema": "other"}', b""),
             "the xdist host ssh=box: not a pytest-cudnn environment (schema is 'other')",
         ),
-        (("done", 7, 1, b"", b"\x1b]0;title\x07 boom"), "7 -m pytest_cudnn doctor --json exited with 1: \\x1b]0;title"),
-        (("done", PYTHON, 1, None, None), f"could not run {PYTHON} -m pytest_cudnn doctor --json: "),
+        (("done", 7, 1, b"", b"\x1b]0;title\x07 boom"), "7 -m pytest_cudnn snapshot exited with 1: \\x1b]0;title"),
+        (("done", PYTHON, 1, None, None), f"could not run {PROGRAM}: "),
+        (("too-large", PYTHON, None, b"", b""), f"{PROGRAM} wrote more than 16 MiB, the most a snapshot can be"),
+        (
+            ("done", PYTHON, 0, b" " * (16 * 2**20 + 1), b""),
+            f"{PROGRAM} wrote more than 16 MiB, the most a snapshot can be",
+        ),
     ],
 )
 def test_an_answer_that_is_not_an_environment_is_a_reason(answer: object, reason: str) -> None:
@@ -441,14 +458,25 @@ def test_an_answer_that_is_not_an_environment_is_a_reason(answer: object, reason
     assert read.reason.isprintable()
 
 
-def test_the_doctors_environment_is_the_answer() -> None:
-    document = {"environment": TWO_GPUS.to_json(), "findings": [], "verdict": {}}
-    read = read_answer(("done", PYTHON, 0, json.dumps(document).encode(), b""), "ssh=box")
+def test_the_snapshot_is_the_answer() -> None:
+    read = read_answer(("done", PYTHON, 0, TWO_GPUS.dumps().encode(), b""), "ssh=box")
     assert read == Answer(TWO_GPUS)
 
 
-def test_the_bound_covers_the_doctors_own_and_connecting() -> None:
-    assert (deadline(10), deadline(0.5), deadline(100)) == (90, 90, 330)
+def test_an_answer_is_held_to_the_allowlist_as_a_snapshot_is() -> None:
+    """A host's answer is written to --gpu-report whole (its ``hosts``): what it holds off the allowlist is
+    dropped there as from a snapshot."""
+    data = TWO_GPUS.to_json()
+    data["variables"] = {**data["variables"], "MY_TOKEN": SECRET}
+    read = read_answer(("done", PYTHON, 0, json.dumps(data).encode(), b""), "ssh=box")
+    assert read.environment is not None
+    assert SECRET not in json.dumps(read.environment.to_json())
+    assert "MY_TOKEN" not in read.environment.variables
+
+
+def test_the_wait_for_a_host_follows_the_probe_timeout() -> None:
+    """Three times the per-library probe timeout for the probe there, and 15 s to connect and start Python."""
+    assert (deadline(10), deadline(1), deadline(0.1), deadline(100)) == (45, 18, 15.3, 315)
 
 
 # Probing a host that cannot answer ---------------------------------------------------------------
@@ -465,12 +493,164 @@ def test_a_refused_connection_is_a_reason() -> None:
     assert probe_hosts([host], 1) == {host.key: Answer(None, "could not connect: Connection refused")}
 
 
-def test_a_host_that_never_answers_is_given_up_in_time() -> None:
+def test_a_host_that_never_answers_is_given_up_in_time_and_said_before() -> None:
+    notes: list[str] = []
     with silent_listener() as address:
         host = Host(f"socket={address}", ("gw0",), f"socket={address}")
-        answers = probe_hosts([host], 1, total=1)
+        answers = probe_hosts([host], 1, total=1, waiting=notes.append, quiet=0)
     assert answers[host.key].environment is None
     assert (answers[host.key].reason or "").startswith("no answer within 1 s")
+    assert notes == [f"pytest-cudnn: no answer yet from xdist host socket={address}; waiting at most 1 s in all"]
+
+
+def test_hosts_that_answer_at_once_are_waited_for_in_silence() -> None:
+    notes: list[str] = []
+    address = f"127.0.0.1:{free_port()}"
+    host = Host(f"socket={address}", ("gw0",), f"socket={address}")
+    probe_hosts([host], 1, waiting=notes.append, quiet=60)
+    assert notes == []
+
+
+def test_a_host_that_accepts_and_never_answers_is_given_up_as_the_probe_timeout_says(host_a: SimHost) -> None:
+    """With --gpu-probe-timeout=0.1 the controller waits 3 x 0.1 s + 15 s, and says so once the wait is long;
+    xdist's own connection to that host then hangs (xdist's behaviour), so pytest is ended here."""
+    with silent_listener() as address:
+        command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-W", "error", "-p", "xdist"]
+        command += ["--dist", "each", "--tx", "popen", "--tx", f"socket={address}", "--gpu-probe-timeout=0.1"]
+        process = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=host_a.environ({"PYTHONUNBUFFERED": "1"}),
+            cwd=host_a.root / "work",
+            start_new_session=True,
+        )
+        watchdog = threading.Timer(300, os.killpg, (process.pid, signal.SIGKILL))  # only if the line never comes
+        watchdog.start()
+        seen = []
+        try:
+            assert process.stdout is not None
+            for line in process.stdout:
+                seen.append(line.rstrip("\n"))
+                if line.startswith("pytest-cudnn: xdist host socket="):
+                    break
+        finally:
+            watchdog.cancel()
+            with suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+    note = (
+        f"pytest-cudnn: no answer yet from xdist host socket={address}; waiting at most 15.3 s in all (3 x the "
+        "probe timeout of 0.1 s, and 15 s to connect and start Python there)"
+    )
+    line = (
+        f"pytest-cudnn: xdist host socket={address}: gw1 probes for itself (no answer within 15.3 s; its workers may "
+        "hang the same way)"
+    )
+    assert line in seen, "\n".join(seen)
+    assert note in seen[: seen.index(line)], "\n".join(seen)
+
+
+# A host whose python -m pytest_cudnn is an impostor: it writes its process id, then (FAKE_FLOOD) more than a
+# snapshot can be before the snapshot itself (as the doctor's document when asked by the doctor's name), then
+# (FAKE_SLEEP) never ends.
+IMPOSTOR = """
+import os, sys, time
+
+with open(os.environ["FAKE_PID"], "w") as out:
+    out.write(str(os.getpid()))
+if os.environ.get("FAKE_FLOOD"):
+    flood = os.environ["FAKE_FLOOD"] + (".doctor" if sys.argv[1] == "doctor" else "")
+    with open(flood, "rb") as answer:
+        sys.stdout.buffer.write(b" " * (17 * 2**20) + answer.read())
+    sys.stdout.flush()
+if os.environ.get("FAKE_SLEEP"):
+    time.sleep(3600)
+"""
+
+
+@pytest.fixture
+def impostor(host_b: SimHost) -> dict[str, str]:
+    """The env: settings that put the impostor first on the probe's Python path on host B."""
+    package = host_b.folder("impostor/pytest_cudnn")
+    (package / "__init__.py").write_text("")
+    (package / "__main__.py").write_text(IMPOSTOR)
+    snapshot = host_b.root / "flood.json"
+    snapshot.write_text(TWO_GPUS.dumps())
+    Path(f"{snapshot}.doctor").write_text(json.dumps({"environment": TWO_GPUS.to_json()}))
+    return {"PYTHONPATH": str(package.parent), "FAKE_PID": str(host_b.root / "fake.pid"), "FAKE_FLOOD": str(snapshot)}
+
+
+def _impostors(server: SocketServer) -> list[int]:
+    return [pid for pid in session_members(server.process.pid) if pid != server.process.pid]
+
+
+@pytest.mark.parametrize("sleeps", [False, True], ids=["then exits", "then never ends"])
+def test_an_answer_larger_than_a_snapshot_is_refused_as_it_is_read(
+    impostor: dict[str, str], server_b: SocketServer, sleeps: bool
+) -> None:
+    """Read on the host up to the snapshot limit, and the probe there ended as soon as it writes more: the
+    controller never holds more than a snapshot can be."""
+    address = f"socket={server_b.address}"
+    variables = {**impostor, **({"FAKE_SLEEP": "1"} if sleeps else {})}
+    answer = probe_hosts([Host(address, ("gw0",), address, variables)], 1)[address]
+    assert answer.environment is None
+    assert (
+        answer.reason == f"{sys.executable} -m pytest_cudnn snapshot wrote more than 16 MiB, the most a snapshot can be"
+    )
+    assert _impostors(server_b) == []
+
+
+_CONTROLLER = """
+import sys
+from pytest_cudnn.hosts import Host
+from pytest_cudnn.remote import probe_hosts
+
+address, variables = sys.argv[1], dict(pair.split("=", 1) for pair in sys.argv[2:])
+print(probe_hosts([Host(address, ("gw0",), address, variables)], 100))
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
+def test_the_probe_on_the_host_ends_when_the_controller_goes_away(
+    impostor: dict[str, str], host_b: SimHost, signum: int
+) -> None:
+    """The impostor never ends, and the host's bound is 3 x 100 s + 15 s: it is ended when the controller's
+    connection is lost. The server runs as a script's ``server &`` runs it, SIGINT ignored, so execnet's own last
+    resort (interrupting the whole server 5 s after the connection is lost while code still runs there, then
+    os._exit 10 s later: gateway_base.WorkerGateway._terminate_execution) ends nothing early; the server serves
+    the next connection."""
+    server = SocketServer.start(host_b, host_b.root / "work", background=True)
+    try:
+        address = f"socket={server.address}"
+        variables = {name: value for name, value in impostor.items() if name != "FAKE_FLOOD"}
+        variables["FAKE_SLEEP"] = "1"
+        pid_file = Path(variables["FAKE_PID"])
+        arguments = [f"{name}={value}" for name, value in variables.items()]
+        controller = subprocess.Popen(
+            [sys.executable, "-c", _CONTROLLER, address, *arguments], stderr=subprocess.DEVNULL
+        )
+        try:
+            _wait_for(lambda: pid_file.exists() and pid_file.read_text().isdigit() and bool(_impostors(server)))
+            assert _impostors(server) == [int(pid_file.read_text())]
+        finally:
+            controller.send_signal(signum)
+            controller.wait(timeout=60)
+        _wait_for(lambda: not _impostors(server))  # a minute: far less than the host's own bound of 312 s
+        assert _impostors(server) == []
+        answer = probe_hosts([Host(address, ("gw0",), address)], 10)[address]
+        assert answer.environment is not None, answer.reason
+        assert answer.environment.driver.version == "550.54.15"
+    finally:
+        assert server.stop() == []
+
+
+def _wait_for(condition: Callable[[], bool], seconds: float = 60) -> None:
+    """Until ``condition`` holds, at most ``seconds``: a bound on a wait, not a measure of speed."""
+    end = time.monotonic() + seconds
+    while not condition() and time.monotonic() < end:
+        time.sleep(0.05)
 
 
 # End to end: a socket server in simulated host B beside a local worker on host A -----------------
@@ -697,7 +877,7 @@ def test_a_host_whose_pytest_cudnn_cannot_be_imported_answers_why(host_b: SimHos
     finally:
         assert server.stop() == []
     assert answer.environment is None
-    assert f"{sys.executable} -m pytest_cudnn doctor --json exited with 1: " in (answer.reason or "")
+    assert f"{sys.executable} -m pytest_cudnn snapshot exited with 1: " in (answer.reason or "")
     assert "No module named 'pytest_cudnn'" in (answer.reason or "")
     assert _probes(host_b) == 0
 
