@@ -33,6 +33,7 @@ __all__ = [
     "Host",
     "Plan",
     "Spec",
+    "collection_lines",
     "group_hosts",
     "host_entry",
     "host_line",
@@ -267,3 +268,29 @@ def host_entry(
         },
         "note": plan.note if plan is not None else None,
     }
+
+
+def collection_lines(collected: Mapping[str, int], hosts: Sequence[Host]) -> list[str]:
+    """The workers that collected no test while another collected some (the number each collected, by worker).
+    xdist starts a worker on another machine in ``pyexecnetcache`` under the folder its server or login starts
+    in, unless the spec names one with ``chdir=`` (xdist.workermanage.NodeManager): the suite's rootdir, its
+    pytest.ini and ``testpaths`` do not apply there, and under ``--dist each`` xdist says nothing of it."""
+    most = max(collected.items(), key=lambda item: item[1], default=None)
+    if most is None or most[1] == 0:
+        return []
+    where = {worker: host for host in hosts for worker in host.workers}
+    lines = []
+    for worker, count in collected.items():
+        if count:
+            continue
+        host = where.get(worker)
+        remote = host is not None and not host.local
+        line = f"pytest-cudnn: xdist worker {worker}{f' on {host.key}' if remote and host else ''} collected no test"
+        line += f", {most[0]} collected {most[1]}"
+        if remote:
+            line += (
+                ": xdist starts a worker on another machine in pyexecnetcache, where this suite's rootdir, pytest.ini "
+                "and testpaths do not apply; name the suite's folder there with --tx SPEC//chdir=FOLDER"
+            )
+        lines.append(printable(clip(line, 2000)))
+    return lines

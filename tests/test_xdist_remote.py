@@ -34,6 +34,7 @@ from pytest_cudnn.hosts import (
     LOCAL,
     Host,
     Plan,
+    collection_lines,
     group_hosts,
     host_entry,
     host_line,
@@ -809,6 +810,45 @@ def test_an_env_value_given_to_a_remote_host_is_written_nowhere(
         assert "MY" in fleet.stdout, fleet.stdout + fleet.stderr  # the host is there, named
         shown += [fleet.stdout, fleet.stderr]
     assert [SECRET in text for text in shown] == [False] * len(shown)
+
+
+def test_a_remote_worker_that_collected_nothing_is_named_with_what_it_needs(
+    host_a: SimHost, host_b: SimHost, server_b: SocketServer
+) -> None:
+    """Without //chdir=, xdist starts the remote worker in pyexecnetcache under the server's folder, where the
+    suite's pytest.ini does not apply: it collects nothing, and xdist does not complain under --dist each."""
+    done = _pytest(host_a, "--dist", "each", "--tx", "popen", "--tx", f"socket={server_b.address}")
+    # xdist takes the run's count of tests from whichever worker finished collecting last
+    # (dsession.DSession.worker_collectionfinish): exit status 5, "no tests collected", when that is gw1.
+    assert done.returncode in (0, 5), done.stdout + done.stderr
+    assert "1 passed, 1 skipped" in done.stdout  # gw0's only
+    assert (
+        f"pytest-cudnn: xdist worker gw1 on socket={server_b.address} collected no test, gw0 collected 2: xdist "
+        "starts a worker on another machine in pyexecnetcache, where this suite's rootdir, pytest.ini and "
+        "testpaths do not apply; name the suite's folder there with --tx SPEC//chdir=FOLDER"
+    ) in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("collected", "lines"),
+    [
+        ({"gw0": 2, "gw1": 2}, []),
+        ({"gw0": 0, "gw1": 0}, []),  # nothing to collect anywhere (-k, an empty suite)
+        ({"gw0": 3}, []),
+        (
+            {"gw0": 0, "gw1": 3, "gw2": 0},
+            [
+                "pytest-cudnn: xdist worker gw0 collected no test, gw1 collected 3",
+                "pytest-cudnn: xdist worker gw2 on ssh=box collected no test, gw1 collected 3: xdist starts a worker "
+                "on another machine in pyexecnetcache, where this suite's rootdir, pytest.ini and testpaths do not "
+                "apply; name the suite's folder there with --tx SPEC//chdir=FOLDER",
+            ],
+        ),
+    ],
+)
+def test_workers_that_collected_nothing_beside_others_are_named(collected: dict[str, int], lines: list[str]) -> None:
+    hosts = [Host(LOCAL, ("gw0", "gw1")), Host("ssh=box", ("gw2",), "ssh=box")]
+    assert collection_lines(collected, hosts) == lines
 
 
 def test_several_gpus_per_worker_are_counted_per_host(host_a: SimHost, host_b: SimHost, server_b: SocketServer) -> None:
