@@ -730,6 +730,11 @@ def _lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
+def _readme_report_row() -> str:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    return next(line for line in readme.splitlines() if line.startswith("| `--gpu-report=PATH` |"))
+
+
 def _probes(host: SimHost) -> int:
     log = host.root / "nvml.log"
     return log.read_text().count("init") if log.exists() else 0
@@ -773,6 +778,9 @@ def test_each_worker_is_given_its_own_hosts_environment_and_gpus(
     assert hosts[key]["devices"] == {"gw1": [{"index": 0, "label": "GPU 0", "uuid": GPUS_B[0].uuid}]}
     assert data["environment"]["driver"]["version"] == "535.104.05"
     assert data["xdist"] == {"gw0": [0], "gw1": [0]}
+    # The README's list of the report's keys names every one of them.
+    keys = {*data, *(key for test in data["tests"] for key in test), *(key for host in data["hosts"] for key in host)}
+    assert [key for key in sorted(keys) if f"`{key}`" not in _readme_report_row()] == []
     # One probe per host: B's by the controller through the socket server, A's by the controller itself; no
     # worker probed again.
     assert (_probes(host_a), _probes(host_b)) == (1, 1)
