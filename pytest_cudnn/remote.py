@@ -146,6 +146,13 @@ def _bound_text(job_timeout: float) -> str:
     return f"3 x the probe timeout of {job_timeout:g} s, and {_CONNECTING:g} s to connect and start Python there"
 
 
+def _waiting_note(late: Sequence[str], limit: float, why: str | None) -> str:
+    """'pytest-cudnn: no answer yet from xdist host ssh=box; waiting at most 45 s in all (3 x ...)'."""
+    which = f"host {late[0]}" if len(late) == 1 else f"hosts {listing(late)}"
+    note = f"pytest-cudnn: no answer yet from xdist {which}; waiting at most {limit:g} s in all"
+    return printable(clip(note + (f" ({why})" if why else ""), 2000))
+
+
 def probe_hosts(
     hosts: Sequence[Host],
     job_timeout: float,
@@ -176,13 +183,7 @@ def probe_hosts(
     _join(threads, min(end, started + quiet))
     late = [key for key, thread in threads if thread.is_alive()]
     if late and waiting is not None:
-        why = f" ({_bound_text(job_timeout)})" if total is None else ""
-        which = f"host {late[0]}" if len(late) == 1 else f"hosts {listing(late)}"
-        waiting(
-            printable(
-                clip(f"pytest-cudnn: no answer yet from xdist {which}; waiting at most {limit:g} s in all{why}", 2000)
-            )
-        )
+        waiting(_waiting_note(late, limit, _bound_text(job_timeout) if total is None else None))
     _join(threads, end)
     return {
         key: box[0] if box else Answer(None, f"no answer within {limit:g} s; its workers may hang the same way")

@@ -504,6 +504,18 @@ def test_a_host_that_never_answers_is_given_up_in_time_and_said_before() -> None
     assert notes == [f"pytest-cudnn: no answer yet from xdist host socket={address}; waiting at most 1 s in all"]
 
 
+def test_the_note_names_every_host_still_waited_for() -> None:
+    notes: list[str] = []
+    with silent_listener() as first, silent_listener() as second:
+        hosts = [
+            Host(f"socket={address}", (f"gw{i}",), f"socket={address}") for i, address in enumerate([first, second])
+        ]
+        probe_hosts(hosts, 1, total=1, waiting=notes.append, quiet=0)
+    assert notes == [
+        f"pytest-cudnn: no answer yet from xdist hosts socket={first}, socket={second}; waiting at most 1 s in all"
+    ]
+
+
 def test_hosts_that_answer_at_once_are_waited_for_in_silence() -> None:
     notes: list[str] = []
     address = f"127.0.0.1:{free_port()}"
