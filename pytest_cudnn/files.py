@@ -25,6 +25,7 @@ __all__ = [
     "FileRefused",
     "append_regular",
     "open_regular",
+    "parse_json_document",
     "read_json_document",
     "read_regular",
     "regular_or_missing",
@@ -117,6 +118,12 @@ def read_json_document(path: str, limit: int, kind: str, utf16_hint: str = "") -
             raise DocumentRefused(f"{refused}, the most a {kind} can be") from None
         suffix = f"; a {kind} is at most {size_text(limit)}" if refused.too_large else ""
         raise DocumentRefused(f"{refused}{suffix}") from None
+    return parse_json_document(raw, kind, utf16_hint)
+
+
+def parse_json_document(raw: bytes, kind: str, utf16_hint: str = "") -> Any:
+    """The JSON value in ``raw`` (UTF-8, a BOM allowed), with numbers of at most 100 digits: a file's bytes read
+    within their limit, or a remote host's answer. Raises DocumentRefused as :func:`read_json_document` does."""
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise DocumentRefused(f"is not UTF-8 text (a UTF-16 byte-order mark{utf16_hint})")
     try:

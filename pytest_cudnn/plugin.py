@@ -146,6 +146,15 @@ def pytest_configure_node(node: Any) -> None:
     node.workerinput.update(run_of(node.config).worker_input(node.workerinput["workerid"]))
 
 
+_COLLECTED = pytest.StashKey[dict[str, int]]()  # xdist worker id -> the number of tests it collected
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: Sequence[str]) -> None:
+    """Counted to name a worker that collected nothing beside others (see hosts.collection_lines)."""
+    node.config.stash.setdefault(_COLLECTED, {})[str(node.gateway.id)] = len(ids)
+
+
 # Requirements ---------------------------------------------------------------------------------------
 
 
@@ -322,6 +331,12 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     if run.require_gpu and run.probed:
         for host, summary in run.broken_hosts():
             terminalreporter.line(f"pytest-cudnn: --require-gpu: xdist host {host}: {summary}", red=True)
+    collected = config.stash.get(_COLLECTED, {})
+    if collected:
+        from .hosts import collection_lines
+
+        for line in collection_lines(collected, run.xdist_hosts()):
+            terminalreporter.line(line, yellow=True)
     for problem in run.problems:
         terminalreporter.line(f"pytest-cudnn: ERROR: {problem}", red=True, bold=True)
 

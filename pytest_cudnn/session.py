@@ -326,10 +326,18 @@ class GpuRun:
             if remote:
                 from .remote import probe_hosts
 
-                self._answers = probe_hosts(remote, self.timeout)
+                self._answers = probe_hosts(remote, self.timeout, waiting=self._say)
             else:
                 self._answers = {}
         return self._answers
+
+    def _say(self, line: str) -> None:
+        """A line on the terminal now, before the header it delays (standard error without a terminal reporter)."""
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(line)
+        else:
+            sys.stderr.write(line + "\n")
 
     def host_environment(self, host: Host) -> Environment | None:
         """What ``host``'s workers are given: this run's environment for ``local``, the controller's probe of a
