@@ -46,10 +46,10 @@ def no_probing(monkeypatch: pytest.MonkeyPatch) -> None:
 # they are called first).
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
-    """The whole suite (``pytest`` with no path: its testpaths) runs under pytest-xdist, one worker per CPU, in
-    groups (``xdist_group``: tests that share a costly module fixture stay on one worker); most of its time is spent
-    waiting on child processes. Named files and tests run in this process, where starting workers would cost more
-    than they save. ``-n N`` or ``--dist`` chooses for itself; ``-n0`` or ``-p no:xdist`` runs everything here."""
+    """The whole suite (``pytest`` with no path: its testpaths) runs under pytest-xdist, one worker per CPU
+    (``--dist loadgroup``: tests marked with one ``xdist_group`` share a worker); most of its time is spent in child
+    processes, each a single thread. Named files and tests run in this process, where starting workers would cost
+    more than they save. ``-n N`` or ``--dist`` chooses for itself; ``-n0`` or ``-p no:xdist`` runs it all here."""
     option = config.option
     if (
         not hasattr(config, "workerinput")  # a worker: its command line is the controller's, and it must not fork
