@@ -56,22 +56,7 @@ class Compiler:
         cache.mkdir(parents=True, exist_ok=True)
 
     def shared_library(self, source: str, soname: str, destination: Path, libs: Sequence[str] = ("-ldl",)) -> Path:
-        key = hashlib.sha256((source + soname + " ".join(libs)).encode()).hexdigest()[:16]
-        built = self.cache / f"{key}-{soname}"
-        with self._building(built) as needed:
-            if needed:
-                c_file = self.cache / f"{key}.c"
-                c_file.write_text(source)
-                partial = self.cache / f".{key}-{soname}.partial"
-                compiled = subprocess.run(
-                    ["gcc", "-shared", "-fPIC", "-O0", "-o", str(partial), str(c_file), f"-Wl,-soname,{soname}", *libs],
-                    capture_output=True,
-                    text=True,
-                    check=False,
-                )
-                if compiled.returncode != 0:
-                    raise RuntimeError(f"gcc failed on the {soname} stand-in ({c_file}):\n{compiled.stderr}")
-                partial.rename(built)
+        built = self.compile(soname, ["gcc", "-shared", "-fPIC", "-O0"], source, ".c", [f"-Wl,-soname,{soname}", *libs])
         destination.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(built, destination)
         return destination
