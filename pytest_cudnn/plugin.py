@@ -6,7 +6,8 @@ Nothing is probed for ``--help``, ``--markers``, ``--collect-only``, ``--fixture
 ``--setup-plan`` or ``--cache-show``; otherwise the environment is probed (or replayed with ``--gpu-env``) once per
 run, by the xdist controller when there is one (and once for each other machine its workers run on), and handed to
 the workers. A run started inside another one in the same process (pytester) probes only when a test or an option
-needs the environment.
+needs the environment, and until then imports nothing beyond this module's own (pytester drops what an inner run
+imported, so every inner run would pay it again).
 """
 
 from __future__ import annotations

@@ -284,13 +284,15 @@ class GpuRun:
 
     def header(self, verbose: bool) -> list[str]:
         """The session header. A nested run shows it only when it needs the environment from the start."""
-        from .diagnosis import selected_cudnn, selected_runtime
-        from .report import header_lines
-
         hosts = self.xdist_hosts()
         needed = self.replaying or self.require_gpu or self.report_path is not None or hosts
         if self.nested and not needed:
             return []
+        # Imported only now: a nested run that shows nothing must not pay for the diagnosis (about 100 ms, again in
+        # every pytester run, as pytester drops the modules a run imported).
+        from .diagnosis import selected_cudnn, selected_runtime
+        from .report import header_lines
+
         env = self.env
         lines = header_lines(
             env,
@@ -561,10 +563,10 @@ class GpuRun:
 
     def suite_properties(self) -> list[tuple[str, str]]:
         """The JUnit XML testsuite properties. A nested run that never needed the environment has none."""
-        from .diagnosis import selected_cudnn, selected_runtime, visible_gpus
-
         if self.nested and not self.probed:
             return []
+        from .diagnosis import selected_cudnn, selected_runtime, visible_gpus
+
         env = self.env
         runtime, cudnn = selected_runtime(env), selected_cudnn(env)
         properties = {

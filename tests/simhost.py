@@ -16,6 +16,8 @@ The stand-ins follow the behaviour measured on real libraries (shared/docs/field
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -25,7 +27,7 @@ import struct
 import subprocess
 import sys
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +40,14 @@ CUDNN_SUBLIBRARIES = {
 }
 
 
+# pytest in a child process, as the tests start it: without the cache (nothing written into the suites' folders)
+# and without Hypothesis' plugin, which imports much of Hypothesis in every run's terminal summary, where pytest
+# assertion-rewrites it (an entry-point plugin's whole distribution is rewritten) without keeping the result
+# (PYTHONDONTWRITEBYTECODE, set for every child here): about 0.5 s of CPU in each pytest process, the xdist
+# controller's and every worker's, of suites that have no Hypothesis test. Workers inherit both from the command line.
+PYTEST = (sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:hypothesispytest")
+
+
 class Compiler:
     """gcc with a cache keyed by source and flags: a stand-in compiled once serves every test."""
 
@@ -46,19 +56,7 @@ class Compiler:
         cache.mkdir(parents=True, exist_ok=True)
 
     def shared_library(self, source: str, soname: str, destination: Path, libs: Sequence[str] = ("-ldl",)) -> Path:
-        key = hashlib.sha256((source + soname + " ".join(libs)).encode()).hexdigest()[:16]
-        built = self.cache / f"{key}-{soname}"
-        if not built.exists():
-            c_file = self.cache / f"{key}.c"
-            c_file.write_text(source)
-            compiled = subprocess.run(
-                ["gcc", "-shared", "-fPIC", "-O0", "-o", str(built), str(c_file), f"-Wl,-soname,{soname}", *libs],
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            if compiled.returncode != 0:
-                raise RuntimeError(f"gcc failed on the {soname} stand-in ({c_file}):\n{compiled.stderr}")
+        built = self.compile(soname, ["gcc", "-shared", "-fPIC", "-O0"], source, ".c", [f"-Wl,-soname,{soname}", *libs])
         destination.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(built, destination)
         return destination
@@ -71,18 +69,30 @@ class Compiler:
         copy it where a test needs it. A build cut short is never taken for a finished one."""
         key = hashlib.sha256("\0".join((source, name, suffix, *argv, "--after--", *after)).encode()).hexdigest()[:16]
         built = self.cache / "compiled" / key / name
-        if not built.exists():
-            built.parent.mkdir(parents=True, exist_ok=True)
-            source_file = built.parent / f"source{suffix}"
-            source_file.write_text(source)
-            partial = built.parent / f".{name}.partial"
-            done = subprocess.run(
-                [*argv, "-o", str(partial), str(source_file), *after], capture_output=True, text=True, check=False
-            )
-            if done.returncode != 0:
-                raise RuntimeError(f"{' '.join(argv)} failed on {name} ({source_file}):\n{done.stdout}{done.stderr}")
-            partial.rename(built)
+        built.parent.mkdir(parents=True, exist_ok=True)
+        with self._building(built) as needed:
+            if needed:
+                source_file = built.parent / f"source{suffix}"
+                source_file.write_text(source)
+                partial = built.parent / f".{name}.partial"
+                done = subprocess.run(
+                    [*argv, "-o", str(partial), str(source_file), *after], capture_output=True, text=True, check=False
+                )
+                if done.returncode != 0:
+                    raise RuntimeError(
+                        f"{' '.join(argv)} failed on {name} ({source_file}):\n{done.stdout}{done.stderr}"
+                    )
+                partial.rename(built)
         return built
+
+    @contextlib.contextmanager
+    def _building(self, built: Path) -> Iterator[bool]:
+        """Held while ``built`` is made, and says whether it still has to be: the pytest-xdist workers of a run
+        share one cache (see the ``compiler`` fixture), and each file is built by one of them while the others
+        wait (flock(2): released when the file is closed, even by a worker that dies)."""
+        with open(built.with_name(f".{built.name}.lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield not built.exists()
 
     def build(self, source: str, name: str, flags: Sequence[str] = ()) -> Path:
         """A shared library built from ``source`` with extra gcc ``flags`` (soname, rpath, -L, -l), once per
@@ -747,7 +757,7 @@ class SimHost:
         for name, text in files.items():
             (suite / name).write_text(textwrap.dedent(text))
         return subprocess.run(
-            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", *args, str(suite)],
+            [*PYTEST, "-rs", *args, str(suite)],
             capture_output=True,
             text=True,
             env=self.environ(extra_env),

@@ -8,7 +8,6 @@ import json
 import os
 import stat
 import subprocess
-import sys
 import textwrap
 import threading
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from .simhost import PYTEST
 from .test_plugin import healthy, snapshot
 from .test_writing import REFUSED, state, target
 
@@ -199,7 +199,7 @@ def test_runs_finishing_together_leave_one_whole_report(pytester: pytest.Pyteste
     reader = threading.Thread(target=read)
     reader.start()
     environ = {**os.environ, "BARRIER": str(barrier), "RUNS": str(runs)}
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--gpu-env={env}"]
+    command = [*PYTEST, "-q", f"--gpu-env={env}"]
     try:
         children = [
             subprocess.Popen(

@@ -48,7 +48,7 @@ from pytest_cudnn.session import xdist_worker_ids
 
 from .envbuilder import EnvBuilder, gpu, mig, partitioned
 from .remotehost import SocketServer, free_port, session_members, silent_listener
-from .simhost import Compiler, SimGpu, SimHost
+from .simhost import PYTEST, Compiler, SimGpu, SimHost
 
 # Grouping ------------------------------------------------------------------------------------------
 
@@ -728,7 +728,7 @@ def _pytest(host: SimHost, *args: str) -> subprocess.CompletedProcess[str]:
     """pytest on ``host`` in its work folder, warnings as errors, with no test path: a path would have to lie under
     xdist's rsync roots once a worker is remote (xdist.workermanage.make_reltoroot)."""
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", "-W", "error", "-p", "xdist", *args],
+        [*PYTEST, "-rs", "-W", "error", "-p", "xdist", *args],
         capture_output=True,
         text=True,
         env=host.environ(),
