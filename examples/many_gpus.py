@@ -8,8 +8,10 @@
 runs pytest on it: a test that takes a GPU's memory, through the stand-in NVML's state file, before a later test
 asks for it. ``remote`` builds two simulated hosts, A (driver 535, one GPU) where pytest runs and B (driver 550, two
 GPUs) where execnet's socket server runs (tests/remotehost.py), and runs a suite with ``--dist each`` on a local
-worker and one through the socket server; it shows the header's host lines and the skip, with the port written as
-PORT and the stack's warning count left out (both depend on the machine running it: its own CUDA copies count).
+worker and one through the socket server, whose spec names the suite's folder on B (``chdir=``); it checks in
+``--gpu-report`` that each worker ran the test (skipped on A, passed on B) and exits with the run's output when one
+did not, and shows the header's host lines, the skip and the tally, with the port written as PORT and the stack's
+warning count left out (both depend on the machine running it: its own CUDA copies count).
 ``fleet`` runs the example suite on four example snapshots, one runner each (one runner's report is missing on
 purpose), then the fleet command on their reports. Each prints the command it ran and what it printed;
 temporary folders are printed as ``/tmp/...``. examples/readme_examples.py puts the output in README.md.
@@ -17,6 +19,7 @@ temporary folders are printed as ``/tmp/...``. examples/readme_examples.py puts 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -107,18 +110,41 @@ def remote() -> str:
             (host.folder("work/suite") / "test_remote.py").write_text(REMOTE_SUITE)
             (host.root / "work" / "pytest.ini").write_text("[pytest]\ntestpaths = suite\n")
             hosts[name] = host
-        server = SocketServer.start(hosts["b"], hosts["b"].root / "work")
+        # The server starts elsewhere than the suite, as one started at boot or by hand would: the worker finds
+        # the suite's folder through chdir=, without which it would collect nothing (xdist's pyexecnetcache).
+        server = SocketServer.start(hosts["b"], hosts["b"].root)
         try:
-            spec = f"socket={server.address}"
+            spec = f"socket={server.address}//chdir={hosts['b'].root / 'work'}"
             command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "xdist", "-rs", "--dist"]
-            command += ["each", "--tx", "popen", "--tx", spec]
-            shown = f"pytest -p xdist -rs --dist each --tx popen --tx {spec}"
+            command += ["each", "--tx", "popen", "--tx", spec, "--gpu-report=gpu-report.json"]
+            shown = f"pytest -p xdist -rs --dist each --tx popen --tx {spec} --gpu-report=gpu-report.json"
             output = _run(command, hosts["a"].root / "work", _environ(hosts["a"].environ()), shown)
         finally:
             server.stop()
-        kept = [line for line in output.splitlines() if line.startswith(("$", "pytest-cudnn: xdist", "SKIPPED"))]
+        _check_remote(output, hosts["a"].root / "work" / "gpu-report.json", f"socket={server.address}")
+        lines = output.splitlines()
+        kept = [line for line in lines if line.startswith(("$", "pytest-cudnn: xdist", "SKIPPED"))]
+        kept.append(re.sub(r" in [0-9.]+s.*", "", lines[-1].strip("= ")))
         text = "\n".join(kept).replace(scratch, "/tmp").replace(str(server.port), "PORT")
         return re.sub(r" \([0-9]+ warnings?\)", "", text) + "\n"
+
+
+def _check_remote(output: str, report: Path, remote: str) -> None:
+    """What the README says of this run, from what it did, not only from what it printed: each worker ran the
+    test, skipped on the local driver 535 machine, passed on the remote driver 550 one."""
+    try:
+        tests = json.loads(report.read_text())["tests"]
+        ran = {
+            (t["worker"], t["host"], t["outcome"], "found driver 535.104.05" in (t.get("reason") or "")) for t in tests
+        }
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise SystemExit(f"many_gpus.py remote: no usable --gpu-report ({error}):\n{output}") from None
+    expected = {("gw0", "local", "skipped", True), ("gw1", remote, "passed", False)}
+    tally = output.splitlines()[-1]
+    if ran != expected or " 1 passed, 1 skipped in " not in tally:
+        raise SystemExit(
+            f"many_gpus.py remote: expected {sorted(expected)} and 1 passed, 1 skipped; ran {sorted(ran)}:\n{output}"
+        )
 
 
 def fleet() -> str:

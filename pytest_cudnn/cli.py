@@ -1,28 +1,32 @@
 """``pytest-cudnn``: the doctor, snapshots and the fleet view of several runners' reports, outside pytest.
 
 The doctor is the default command: ``pytest-cudnn --json`` is ``pytest-cudnn doctor --json``. Exit codes: 0 the
-stack can run GPU work and holds together, 1 it cannot, 2 a usage error or an unreadable snapshot, 130 interrupted
-(Ctrl-C), 141 standard output was closed (``pytest-cudnn doctor | head -1``); ``fleet`` exits 0 when every report
-was read and every runner's stack can run GPU work, 1 when not. Importing this module imports neither pytest nor any
-framework.
+stack can run GPU work and holds together, 1 it cannot, 2 a usage error or an unreadable snapshot, 74 standard
+output could not be written (``> /dev/full``, a full disk), 130 interrupted (Ctrl-C), 141 standard output was closed
+(``pytest-cudnn doctor | head -1``); ``fleet`` exits 0 when every report was read and every runner's stack can run
+GPU work, 1 when not. Importing this module imports neither pytest nor any framework.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import json
 import os
+import select
 import stat
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from . import __version__
-from .files import write_atomically
+from .files import FileRefused, regular_or_missing, write_atomically
 from .signatures import FRAMEWORK_NAMES
 
 if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
+
     from .diagnosis import Finding, Verdict
     from .environment import Environment
 
@@ -31,6 +35,8 @@ __all__ = ["main"]
 EXIT_OK, EXIT_BROKEN, EXIT_USAGE = 0, 1, 2
 # As a shell reports a command that SIGINT or SIGPIPE ended: 128 + the signal's number.
 EXIT_INTERRUPTED, EXIT_CLOSED_OUTPUT = 130, 141
+# EX_IOERR of sysexits.h(3head): a write that failed is no verdict on the stack (1) nor a usage error (2).
+EXIT_OUTPUT_FAILED = 74
 
 _COMMANDS = ("doctor", "snapshot", "fleet")
 _OWN_OPTIONS = ("-h", "--help", "--version")  # the only options that belong to no command
@@ -47,9 +53,10 @@ Without a command, pytest-cudnn runs the doctor: pytest-cudnn --env snap.json is
 command's options.
 
 exit codes: 0 the GPU stack holds together, 1 it cannot run GPU work, 2 a usage error or an unreadable snapshot,
-130 interrupted, 141 standard output was closed. With GPU frameworks installed, the stack is what they load: 0
-means every one of them can run GPU work here (a CPU-only build alone is 1); --framework NAME asks about one.
-fleet: 0 every report read and every runner's stack can run GPU work, 1 not, 2 a usage error."""
+74 standard output could not be written, 130 interrupted, 141 standard output was closed. With GPU frameworks
+installed, the stack is what they load: 0 means every one of them can run GPU work here (a CPU-only build alone is
+1); --framework NAME asks about one. fleet: 0 every report read and every runner's stack can run GPU work, 1 not,
+2 a usage error."""
 
 _FLEET_USAGE = "pytest-cudnn fleet [--markdown | --json] [--name NAME=PATH]... REPORT..."
 
@@ -106,8 +113,17 @@ def _named_report(text: str) -> tuple[str, str]:
     return name.strip(), path
 
 
+class _Parser(argparse.ArgumentParser):
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        # argparse drops an OSError here: --help > /dev/full would exit 0 having printed nothing.
+        if file is None or file is sys.stdout:
+            _write(message)
+        else:
+            super()._print_message(message, file)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="pytest-cudnn",
         usage=_USAGE,
         description="Diagnose the NVIDIA GPU stack (driver, CUDA runtime, cuDNN, TensorFlow) "
@@ -177,6 +193,37 @@ def _error(message: str) -> None:
         print(f"pytest-cudnn: {message}", file=sys.stderr)
 
 
+class _OutputFailed(Exception):
+    """Standard output could not be written (a full disk, /dev/full); not an OSError, which argparse swallows."""
+
+
+def _write(text: str) -> None:
+    """``text`` on standard output, all of it, flushed here: a closed pipe (BrokenPipeError) or a failed write
+    (_OutputFailed) shows where main() handles it, not at the interpreter's exit."""
+    stream = sys.stdout
+    raw = getattr(stream, "buffer", None)
+    try:
+        if not isinstance(raw, io.RawIOBase):
+            stream.write(text)
+            stream.flush()
+            return
+        # python -u, PYTHONUNBUFFERED: the text layer hands the file each write once and drops what a short
+        # write(2) left, and a pipe whose reader leaves mid-write gives one (pipe(7)): doctor | head -1 exited 0.
+        # Written to the end here, the next write(2) meets the closed pipe.
+        stream.flush()
+        data = memoryview(text.encode(stream.encoding, stream.errors or "strict"))
+        while data:
+            written = raw.write(data)
+            if written is None:  # a non-blocking descriptor that is full (shared with another program)
+                select.select([], [raw], [])
+                continue
+            data = data[written:]
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        raise _OutputFailed(error.strerror or str(error)) from None
+
+
 def _probe(timeout: float) -> Environment:
     from .probing import probe_host
 
@@ -200,10 +247,9 @@ def _doctor(args: argparse.Namespace) -> int:
     findings = diagnose(env)
     result = verdict(findings) if args.framework is None else _framework_result(env, findings, args.framework)
     if args.json:
-        sys.stdout.write(json.dumps(doctor_json(env, findings, result), indent=2) + "\n")
+        _write(json.dumps(doctor_json(env, findings, result), indent=2) + "\n")
     else:
-        sys.stdout.write(doctor_text(env, findings, result, source=args.env))
-    sys.stdout.flush()  # a closed pipe shows here, where main() handles it, not at interpreter exit
+        _write(doctor_text(env, findings, result, source=args.env))
     return EXIT_OK if result.ok else EXIT_BROKEN
 
 
@@ -221,17 +267,19 @@ def _framework_result(env: Environment, findings: list[Finding], name: str) -> V
 
 def _output_problem(path: str, force: bool) -> str | None:
     """Why a snapshot cannot be written to ``path``, found before the probe spends its time."""
-    if path.endswith(("/", os.sep)) or os.path.isdir(path):
+    if path.endswith(("/", os.sep)):
         return f"{path} is a folder: name the snapshot file to write"
     try:
-        mode = os.stat(path).st_mode
+        # As the writer will judge it: a symbolic link, a FIFO or a device is never replaced (-o /dev/stdout as root
+        # would put a file where the device was).
+        exists = regular_or_missing(path)
+    except FileRefused as refused:
+        if refused.mode is not None and stat.S_ISDIR(refused.mode):
+            return f"{path} is a folder: name the snapshot file to write"
+        return f"{path} {refused}; leave out -o to write to standard output"
     except OSError:
-        mode = None
-    if mode is not None and not stat.S_ISREG(mode):
-        # Replacing a device or a pipe (as --force would, by rename) is never what was meant: -o /dev/stdout as root
-        # would put a file where the device was.
-        return f"{path} is not a regular file; leave out -o to write to standard output"
-    if mode is not None and not force:
+        exists = False  # a folder above it is missing or is no folder: said below
+    if exists and not force:
         return f"{path} exists; use --force to overwrite it"
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
@@ -254,15 +302,15 @@ def _snapshot(args: argparse.Namespace) -> int:
     except InvalidSnapshot as error:
         _error(f"warning: --env will refuse this snapshot until its value is fixed: {error.problem}")
     if args.output is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        _write(text)
         return EXIT_OK
     try:
         # Never half a snapshot. Readable by its owner only, as snapshots have always been written: one records
         # this machine's paths, versions and variables until its owner decides to share it.
         write_atomically(args.output, text, mode=0o600)
-    except OSError as error:
-        _error(f"error: cannot write {args.output}: {error.strerror or error}")
+    except (OSError, FileRefused) as error:
+        reason = str(error) if isinstance(error, FileRefused) else error.strerror or error
+        _error(f"error: cannot write {args.output}: {reason}")
         return EXIT_USAGE
     _error(f"wrote {args.output}")
     return EXIT_OK
@@ -282,12 +330,11 @@ def _fleet(args: argparse.Namespace) -> int:
         args.usage_error(printable(str(error)))
     fleet = read_fleet(runners)
     if args.json:
-        sys.stdout.write(json.dumps(fleet_json(fleet), indent=2) + "\n")
+        _write(json.dumps(fleet_json(fleet), indent=2) + "\n")
     elif args.markdown:
-        sys.stdout.write(fleet_markdown(fleet))
+        _write(fleet_markdown(fleet))
     else:
-        sys.stdout.write(fleet_text(fleet))
-    sys.stdout.flush()
+        _write(fleet_text(fleet))
     return EXIT_OK if fleet.ok else EXIT_BROKEN
 
 
@@ -315,13 +362,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         _error("interrupted")
         return EXIT_INTERRUPTED
     except BrokenPipeError:
-        # The reader is gone (| head): say nothing more, and point standard output at /dev/null so the interpreter's
-        # last flush does not fail again (Python docs, signal module, "Note on SIGPIPE").
-        with contextlib.suppress(OSError, ValueError, AttributeError):
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            os.close(devnull)
+        # The reader is gone (| head): say nothing more.
+        _abandon_output()
         return EXIT_CLOSED_OUTPUT
+    except _OutputFailed as failed:
+        _error(f"error: cannot write to standard output: {failed}")
+        _abandon_output()
+        return EXIT_OUTPUT_FAILED
+
+
+def _abandon_output() -> None:
+    """Point standard output at /dev/null, so that the interpreter's last flush of what is still buffered does not
+    fail again (Python docs, signal module, "Note on SIGPIPE")."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 if __name__ == "__main__":  # pragma: no cover

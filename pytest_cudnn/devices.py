@@ -12,7 +12,9 @@ Enumeration", cited as ``mig-enumeration`` in compat/sources.py): before R570 a 
 the first visible, and then no GPU without MIG; from R570, one compute instance per GPU instance (at most 64),
 beside the GPUs without MIG. A GPU named by index or GPU UUID while MIG is on stands for its first MIG device, as
 pytest-cudnn reads it (NVIDIA does not document it; DataDog's agent and nvitop model it so). xdist workers each
-get one MIG device of their own, by UUID, whatever the driver.
+get one MIG device of their own, by UUID, whatever the driver. A MIG entry that NVML cannot check (it lists MIG
+devices from R470) leaves no device known, whatever else the value names: the doctor and the markers both read
+this one result (diagnosis.stack.visible_devices), so they cannot disagree about it.
 """
 
 from __future__ import annotations
@@ -88,6 +90,7 @@ class VisibleDevices:
     unlisted_mig: tuple[str, ...]  # MIG entries no GPU's listing can be checked against (NVML listed no MIG)
     invalid: str | None  # the first entry that names no device (it and all after it are ignored)
     per_gpu_instance: bool = False  # the driver's rule: one MIG device per GPU instance (R570 on), else one in all
+    names_a_gpu: bool = False  # an entry names a GPU or MIG device NVML lists (unset: NVML lists a GPU)
 
     @property
     def unused(self) -> tuple[CudaDevice, ...]:
@@ -120,13 +123,14 @@ def parse_visible_devices(value: str | None, gpus: Sequence[Gpu], driver: str | 
     per_instance = (driver_major(driver) or 0) >= MIG_PER_GPU_INSTANCE_FROM
     if value is None:
         present = [device for gpu in gpus for device in devices_of(gpu)]
-        return VisibleDevices(_cuda_rule(present, per_instance), tuple(present), (), None, per_instance)
+        return VisibleDevices(_cuda_rule(present, per_instance), tuple(present), (), None, per_instance, bool(gpus))
     # Dicts as ordered sets: a snapshot may list 100,000 GPUs, and `in` over a list made this quadratic (N4).
     named: dict[CudaDevice, None] = {}
     candidates: dict[CudaDevice, None] = {}  # what CUDA considers: a MIG-enabled GPU's first MIG device only
     unlisted: list[str] = []
     listed = any(gpu.mig_mode is not None for gpu in gpus)  # NVML answered MIG questions for some GPU
     invalid: str | None = None
+    names_a_gpu = False
     lookup = _Lookup(gpus)
     for raw in value.split(",") if value.strip() else []:
         entry = raw.strip()
@@ -137,13 +141,20 @@ def parse_visible_devices(value: str | None, gpus: Sequence[Gpu], driver: str | 
                 continue
             invalid = entry
             break
+        names_a_gpu = True
         whole_gpu = not entry.startswith("MIG-")
         for position, device in enumerate(found):
             named.setdefault(device)  # a repeated device is one device
             if position == 0 or not whole_gpu:
                 candidates.setdefault(device)
+    if unlisted:
+        # A MIG device NVML does not list (a driver before R470 lists none) may exist or not, and either way no
+        # device of the list is known to be CUDA device 0: if it exists, a driver before R570 enumerates it alone
+        # and no whole GPU beside it; if it does not, CUDA stops there and hides all that follow. Nothing is
+        # judged, and nothing handed to xdist workers, on a guess.
+        return VisibleDevices((), (), tuple(unlisted), invalid, per_instance, names_a_gpu)
     return VisibleDevices(
-        _cuda_rule(list(candidates), per_instance), tuple(named), tuple(unlisted), invalid, per_instance
+        _cuda_rule(list(candidates), per_instance), tuple(named), tuple(unlisted), invalid, per_instance, names_a_gpu
     )
 
 
@@ -272,8 +283,8 @@ def cuda_visible_value(devices: Sequence[CudaDevice]) -> str:
     return ",".join(str(device.index) for device in devices if device.mig is None)
 
 
-def with_free(device: CudaDevice, free: int) -> CudaDevice:
-    """``device`` with ``free`` bytes free: its MIG device's memory, or its GPU's."""
+def with_free(device: CudaDevice, free: int | None) -> CudaDevice:
+    """``device`` with ``free`` bytes free (None: unknown): its MIG device's memory, or its GPU's."""
     if device.mig is not None:
         return CudaDevice(device.gpu, replace(device.mig, memory_free=free))
     return CudaDevice(replace(device.gpu, memory_free=free))

@@ -22,6 +22,7 @@ from typing import Any
 
 from .files import DocumentRefused, read_json_document
 from .serde import DecodeError, Rule, from_json, rule, to_json
+from .text import clip
 from .versions import is_pep440
 
 __all__ = [
@@ -143,6 +144,9 @@ _BUILD_VERSION = _pattern("a version such as '12.5.1' or '9'", r"[0-9]+(\.[0-9]+
 _PEP440_VERSION = rule("a PEP 440 version such as '2.18.0'", is_pep440)
 _CAPABILITY = _pattern("a compute capability such as '8.0'", r"[0-9]+\.[0-9]+")
 _NON_NEGATIVE = rule("a non-negative integer", lambda number: number >= 0)
+# NVML hands out device indexes and GPU and compute instance IDs as C unsigned ints (nvmlDeviceGetHandleByIndex_v2,
+# nvmlDeviceGetMigDeviceHandleByIndex, nvmlDeviceGetGpuInstanceId); anything larger came from no NVML.
+_NVML_ID = rule("a non-negative integer below 2**32 (an NVML unsigned int)", lambda number: 0 <= number < 2**32)
 _SECONDS = rule("a non-negative number of seconds", lambda number: math.isfinite(number) and number >= 0)
 _ISO_TIME = rule("an ISO 8601 time such as '2026-11-21T10:00:00+00:00'", _is_iso_time)
 _CONTEXT = rule("'process' or 'tensorflow'", lambda text: text in ("process", "tensorflow"))
@@ -191,11 +195,11 @@ class MigDevice:
     """One MIG device of a partitioned GPU: a compute instance inside its GPU instance, which CUDA treats as one
     device (NVIDIA MIG User Guide, "CUDA Device Enumeration"). Read through NVML's MIG device handle."""
 
-    index: int = field(metadata=_NON_NEGATIVE)  # nvmlDeviceGetMigDeviceHandleByIndex's index under the GPU
+    index: int = field(metadata=_NVML_ID)  # nvmlDeviceGetMigDeviceHandleByIndex's index under the GPU
     uuid: str | None  # "MIG-..." (drivers from R470), what CUDA_VISIBLE_DEVICES names
     name: str | None  # NVML's name for it, e.g. "NVIDIA H100 80GB HBM3 MIG 1g.10gb"
-    gpu_instance_id: int | None = field(metadata=_NON_NEGATIVE)
-    compute_instance_id: int | None = field(metadata=_NON_NEGATIVE)
+    gpu_instance_id: int | None = field(metadata=_NVML_ID)
+    compute_instance_id: int | None = field(metadata=_NVML_ID)
     gpu_slices: int | None = field(metadata=_NON_NEGATIVE)  # nvmlDeviceAttributes_t.gpuInstanceSliceCount
     compute_slices: int | None = field(metadata=_NON_NEGATIVE)  # .computeInstanceSliceCount
     multiprocessors: int | None = field(metadata=_NON_NEGATIVE)  # .multiprocessorCount
@@ -208,7 +212,7 @@ class MigDevice:
 class Gpu:
     """One GPU as NVML numbers it (PCI bus order)."""
 
-    index: int = field(metadata=_NON_NEGATIVE)
+    index: int = field(metadata=_NVML_ID)
     name: str | None
     uuid: str | None
     pci_bus_id: str | None
@@ -461,8 +465,9 @@ class Environment:
         return json.dumps(self.to_json(), indent=2, sort_keys=False) + "\n"
 
     @classmethod
-    def from_json(cls, data: Any, source: str = "<json>") -> Environment:
-        """Decode a snapshot; raises InvalidSnapshot naming ``source`` and the field at fault."""
+    def from_json(cls, data: Any, source: str = "<json>", *, check_devices: bool = True) -> Environment:
+        """Decode a snapshot; raises InvalidSnapshot naming ``source`` and the field at fault. ``check_devices``
+        False takes devices that cannot all be so at once (see _check_devices) as they are."""
         if not isinstance(data, dict):
             raise InvalidSnapshot(source, "not a JSON object")
         if data.get("schema") != SCHEMA:
@@ -475,6 +480,8 @@ class Environment:
             )
         try:
             env = from_json(cls, data)
+            if check_devices:
+                _check_devices(env.driver)
         except DecodeError as error:
             raise InvalidSnapshot(source, str(error)) from None
         return _allowlisted(env)
@@ -496,6 +503,62 @@ class InvalidSnapshot(ValueError):
         super().__init__(f"{source}: {problem}")
         self.source = source
         self.problem = problem
+
+
+def _check_devices(driver: Driver) -> None:
+    """Refuse devices that cannot all be so at once, naming the field: each GPU has its own NVML index, each MIG
+    device its own index and its own GPU and compute instance under its GPU, each device its own UUID, and none
+    more memory free than it has. A copy-edited snapshot breaks these easily, and what follows from them goes
+    wrong quietly: two devices of one UUID are named by none (CUDA_VISIBLE_DEVICES, and the UUID pytest-cudnn gives
+    an xdist worker, then hide every device). Linear: each fact is looked up once in a dict."""
+    indexes: dict[int, str] = {}
+    uuids: dict[str, str] = {}
+    for g, gpu in enumerate(driver.gpus):
+        where = f"driver.gpus[{g}]"
+        _once(indexes, gpu.index, f"{where}.index", "NVML numbers each GPU once")
+        _once(uuids, gpu.uuid, f"{where}.uuid", _ONE_UUID)
+        _within(gpu.memory_free, gpu.memory_total, where)
+        mig_indexes: dict[int, str] = {}
+        instances: dict[tuple[int, int], str] = {}
+        for m, mig in enumerate(gpu.mig):
+            at = f"{where}.mig[{m}]"
+            _once(mig_indexes, mig.index, f"{at}.index", "NVML numbers each MIG device of a GPU once")
+            _once(uuids, mig.uuid, f"{at}.uuid", _ONE_UUID)
+            if mig.gpu_instance_id is not None and mig.compute_instance_id is not None:
+                _once(
+                    instances,
+                    (mig.gpu_instance_id, mig.compute_instance_id),
+                    f"{at}.compute_instance_id",
+                    "a GPU instance's compute instance is one MIG device",
+                )
+            _within(mig.memory_free, mig.memory_total, at)
+
+
+_ONE_UUID = "a UUID names one device (CUDA_VISIBLE_DEVICES, and pytest-cudnn for each xdist worker, name devices by it)"
+
+
+def _once(seen: dict[Any, str], key: object, where: str, why: str) -> None:
+    """Record that ``key`` sits at ``where``; a key already recorded elsewhere is refused, naming both places."""
+    if key is None:
+        return
+    first = seen.setdefault(key, where)
+    if first != where:
+        shown = (
+            f"GPU instance {key[0]}, compute instance {key[1]}"
+            if isinstance(key, tuple)
+            else repr(clip(key, 60))
+            if isinstance(key, str)
+            else str(key)
+        )
+        raise DecodeError(where, f"{shown} is also at {first}: {why}")
+
+
+def _within(free: int | None, total: int | None, where: str) -> None:
+    if free is not None and total is not None and free > total:
+        raise DecodeError(
+            f"{where}.memory_free",
+            f"{clip(str(free), 30)} bytes free is more than memory_total, {clip(str(total), 30)} bytes",
+        )
 
 
 def _allowlisted(env: Environment) -> Environment:

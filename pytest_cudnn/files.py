@@ -1,9 +1,12 @@
-"""Read a file that somebody else controls without letting it block or flood the reader.
+"""Read a file that somebody else controls without letting it block or flood the reader; write one without
+replacing, or writing into, anything but a regular file.
 
 Snapshots are given by users; build_info.py, METADATA and cuDNN headers sit in folders anyone may have
 written. A name can be a FIFO (an open waits for a writer forever), a device (/dev/zero never ends) or a
 file swapped between a look and the open. So the file is opened without blocking, judged by fstat of what
-was opened, never by a look before, and read up to a limit.
+was opened, never by a look before, and read up to a limit. What pytest-cudnn writes (--gpu-report, snapshot -o,
+the GitHub step summary) goes through write_atomically or append_regular, which refuse any name that is not a
+regular file, a symbolic link included.
 """
 
 from __future__ import annotations
@@ -15,12 +18,17 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from .text import clip, printable
+
 __all__ = [
     "DocumentRefused",
     "FileRefused",
+    "append_regular",
     "open_regular",
+    "parse_json_document",
     "read_json_document",
     "read_regular",
+    "regular_or_missing",
     "size_text",
     "write_atomically",
 ]
@@ -44,8 +52,9 @@ _FLAGS = (
 class FileRefused(ValueError):
     """A file that is not a regular file, or larger than the reader accepts; the message says which."""
 
-    def __init__(self, problem: str, too_large: bool = False, read_past: bool = False) -> None:
+    def __init__(self, problem: str, too_large: bool = False, read_past: bool = False, mode: int | None = None) -> None:
         super().__init__(problem)
+        self.mode = mode  # what stands at the path (st_mode), when it is no regular file
         self.too_large = too_large  # more than the limit: by its size, or (read_past) by what reading found
         self.read_past = read_past  # its size said less (0 for /proc files), reading went past the limit
 
@@ -59,7 +68,7 @@ def open_regular(path: str) -> tuple[int, int]:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             kind = next((name for test, name in _NOT_REGULAR if test(info.st_mode)), "a special file")
-            raise FileRefused(f"is {kind}, not a regular file")
+            raise FileRefused(f"is {kind}, not a regular file", mode=info.st_mode)
     except BaseException:
         os.close(fd)
         raise
@@ -109,6 +118,12 @@ def read_json_document(path: str, limit: int, kind: str, utf16_hint: str = "") -
             raise DocumentRefused(f"{refused}, the most a {kind} can be") from None
         suffix = f"; a {kind} is at most {size_text(limit)}" if refused.too_large else ""
         raise DocumentRefused(f"{refused}{suffix}") from None
+    return parse_json_document(raw, kind, utf16_hint)
+
+
+def parse_json_document(raw: bytes, kind: str, utf16_hint: str = "") -> Any:
+    """The JSON value in ``raw`` (UTF-8, a BOM allowed), with numbers of at most 100 digits: a file's bytes read
+    within their limit, or a remote host's answer. Raises DocumentRefused as :func:`read_json_document` does."""
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise DocumentRefused(f"is not UTF-8 text (a UTF-16 byte-order mark{utf16_hint})")
     try:
@@ -136,20 +151,86 @@ def size_text(count: int) -> str:
     return f"{count // 2**20} MiB" if count % 2**20 == 0 else f"{count} bytes"
 
 
+def regular_or_missing(path: str | Path) -> bool:
+    """Whether a regular file stands at ``path`` (False: nothing does, and the folder above it exists). Raises
+    FileRefused, naming what stands there, when it is anything else (a symbolic link with where it points, a
+    folder, a FIFO, a socket, a device), and OSError when the path cannot be looked at (a missing folder above it).
+
+    Only ``path``'s own name is judged: a symbolic link higher up (/var/run -> /run) is followed, as everywhere."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        os.stat(Path(path).parent)  # a missing folder above is the system's own error, named
+        return False
+    if not stat.S_ISREG(info.st_mode):
+        raise _refusal(path, info.st_mode)
+    return True
+
+
 def write_atomically(path: str | Path, text: str, *, mode: int = 0o666, make_folders: bool = False) -> None:
     """Write beside ``path`` and rename over it: readers, and writers finishing at the same moment, see one whole
     file or another, never a mixture or half of one (rename(2) replaces atomically within a file system). The
     temporary file is removed whatever stops the write (a full disk, Ctrl-C). ``mode`` is filtered by the umask,
-    as open() does; ``make_folders`` creates missing parent folders first."""
+    as open() does; ``make_folders`` creates missing parent folders first.
+
+    Only a regular file is replaced: anything else at ``path`` raises FileRefused (regular_or_missing) and is left
+    as it was. A rename would put a file where a FIFO, a symbolic link or a device was (as root, --gpu-report
+    /dev/stdout would take /dev/stdout from every later process); it never writes through any of them, so what
+    was judged is a name, not something opened, and the judgement comes last, just before the rename. Something
+    put at the name between the two is replaced as a name, which whoever put it there could do themselves."""
     target = Path(path)
     if make_folders:
         target.parent.mkdir(parents=True, exist_ok=True)
+    # O_EXCL: a name nobody else made, never a symbolic link followed (open(2), O_CREAT and O_EXCL).
     temporary = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), mode)
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
             handle.write(text)
+        regular_or_missing(target)
         os.replace(temporary, target)
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
+
+
+# Appending opens the file itself, so what counts is fstat of what was opened; the look before only spares a
+# device the open (opening some has effects: a tape rewinds, a modem line hangs up). O_NOFOLLOW: a symbolic link
+# is not opened (ELOOP); O_NONBLOCK: a FIFO with no reader is not waited for (ENXIO), open(2).
+_APPEND = (
+    os.O_WRONLY
+    | os.O_APPEND
+    | os.O_CREAT
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOCTTY", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+def append_regular(path: str | Path, text: str) -> None:
+    """Add ``text`` (UTF-8) to the end of the regular file ``path``, creating it when it is missing. Raises
+    FileRefused when ``path`` is no regular file (it is then left as it was, nothing written), OSError with the
+    system's words when it cannot be opened or written."""
+    regular_or_missing(path)
+    fd = os.open(path, _APPEND, 0o666)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):  # put there since the look: opened, and left unwritten
+            raise _refusal(path, info.st_mode)
+        data = memoryview(text.encode("utf-8"))
+        while data:
+            data = data[os.write(fd, data) :]
+    finally:
+        os.close(fd)
+
+
+def _refusal(path: str | Path, mode: int) -> FileRefused:
+    if stat.S_ISLNK(mode):
+        try:
+            kind = f"a symbolic link (to {clip(printable(os.readlink(path)), 300)})"
+        except OSError:  # gone since
+            kind = "a symbolic link"
+    else:
+        kind = next((name for test, name in _NOT_REGULAR if test(mode)), "a special file")
+    return FileRefused(f"is {kind}, not a regular file", mode=mode)

@@ -8,6 +8,10 @@ change what a worker there runs and loads); the controller probes it once before
 cannot open on its own (``vagrant_ssh=``) probes for itself. ``id=``, ``chdir=``, ``nice=`` and ``execmodel=`` say
 nothing about the machine. Worker ids are xdist's: a spec's ``id=``, else ``gw0``, ``gw1``, ... counting only the
 specs without one, in ``--tx`` order (execnet's ``Group.allocate_id``).
+
+A host's key is what the header, ``--gpu-report`` and the fleet show of it, so it never holds the value of an
+``env:`` variable off the allowlist (xdist documents ``env:`` as the way to give remote workers variables, tokens
+among them): ``env:MY_TOKEN=…``. Two hosts whose specs differ only by such a value are two hosts, numbered.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .devices import CudaDevice, assign_devices, devices_per_worker
-from .text import line
+from .environment import ALLOWED_VARIABLES
+from .text import clip, line, printable
 
 if TYPE_CHECKING:
     from .diagnosis import Finding, Verdict
@@ -28,10 +33,12 @@ __all__ = [
     "Host",
     "Plan",
     "Spec",
+    "collection_lines",
     "group_hosts",
     "host_entry",
     "host_line",
     "plan_devices",
+    "shown_spec",
     "stack_summary",
     "worker_ids",
     "workers_line",
@@ -39,6 +46,7 @@ __all__ = [
 
 LOCAL = "local"
 _LINE = 2000  # characters of one header line
+HIDDEN = "\u2026"  # what stands for a value that is not shown
 
 
 class Spec(Protocol):
@@ -75,7 +83,7 @@ class Host:
     key: str
     workers: tuple[str, ...]
     gateway: str | None = None
-    variables: Mapping[str, str] = field(default_factory=dict)
+    variables: Mapping[str, str] = field(default_factory=dict, repr=False)  # values never shown
     unprobed: str | None = None
 
     @property
@@ -115,35 +123,65 @@ def group_hosts(specs: Sequence[Spec]) -> list[Host]:
     order they are first named."""
     found: dict[str, tuple[Host, list[str]]] = {}
     for spec, worker in zip(specs, worker_ids(specs), strict=True):
-        host = _host_of(spec)
-        found.setdefault(host.key, (host, []))[1].append(worker)
-    hosts = [replace(host, workers=tuple(workers)) for host, workers in found.values()]
+        identity, host = _host_of(spec)
+        found.setdefault(identity, (host, []))[1].append(worker)
+    shown: dict[str, int] = {}
+    for host, _ in found.values():
+        shown[host.key] = shown.get(host.key, 0) + 1
+    numbers: dict[str, int] = {}
+    hosts = []
+    for host, workers in found.values():
+        key = host.key
+        if shown[key] > 1:  # the same key shown for specs that differ only by hidden values
+            numbers[key] = numbers.get(key, 0) + 1
+            key = f"{key} #{numbers[key]}"
+        hosts.append(replace(host, key=key, workers=tuple(workers)))
     return sorted(hosts, key=lambda host: not host.local)
 
 
-def _host_of(spec: Spec) -> Host:
-    """The host one spec's worker runs on (its workers left empty)."""
+def shown_spec(spec: str) -> str:
+    """An execnet spec (or a host key made of one) with the value of each ``env:`` variable off the allowlist
+    hidden; execnet splits a spec at ``//``, so no value holds one.
+
+    >>> shown_spec("socket=10.0.0.2:8888//env:CUDA_VISIBLE_DEVICES=1//env:HF_TOKEN=hf_abc")
+    'socket=10.0.0.2:8888//env:CUDA_VISIBLE_DEVICES=1//env:HF_TOKEN=\u2026'
+    """
+    return "//".join(_shown_setting(part) for part in spec.split("//"))
+
+
+def _shown_setting(part: str) -> str:
+    name, equals, value = part.partition("=")
+    if not (name.startswith("env:") and equals):
+        return part
+    return f"{name}={value if name[4:] in ALLOWED_VARIABLES else HIDDEN}"
+
+
+def _host_of(spec: Spec) -> tuple[str, Host]:
+    """The host one spec's worker runs on (its workers left empty), and what tells it from others: its key with
+    the hidden values."""
     variables = {str(name): value for name, value in spec.env.items() if isinstance(value, str)}
     settings = [f"{name}={_text(spec, name)}" for name in ("python", "ssh_config") if _text(spec, name)]
     settings += [f"env:{name}={value}" for name, value in sorted(variables.items())]
     kind = next((name for name in ("ssh", "socket", "vagrant_ssh") if getattr(spec, name)), None)
-    where = f"{kind}={_text(spec, kind)}" if kind else "popen" if spec.popen else str(spec)
     through = _text(spec, "via") or _text(spec, "installvia")
+    if kind:
+        identity = "//".join([f"{kind}={_text(spec, kind)}", *settings, *([f"via={through}"] if through else [])])
+    elif spec.popen:
+        identity = "//".join(["popen", *settings, f"via={through}"]) if through else LOCAL
+    else:
+        identity = str(spec)  # no kind execnet knows of: as written
+    key = shown_spec(identity)
     if through:
-        key = "//".join([where, *settings, f"via={through}"])
         reason = f"started through the gateway {through!r}: the controller probes only the hosts it reaches directly"
-        return Host(key, (), None, variables, reason)
-    if where == "popen":
-        return Host(LOCAL, ())
-    key = "//".join([where, *settings])
+        return identity, Host(key, (), None, variables, reason)
+    if identity == LOCAL:
+        return identity, Host(LOCAL, ())
     if kind == "ssh":
-        gateway = "//".join(
-            [where, *(f"{name}={_text(spec, name)}" for name in ("ssh_config", "python") if _text(spec, name))]
-        )
-        return Host(key, (), gateway, variables)
+        chosen = [f"{name}={_text(spec, name)}" for name in ("ssh_config", "python") if _text(spec, name)]
+        return identity, Host(key, (), "//".join([f"ssh={_text(spec, kind)}", *chosen]), variables)
     if kind == "socket":  # a socket server runs its own interpreter: execnet refuses python= there
-        return Host(key, (), where, variables)
-    return Host(key, (), None, variables, "the controller probes only ssh= and socket= hosts")
+        return identity, Host(key, (), f"socket={_text(spec, kind)}", variables)
+    return identity, Host(key, (), None, variables, "the controller probes only ssh= and socket= hosts")
 
 
 def _text(spec: Spec, name: str | None) -> str:
@@ -231,3 +269,29 @@ def host_entry(
         },
         "note": plan.note if plan is not None else None,
     }
+
+
+def collection_lines(collected: Mapping[str, int], hosts: Sequence[Host]) -> list[str]:
+    """The workers that collected no test while another collected some (the number each collected, by worker).
+    xdist starts a worker on another machine in ``pyexecnetcache`` under the folder its server or login starts
+    in, unless the spec names one with ``chdir=`` (xdist.workermanage.NodeManager): the suite's rootdir, its
+    pytest.ini and ``testpaths`` do not apply there, and under ``--dist each`` xdist says nothing of it."""
+    most = max(collected.items(), key=lambda item: item[1], default=None)
+    if most is None or most[1] == 0:
+        return []
+    where = {worker: host for host in hosts for worker in host.workers}
+    lines = []
+    for worker, count in collected.items():
+        if count:
+            continue
+        host = where.get(worker)
+        remote = host is not None and not host.local
+        line = f"pytest-cudnn: xdist worker {worker}{f' on {host.key}' if remote and host else ''} collected no test"
+        line += f", {most[0]} collected {most[1]}"
+        if remote:
+            line += (
+                ": xdist starts a worker on another machine in pyexecnetcache, where this suite's rootdir, pytest.ini "
+                "and testpaths do not apply; name the suite's folder there with --tx SPEC//chdir=FOLDER"
+            )
+        lines.append(printable(clip(line, 2000)))
+    return lines

@@ -29,7 +29,7 @@ from .diagnosis import (
     visible_gpus,
 )
 from .diagnosis.frameworks import blocking_finding
-from .diagnosis.stack import loaded_by
+from .diagnosis.stack import loaded_by, no_device_cause, visible_devices
 from .environment import CudaRuntime, Cudnn, Environment, State
 from .signatures import FRAMEWORK_NAMES, MARKERS
 from .text import clip, line, listing, printable
@@ -269,17 +269,15 @@ def _gpu_blocker(env: Environment, findings: Sequence[Finding], requirement: Req
         if finding is None:
             return _fail(requirement, f"no NVIDIA driver ({env.driver.reason or env.driver.state.value})", "no-driver")
         return _fail(requirement, finding.summary, finding.code, finding, found_is_finding=True)
-    if not visible_gpus(env):
-        finding = next(
-            (f for f in findings if f.component in ("driver", "environment", "gpu") and f.code in _NO_GPU_CODES), None
-        )
+    # The doctor's reading and finding, not a second opinion: the finding that says why no device is visible is
+    # the one the doctor raised from this same reading (findings come from diagnose(env)).
+    cause = no_device_cause(env, visible_devices(env))
+    if cause is not None:
+        finding = next((f for f in findings if f.code == cause), None)
         if finding is None:
-            return _fail(requirement, "no GPU visible to CUDA", "no-gpu")
+            return _fail(requirement, "no GPU visible to CUDA", cause)
         return _fail(requirement, finding.summary, finding.code, finding, found_is_finding=True)
     return None
-
-
-_NO_GPU_CODES = ("no-gpu", "cuda-visible-devices-hides-all", "cuda-visible-devices-mig", "mig-no-devices")
 
 
 def judge(

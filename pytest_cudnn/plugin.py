@@ -6,7 +6,8 @@ Nothing is probed for ``--help``, ``--markers``, ``--collect-only``, ``--fixture
 ``--setup-plan`` or ``--cache-show``; otherwise the environment is probed (or replayed with ``--gpu-env``) once per
 run, by the xdist controller when there is one (and once for each other machine its workers run on), and handed to
 the workers. A run started inside another one in the same process (pytester) probes only when a test or an option
-needs the environment.
+needs the environment, and until then imports nothing beyond this module's own (pytester drops what an inner run
+imported, so every inner run would pay it again).
 """
 
 from __future__ import annotations
@@ -67,7 +68,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="write a JSON report of the GPU stack (--gpu-report=PATH)",
     )
     group.addoption(
-        "--gpu-probe-timeout", metavar="SECONDS", dest="cudnn_timeout", help="per-library probe timeout (default 10)"
+        "--gpu-probe-timeout",
+        metavar="SECONDS",
+        dest="cudnn_timeout",
+        help="per-library probe timeout, and the bound on each NVML or cuDNN call the test process makes (default 10)",
     )
     group.addoption(
         "--gpus-per-worker", metavar="N", dest="cudnn_per_worker", help="GPUs given to each xdist worker (default 1)"
@@ -87,7 +91,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="with -n auto, start one xdist worker per visible GPU (or per --gpus-per-worker GPUs)",
     )
     parser.addini("require_gpu", type="bool", default=False, help="as --require-gpu (a CI GPU runner's switch)")
-    parser.addini("gpu_probe_timeout", default="10", help="per-library probe timeout in seconds")
+    parser.addini("gpu_probe_timeout", default="10", help="as --gpu-probe-timeout, in seconds")
     parser.addini("gpus_per_worker", default="1", help="GPUs given to each xdist worker")
     parser.addini("gpu_assign", type="bool", default=True, help="give each xdist worker its own GPU(s)")
 
@@ -142,6 +146,15 @@ def pytest_xdist_setupnodes(config: pytest.Config, specs: Sequence[Any]) -> None
 def pytest_configure_node(node: Any) -> None:
     """Hand the worker its own host's environment and devices."""
     node.workerinput.update(run_of(node.config).worker_input(node.workerinput["workerid"]))
+
+
+_COLLECTED = pytest.StashKey[dict[str, int]]()  # xdist worker id -> the number of tests it collected
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: Sequence[str]) -> None:
+    """Counted to name a worker that collected nothing beside others (see hosts.collection_lines)."""
+    node.config.stash.setdefault(_COLLECTED, {})[str(node.gateway.id)] = len(ids)
 
 
 # Requirements ---------------------------------------------------------------------------------------
@@ -323,6 +336,12 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         )
         for text in hosts:
             terminalreporter.line(line(text), red=True)
+    collected = config.stash.get(_COLLECTED, {})
+    if collected:
+        from .hosts import collection_lines
+
+        for text in collection_lines(collected, run.xdist_hosts()):
+            terminalreporter.line(line(text), yellow=True)
     for problem in run.problems:
         terminalreporter.line(line(f"pytest-cudnn: ERROR: {problem}"), red=True, bold=True)
 

@@ -120,7 +120,7 @@ def _mig_lines(gpu: Gpu) -> list[str]:
 
 
 def _mig_line(mig: MigDevice) -> list[str]:
-    ids = f"GPU instance {mig.gpu_instance_id}, compute instance {mig.compute_instance_id}"
+    ids = f"GPU instance {_known(mig.gpu_instance_id)}, compute instance {_known(mig.compute_instance_id)}"
     facts = [
         f"MIG {mig.index} {mig.name or '(name unknown)'}",
         ids,
@@ -130,6 +130,11 @@ def _mig_line(mig: MigDevice) -> list[str]:
     ]
     text = ", ".join(fact for fact in facts if fact)
     return [text + (f"  [failed: {mig.error}]" if mig.error else "")]
+
+
+def _known(value: int | None) -> str:
+    """An ID NVML did not give (the snapshot's null) says so, not Python's None."""
+    return "unknown" if value is None else str(value)
 
 
 def _mig_note(gpu: Gpu) -> str:

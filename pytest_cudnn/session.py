@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
-from .files import write_atomically
+from .files import FileRefused, append_regular, write_atomically
 from .settings import (
     check_writable,
     ini_bool,
@@ -178,6 +178,11 @@ class GpuRun:
 
             self._env = self._load()
             self._findings = diagnose(self._env)
+            if self.worker is not None and "cudnn_visible" in self.worker:
+                from .diagnosis.variables import set_for_worker
+
+                outer = self.worker.get("cudnn_environment", {}).get("variables", {}).get("CUDA_VISIBLE_DEVICES")
+                self._findings = set_for_worker(self._findings, self.worker_id, outer)
         return self._env
 
     def _load(self) -> Environment:
@@ -186,7 +191,9 @@ class GpuRun:
         if self.replayed is not None:
             env = self.replayed
         elif self.worker is not None and "cudnn_environment" in self.worker:
-            env = Environment.from_json(self.worker["cudnn_environment"], "the xdist controller")
+            # Devices are not checked again: the controller judged and planned with this very environment (live
+            # NVML answers are not refused), and a refusal here would end the worker.
+            env = Environment.from_json(self.worker["cudnn_environment"], "the xdist controller", check_devices=False)
         else:
             from .probing import probe_host
 
@@ -194,7 +201,9 @@ class GpuRun:
         if self.worker is not None and "cudnn_visible" in self.worker:
             # This worker sees only its own GPUs: judge requirements against what it sees.
             variables = dict(env.variables, CUDA_VISIBLE_DEVICES=self.worker["cudnn_visible"])
-            env = Environment.from_json({**env.to_json(), "variables": variables}, "the xdist controller")
+            env = Environment.from_json(
+                {**env.to_json(), "variables": variables}, "the xdist controller", check_devices=False
+            )
         return env
 
     @property
@@ -216,7 +225,8 @@ class GpuRun:
         if self._device is None:  # imports here, not above: this runs for every marked test
             from .gpu import GpuDevice
 
-            self._device = GpuDevice.from_probe(probed, 0, replayed=self.replaying)
+            nvml = self.env.driver.path  # read live through the NVML the probe read, by its path, never by soname
+            self._device = GpuDevice.from_probe(probed, 0, replayed=self.replaying, nvml=nvml, timeout=self.timeout)
         return self._device
 
     def _cuda_device(self) -> CudaDevice | None:
@@ -245,7 +255,9 @@ class GpuRun:
     def _judge_memory(self, requirement: Requirement, probed: Outcome) -> Outcome:
         """A memory requirement judged against the device's free memory now, read through NVML when the test is
         set up: other workers and processes may have taken what the session-start probe saw free. Short, it says
-        who holds the memory; unreadable now, the probed outcome stands, and says so when it fails."""
+        who holds the memory. Unreadable now (NVML failed, hung, or cannot be loaded), the requirement cannot be
+        confirmed: a refusal of its own cause, gpu-memory-unread, with what NVML said; the figure probed at session
+        start is no evidence about a device that may have fallen off the bus since."""
         from .devices import with_free
         from .markers import Outcome, judge
         from .phrases import holders
@@ -255,26 +267,33 @@ class GpuRun:
         if reading is None or probed_device is None:
             return probed
         if reading.free is None:
-            if probed.ok or probed.cause != "gpu-memory":
-                return probed
-            note = f" (free memory as probed at session start: NVML cannot read it now: {reading.error})"
-            return Outcome(False, probed.message + note, probed.cause)
+            if not probed.ok and probed.cause != "gpu-memory":
+                return probed  # refused already, for something NVML has no say in
+            unknown = judge(requirement, self.env, self.findings, with_free(probed_device, None))
+            return Outcome(False, f"{unknown.message} at test setup: {reading.error}", "gpu-memory-unread")
         outcome = judge(requirement, self.env, self.findings, with_free(probed_device, reading.free))
         if outcome.ok or outcome.cause != "gpu-memory":
             return outcome
-        found = device.holders() if device is not None else ()  # asked only when short: a listing per process
-        held = f"; held now by {holders(found)}" if found else "; NVML lists no compute process"
+        listed = device.read(holders=True) if device is not None else None  # asked only when short
+        if listed is not None and listed.error is not None:
+            held = f"; its compute processes cannot be listed: {listed.error}"
+        elif listed is not None and listed.holders:
+            held = f"; held now by {holders(listed.holders)}"
+        else:
+            held = "; NVML lists no compute process"
         return Outcome(False, f"{outcome.message} at test setup{held}", outcome.cause)
 
     def header(self, verbose: bool) -> list[str]:
         """The session header. A nested run shows it only when it needs the environment from the start."""
-        from .diagnosis import selected_cudnn, selected_runtime
-        from .report import header_lines
-
         hosts = self.xdist_hosts()
         needed = self.replaying or self.require_gpu or self.report_path is not None or hosts
         if self.nested and not needed:
             return []
+        # Imported only now: a nested run that shows nothing must not pay for the diagnosis (about 100 ms, again in
+        # every pytester run, as pytester drops the modules a run imported).
+        from .diagnosis import selected_cudnn, selected_runtime
+        from .report import header_lines
+
         env = self.env
         lines = header_lines(
             env,
@@ -310,10 +329,18 @@ class GpuRun:
             if remote:
                 from .remote import probe_hosts
 
-                self._answers = probe_hosts(remote, self.timeout)
+                self._answers = probe_hosts(remote, self.timeout, waiting=self._say)
             else:
                 self._answers = {}
         return self._answers
+
+    def _say(self, line: str) -> None:
+        """A line on the terminal now, before the header it delays (standard error without a terminal reporter)."""
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(line)
+        else:
+            sys.stderr.write(line + "\n")
 
     def host_environment(self, host: Host) -> Environment | None:
         """What ``host``'s workers are given: this run's environment for ``local``, the controller's probe of a
@@ -420,6 +447,7 @@ class GpuRun:
         is none."""
         from packaging.specifiers import SpecifierSet
 
+        from .deadline import Hung
         from .diagnosis import selected_cudnn, selected_runtime
         from .gpu import CudnnError, create_cudnn_handle
         from .markers import Outcome, Requirement, judge
@@ -453,7 +481,16 @@ class GpuRun:
         runtime = selected_runtime(env, SpecifierSet(f"=={major}.*")) if major.isdigit() else None
         runtime_path = runtime.path if runtime and (runtime.version or "").partition(".")[0] == major else None
         try:
-            return create_cudnn_handle(cudnn.path, cudnn.version, runtime_path, device.cuda_index)
+            return create_cudnn_handle(
+                cudnn.path,
+                cudnn.version,
+                runtime_path,
+                device.cuda_index,
+                driver=env.cuda_driver.path,
+                timeout=self.timeout,
+            )
+        except Hung as error:
+            failure = Outcome(False, f"cannot create a cuDNN handle: {error}", "cudnn-create-hung")
         except (CudnnError, OSError) as error:
             # A status means cuDNN answered; without one the library could not even be loaded (or is not here).
             cause = "cudnn-create-failed" if getattr(error, "status", None) is not None else "cudnn-not-loadable"
@@ -531,10 +568,10 @@ class GpuRun:
 
     def suite_properties(self) -> list[tuple[str, str]]:
         """The JUnit XML testsuite properties. A nested run that never needed the environment has none."""
-        from .diagnosis import selected_cudnn, selected_runtime, visible_gpus
-
         if self.nested and not self.probed:
             return []
+        from .diagnosis import selected_cudnn, selected_runtime, visible_gpus
+
         env = self.env
         runtime, cudnn = selected_runtime(env), selected_cudnn(env)
         properties = {
@@ -556,7 +593,7 @@ class GpuRun:
         if self.report_path is not None:
             try:
                 write_atomically(self.report_path, json.dumps(self.document(), indent=2), make_folders=True)
-            except OSError as error:
+            except (OSError, FileRefused) as error:
                 self.problems.append(
                     f"could not write --gpu-report {self.report_path}: {_reason(error, self.report_path)}"
                 )
@@ -565,11 +602,10 @@ class GpuRun:
 
             text = markdown_summary(self.env, self.findings, self.verdict, self.skip_groups())
             try:
-                with open(self.step_summary, "a", encoding="utf-8") as handle:
-                    # Exactly one blank line on each side: Markdown would otherwise join the block to what other
-                    # steps wrote around it.
-                    handle.write(f"\n{text.strip()}\n\n")
-            except OSError as error:
+                # Exactly one blank line on each side: Markdown would otherwise join the block to what other
+                # steps wrote around it.
+                append_regular(self.step_summary, f"\n{text.strip()}\n\n")
+            except (OSError, FileRefused) as error:
                 reason = _reason(error, Path(self.step_summary))
                 self.problems.append(f"could not append to GITHUB_STEP_SUMMARY {self.step_summary}: {reason}")
 
@@ -627,9 +663,11 @@ class GpuRun:
         return host_entry(host, env, findings, judged, self.plan().get(host.key), self.host_reason(host))
 
 
-def _reason(error: OSError, path: Path) -> str:
+def _reason(error: OSError | FileRefused, path: Path) -> str:
     """The system's reason, and the folder it is about when that is not the file itself ('File exists' alone
-    does not say that a file stands where a folder must be created)."""
+    does not say that a file stands where a folder must be created); what stands at the path when it is refused."""
+    if isinstance(error, FileRefused):
+        return str(error)
     reason = error.strerror or str(error)
     if error.filename and Path(error.filename) in path.parents:
         reason += f": {error.filename}"

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from .files import FileRefused, regular_or_missing
+
 __all__ = [
     "ENV_REQUIRE_GPU",
     "check_writable",
@@ -102,9 +104,15 @@ def path_option(config: pytest.Config, option: str, flag: str, metavar: str) -> 
 
 
 def check_writable(path: Path, flag: str) -> None:
-    """What can be known before the run about writing ``path`` at its end; missing folders are created then."""
-    if path.is_dir():
-        raise pytest.UsageError(f"{flag} {path}: is a folder; give a file path")
+    """What can be known before the run about writing ``path`` at its end, judged as the writer will judge it then
+    (files.regular_or_missing: a regular file or nothing, never a symbolic link, a FIFO or a device); missing
+    folders are created then."""
+    try:
+        regular_or_missing(path)
+    except FileRefused as refused:
+        raise pytest.UsageError(f"{flag} {path}: {refused}") from None
+    except OSError:
+        pass  # a folder above it is missing (created at the end) or is no folder: the loop says which
     for folder in path.parents:
         if folder.exists():
             if not folder.is_dir():

@@ -15,8 +15,11 @@ pytest_plugins = ["pytester"]
 
 
 @pytest.fixture(scope="session")
-def compiler(tmp_path_factory: pytest.TempPathFactory) -> Compiler:
-    return Compiler(tmp_path_factory.mktemp("stand-ins"))
+def compiler(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Compiler:
+    """The stand-ins' build cache, one per run: under pytest-xdist the workers share it (it lies in the run's
+    temporary folder, above each worker's own), so each stand-in is compiled once, not once per worker."""
+    base = tmp_path_factory.getbasetemp()
+    return Compiler((base.parent if hasattr(request.config, "workerinput") else base) / "stand-ins")
 
 
 @pytest.fixture
@@ -37,6 +40,29 @@ def no_probing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:hypothesispytest")
     monkeypatch.delenv("PYTEST_CUDNN_REQUIRE_GPU", raising=False)
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+
+
+# Before pytest-xdist's own pytest_cmdline_main (also tryfirst; a conftest's hooks are registered after it, so
+# they are called first).
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """The whole suite (``pytest`` with no path: its testpaths) runs under pytest-xdist, one worker per CPU
+    (``--dist loadgroup``: tests marked with one ``xdist_group`` share a worker); most of its time is spent in child
+    processes, each a single thread. Named files and tests run in this process, where starting workers would cost
+    more than they save. ``-n N`` or ``--dist`` chooses for itself; ``-n0`` or ``-p no:xdist`` runs it all here."""
+    option = config.option
+    if (
+        not hasattr(config, "workerinput")  # a worker: its command line is the controller's, and it must not fork
+        and config.pluginmanager.has_plugin("xdist")
+        and config.args_source is pytest.Config.ArgsSource.TESTPATHS
+        and getattr(option, "numprocesses", None) is None
+        and getattr(option, "dist", "no") == "no"
+        and not getattr(option, "tx", None)
+        and not option.usepdb
+        and not option.collectonly
+    ):
+        option.numprocesses = "auto"
+        option.dist = "loadgroup"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -29,7 +29,7 @@ import pytest
 
 import pytest_cudnn
 
-from .simhost import SimGpu, SimHost
+from .simhost import PYTEST, SimGpu, SimHost
 
 # The folder holding the pytest_cudnn under test: children import it from here, installed or not (a bare GPU
 # machine runs the tier from a copy of the working tree).
@@ -93,7 +93,7 @@ class Machine:
         suite.mkdir(exist_ok=True)
         for name, text in files.items():
             (suite / name).write_text(textwrap.dedent(text))
-        argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", *plugin_arguments(), *args, "."]
+        argv = [*PYTEST, "-rs", *plugin_arguments(), *args, "."]
         return self.run(argv, timeout=timeout, cwd=suite)
 
     # Witnesses ---------------------------------------------------------------------------------------

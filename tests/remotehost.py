@@ -38,13 +38,24 @@ class SocketServer:
 
     @classmethod
     def start(
-        cls, host: SimHost, cwd: Path, extra_env: Mapping[str, str] | None = None, timeout: float = 30
+        cls,
+        host: SimHost,
+        cwd: Path,
+        extra_env: Mapping[str, str] | None = None,
+        timeout: float = 30,
+        *,
+        background: bool = False,
     ) -> SocketServer:
-        """A server on a free port of 127.0.0.1, serving in ``cwd`` with ``host``'s environment."""
+        """A server on a free port of 127.0.0.1, serving in ``cwd`` with ``host``'s environment. ``background``:
+        started as a script's ``server &`` starts it, with SIGINT ignored (POSIX, Shell Command Language 2.9.3.1:
+        without job control an asynchronous command ignores SIGINT and SIGQUIT)."""
         log = host.root / "socketserver.log"
+        command = [sys.executable, "-u", "-m", "execnet.script.socketserver", "127.0.0.1:0"]
+        if background:
+            command = ["sh", "-c", 'trap "" INT QUIT; exec "$0" "$@"', *command]
         with open(log, "wb") as out:
             process = subprocess.Popen(
-                [sys.executable, "-u", "-m", "execnet.script.socketserver", "127.0.0.1:0"],
+                command,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,

@@ -16,6 +16,8 @@ The stand-ins follow the behaviour measured on real libraries (shared/docs/field
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -25,7 +27,7 @@ import struct
 import subprocess
 import sys
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +40,14 @@ CUDNN_SUBLIBRARIES = {
 }
 
 
+# pytest in a child process, as the tests start it: without the cache (nothing written into the suites' folders)
+# and without Hypothesis' plugin, which imports much of Hypothesis in every run's terminal summary, where pytest
+# assertion-rewrites it (an entry-point plugin's whole distribution is rewritten) without keeping the result
+# (PYTHONDONTWRITEBYTECODE, set for every child here): about 0.5 s of CPU in each pytest process, the xdist
+# controller's and every worker's, of suites that have no Hypothesis test. Workers inherit both from the command line.
+PYTEST = (sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:hypothesispytest")
+
+
 class Compiler:
     """gcc with a cache keyed by source and flags: a stand-in compiled once serves every test."""
 
@@ -46,19 +56,7 @@ class Compiler:
         cache.mkdir(parents=True, exist_ok=True)
 
     def shared_library(self, source: str, soname: str, destination: Path, libs: Sequence[str] = ("-ldl",)) -> Path:
-        key = hashlib.sha256((source + soname + " ".join(libs)).encode()).hexdigest()[:16]
-        built = self.cache / f"{key}-{soname}"
-        if not built.exists():
-            c_file = self.cache / f"{key}.c"
-            c_file.write_text(source)
-            compiled = subprocess.run(
-                ["gcc", "-shared", "-fPIC", "-O0", "-o", str(built), str(c_file), f"-Wl,-soname,{soname}", *libs],
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            if compiled.returncode != 0:
-                raise RuntimeError(f"gcc failed on the {soname} stand-in ({c_file}):\n{compiled.stderr}")
+        built = self.compile(soname, ["gcc", "-shared", "-fPIC", "-O0"], source, ".c", [f"-Wl,-soname,{soname}", *libs])
         destination.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(built, destination)
         return destination
@@ -71,18 +69,30 @@ class Compiler:
         copy it where a test needs it. A build cut short is never taken for a finished one."""
         key = hashlib.sha256("\0".join((source, name, suffix, *argv, "--after--", *after)).encode()).hexdigest()[:16]
         built = self.cache / "compiled" / key / name
-        if not built.exists():
-            built.parent.mkdir(parents=True, exist_ok=True)
-            source_file = built.parent / f"source{suffix}"
-            source_file.write_text(source)
-            partial = built.parent / f".{name}.partial"
-            done = subprocess.run(
-                [*argv, "-o", str(partial), str(source_file), *after], capture_output=True, text=True, check=False
-            )
-            if done.returncode != 0:
-                raise RuntimeError(f"{' '.join(argv)} failed on {name} ({source_file}):\n{done.stdout}{done.stderr}")
-            partial.rename(built)
+        built.parent.mkdir(parents=True, exist_ok=True)
+        with self._building(built) as needed:
+            if needed:
+                source_file = built.parent / f"source{suffix}"
+                source_file.write_text(source)
+                partial = built.parent / f".{name}.partial"
+                done = subprocess.run(
+                    [*argv, "-o", str(partial), str(source_file), *after], capture_output=True, text=True, check=False
+                )
+                if done.returncode != 0:
+                    raise RuntimeError(
+                        f"{' '.join(argv)} failed on {name} ({source_file}):\n{done.stdout}{done.stderr}"
+                    )
+                partial.rename(built)
         return built
+
+    @contextlib.contextmanager
+    def _building(self, built: Path) -> Iterator[bool]:
+        """Held while ``built`` is made, and says whether it still has to be: the pytest-xdist workers of a run
+        share one cache (see the ``compiler`` fixture), and each file is built by one of them while the others
+        wait (flock(2): released when the file is closed, even by a worker that dies)."""
+        with open(built.with_name(f".{built.name}.lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield not built.exists()
 
     def build(self, source: str, name: str, flags: Sequence[str] = ()) -> Path:
         """A shared library built from ``source`` with extra gcc ``flags`` (soname, rpath, -L, -l), once per
@@ -161,6 +171,12 @@ def nvml_source(
     """libnvidia-ml.so.1 stand-in. ``fail_from_index``: every device call from that index on fails (code 15,
     GPU is lost), as a device dropping off the bus half-way through a listing would.
 
+    Faults a test switches on mid-run, after the session-start probe, by writing one word into the file
+    ``$SIMHOST_NVML_FAULT``: ``hang-init`` (nvmlInit never returns), ``hang-memory`` (nvmlDeviceGetMemoryInfo
+    never returns), ``lost-memory`` (nvmlDeviceGetMemoryInfo answers 15, GPU is lost). A hang first appends its
+    process id to ``$SIMHOST_HANG_LOG``, then waits in pause(2) for ever, as NVML does on a GPU that fell off the
+    bus: each signal ends one pause() and the next begins.
+
     MIG: a GPU with ``mig_mode=1`` answers nvmlDeviceGetMigMode, nvmlDeviceGetMaxMigDeviceCount (7, an A100's or
     H100's most) and nvmlDeviceGetMigDeviceHandleByIndex (NVML_ERROR_NOT_FOUND, 6, for an empty slot); a MIG device
     handle answers the name, UUID, memory, instance id and attribute calls, and its parent's capability and PCI
@@ -176,7 +192,7 @@ def nvml_source(
         for g in gpus
     )
     fail = -1 if fail_from_index is None else fail_from_index
-    return textwrap.dedent(
+    return _FAULTS + textwrap.dedent(
         """\
         #include <string.h>
         #include <stdio.h>
@@ -217,8 +233,9 @@ def nvml_source(
         int nvmlInitWithFlags(unsigned flags) {
           const char *path = getenv("SIMHOST_NVML_LOG"); FILE *f;
           if (path && (f = fopen(path, "a"))) { fprintf(f, "init\\n"); fclose(f); }
+          if (fault("SIMHOST_NVML_FAULT", "hang-init")) hang();
           return %(init_error)d; }
-        int nvmlInit_v2(void) { return %(init_error)d; }
+        int nvmlInit_v2(void) { if (fault("SIMHOST_NVML_FAULT", "hang-init")) hang(); return %(init_error)d; }
         int nvmlShutdown(void) { return 0; }
         const char *nvmlErrorString(int code) {
           switch (code) {
@@ -256,6 +273,8 @@ def nvml_source(
           int i = index_of(h); if (bad(i)) return 15; *major = gpus[i].major; *minor = gpus[i].minor; return 0; }
         int nvmlDeviceGetMemoryInfo(void *h, memory_t *m) {
           int i = index_of(h), k = mig_of(h); if (bad(i)) return 15;
+          if (fault("SIMHOST_NVML_FAULT", "hang-memory")) hang();
+          if (fault("SIMHOST_NVML_FAULT", "lost-memory")) return 15;
           m->total = k >= 0 ? migs[k].total : gpus[i].total;
           m->free = free_now(h, k >= 0 ? migs[k].free : gpus[i].free); m->used = m->total - m->free; return 0; }
         int nvmlDeviceGetMigMode(void *h, unsigned *current, unsigned *pending) {
@@ -383,6 +402,19 @@ static void hang_note(void) {
   if (path && (f = fopen(path, "a"))) { fprintf(f, "%d\\n", (int)getpid()); fclose(f); } }
 """
 
+# Faults switched on by the first word of the file a variable names, read at each call (tests write it mid-run).
+_FAULTS = (
+    "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include <unistd.h>\n"
+    + _HANG_NOTE
+    + """\
+static int fault(const char *variable, const char *what) {
+  const char *path = getenv(variable); char word[32] = ""; FILE *f; int n;
+  if (!path || !(f = fopen(path, "r"))) return 0;
+  n = fscanf(f, "%31s", word); fclose(f); return n == 1 && !strcmp(word, what); }
+static void hang(void) { hang_note(); for (;;) pause(); }
+"""
+)
+
 
 def cudart_source(version: int, behaviour: str = "normal") -> str:
     """libcudart stand-in. ``behaviour``: "normal", "hang" (cudaRuntimeGetVersion never returns; it first
@@ -427,7 +459,8 @@ def cudnn_source(version: tuple[int, int, int], cudart_version: int) -> str:
     """libcudnn front library stand-in. A split release (8, 9) loads its first sub-library from its own
     folder on the first call and aborts, as the real one does, when that fails. A sub-library that exports
     ``cudnn_sublibrary_init`` is then initialised, and a failure of that (see :func:`cudnn_sublibrary_source`)
-    aborts the same way, with the same message."""
+    aborts the same way, with the same message. ``hang-create`` in the file ``$SIMHOST_CUDNN_FAULT`` makes
+    cudnnCreate hang as the NVML stand-in's faults do (see :func:`nvml_source`)."""
     major, minor, patch = version
     first = {8: "libcudnn_ops_infer.so.8", 9: "libcudnn_graph.so.9"}.get(major)
     not_initialized = 1001 if major >= 9 else 1
@@ -475,6 +508,7 @@ def cudnn_source(version: tuple[int, int, int], cudart_version: int) -> str:
     )
     return (
         check
+        + _FAULTS
         + "#include <stddef.h>\n"
         + _DRIVER_PROLOGUE
         + last_error
@@ -495,6 +529,7 @@ def cudnn_source(version: tuple[int, int, int], cudart_version: int) -> str:
             static int handles;
             int cudnnCreate(void **handle) {{
               int n = 0; siblings();
+              if (fault("SIMHOST_CUDNN_FAULT", "hang-create")) hang();
               if (driver_version() == 0 || driver_devices(&n) != 0 || n == 0) {{
                 last = "cudaGetDeviceCount(&count) != cudaSuccess"; return {not_initialized}; }}
               driver_context();
@@ -722,7 +757,7 @@ class SimHost:
         for name, text in files.items():
             (suite / name).write_text(textwrap.dedent(text))
         return subprocess.run(
-            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", *args, str(suite)],
+            [*PYTEST, "-rs", *args, str(suite)],
             capture_output=True,
             text=True,
             env=self.environ(extra_env),

@@ -22,6 +22,7 @@ from pytest_cudnn.environment import load_snapshot
 
 from .envbuilder import EnvBuilder
 from .simhost import SimGpu, SimHost
+from .test_writing import REFUSED, state, target
 
 EXAMPLES = Path(__file__).parent.parent / "examples" / "snapshots"
 
@@ -231,27 +232,90 @@ def test_ctrl_c_in_a_terminal_stops_a_hanging_probe_with_130_and_one_line(host: 
     assert (process.returncode, out, err) == (130, "", "pytest-cudnn: interrupted\n")
 
 
-def _closed_pipe_run(args: list[str]) -> subprocess.CompletedProcess[str]:
+BUFFERING = [pytest.param("", id="buffered"), pytest.param("1", id="PYTHONUNBUFFERED")]
+
+
+def _run_into(
+    args: list[str], stdout: int, unbuffered: str = "", cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``pytest-cudnn ARGS`` writing to the descriptor ``stdout``."""
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_cudnn", *args],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=cwd,
+        env={**os.environ, "PYTHONUNBUFFERED": unbuffered},
+    )
+
+
+def _closed_pipe_run(args: list[str], unbuffered: str = "") -> subprocess.CompletedProcess[str]:
     """``pytest-cudnn ARGS | head -0``: standard output is a pipe whose reader has already gone."""
     read, write = os.pipe()
     os.close(read)
     try:
-        return subprocess.run(
-            [sys.executable, "-m", "pytest_cudnn", *args],
-            stdout=write,
-            stderr=subprocess.PIPE,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        return _run_into(args, write, unbuffered)
     finally:
         os.close(write)
 
 
+@pytest.mark.parametrize("unbuffered", BUFFERING)
 @pytest.mark.parametrize("args", [["doctor", "--env", str(HEALTHY)], ["--json", "--env", str(HEALTHY)], ["snapshot"]])
-def test_a_closed_standard_output_ends_quietly(args: list[str]) -> None:
-    completed = _closed_pipe_run(args)
+def test_a_closed_standard_output_ends_quietly(args: list[str], unbuffered: str) -> None:
+    completed = _closed_pipe_run(args, unbuffered)
     assert (completed.returncode, completed.stderr) == (141, "")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full, a device whose every write fails")
+@pytest.mark.parametrize("unbuffered", BUFFERING)
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["doctor", "--env", str(HEALTHY)],
+        ["--json", "--env", str(HEALTHY)],
+        ["snapshot"],
+        ["fleet", "missing.json"],
+        ["--version"],
+        ["--help"],
+    ],
+)
+def test_a_full_standard_output_is_one_line_and_an_exit_code_of_its_own(
+    args: list[str], unbuffered: str, tmp_path: Path
+) -> None:
+    # pytest-cudnn doctor > /dev/full: a full disk under doctor --json > report.json. Not 1, which says the stack
+    # cannot run GPU work; not a traceback.
+    with open("/dev/full", "wb") as full:
+        completed = _run_into(args, full.fileno(), unbuffered, cwd=tmp_path)
+    assert (completed.returncode, completed.stderr) == (
+        cli.EXIT_OUTPUT_FAILED,
+        "pytest-cudnn: error: cannot write to standard output: No space left on device\n",
+    )
+    assert cli.EXIT_OUTPUT_FAILED not in (cli.EXIT_OK, cli.EXIT_BROKEN, cli.EXIT_USAGE, cli.EXIT_CLOSED_OUTPUT)
+
+
+@pytest.mark.parametrize("unbuffered", BUFFERING)
+def test_a_reader_that_leaves_in_the_middle_ends_the_doctor_quietly(unbuffered: str, tmp_path: Path) -> None:
+    """``pytest-cudnn doctor --json | head -1`` with more output than a pipe holds (64 KiB on Linux, pipe(7)): the
+    doctor is still writing when head leaves. Unbuffered, Python's text layer dropped what the short write(2) left
+    and the doctor exited 0 as if all had been read."""
+    data = json.loads(HEALTHY.read_text())
+    data["notes"] = [f"note {n}: {'x' * 60}" for n in range(4000)]  # about 300 KB of JSON
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps(data))
+    with subprocess.Popen(
+        [sys.executable, "-m", "pytest_cudnn", "doctor", "--json", "--env", str(big)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONUNBUFFERED": unbuffered},
+    ) as process:
+        assert process.stdout is not None
+        assert process.stderr is not None
+        assert process.stdout.readline() == b"{\n"
+        process.stdout.close()
+        err = process.stderr.read()
+        assert (process.wait(timeout=60), err) == (141, b"")
 
 
 # The doctor is the default command ----------------------------------------------------------------
@@ -332,8 +396,6 @@ def test_usage_errors_name_the_argument_and_never_probe(
     [
         (lambda p: p.mkdir(), False, "{p} is a folder: name the snapshot file to write"),
         (lambda p: p.mkdir(), True, "{p} is a folder: name the snapshot file to write"),
-        (os.mkfifo, True, "{p} is not a regular file; leave out -o to write to standard output"),
-        (os.mkfifo, False, "{p} is not a regular file; leave out -o to write to standard output"),
         (lambda p: None, False, "cannot write {p}/snap.json: {p} does not exist"),
         (lambda p: p.write_text("x"), False, "cannot write {p}/snap.json: {p} is not a folder"),
     ],
@@ -351,6 +413,24 @@ def test_a_snapshot_target_that_cannot_be_written_is_refused_before_probing(
     output = target / "snap.json" if "{p}/snap.json" in problem else target
     assert main(["snapshot", "-o", str(output), *(["--force"] if force else [])]) == 2
     assert capsys.readouterr() == ("", f"pytest-cudnn: error: {problem.format(p=target)}\n")
+
+
+@pytest.mark.parametrize("force", [False, True], ids=["", "force"])
+@pytest.mark.parametrize(("kind", "reason"), REFUSED)
+def test_a_snapshot_target_that_is_no_regular_file_is_refused_before_probing_and_left_as_it_was(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_probe: None, kind: str, reason: str, force: bool
+) -> None:
+    # --force overwrites a regular file, and only a regular file: the writer judges the name itself, so a symbolic
+    # link is not followed to the file it points to.
+    with target(kind, tmp_path) as path:
+        before = state(path)
+        assert main(["snapshot", "-o", str(path), *(["--force"] if force else [])]) == 2
+        assert state(path) == before
+    if kind == "folder":
+        problem = f"{path} is a folder: name the snapshot file to write"
+    else:
+        problem = f"{path} {reason.format(folder=tmp_path)}; leave out -o to write to standard output"
+    assert capsys.readouterr() == ("", f"pytest-cudnn: error: {problem}\n")
 
 
 def test_a_trailing_slash_names_a_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str], no_probe: None) -> None:

@@ -472,7 +472,9 @@ CASES: list[tuple[str, bool, Case]] = [
     ("library-folder-unreadable", True, unreadable("/opt/cudnn/lib")),
     ("library-folder-unreadable", False, unreadable()),
     ("cuda-visible-devices-mig", True, visible("MIG-11111111-2222-3333-4444-555555555555")),
-    ("cuda-visible-devices-mig", False, visible("0,MIG-11111111-2222-3333-4444-555555555555")),
+    # A whole GPU before it is no CUDA device 0 either: a driver before R570 enumerates the MIG device alone.
+    ("cuda-visible-devices-mig", True, visible("0,MIG-11111111-2222-3333-4444-555555555555")),
+    ("cuda-visible-devices-mig", False, visible("7,MIG-11111111-2222-3333-4444-555555555555")),  # CUDA stops at 7
     ("cudnn-incomplete", True, incomplete_cudnn),
     ("cudnn-incomplete", False, cudnn_probe_failed),
     # A front library that cannot even be opened is not incomplete, whatever its folder lacks.

@@ -187,7 +187,7 @@ def _set(where: str, value: Any) -> dict[str, Any]:
         ("driver.version", "535", "a driver version such as '535.104.05'"),
         ("driver.gpus[0].compute_capability", "sm_75", "a compute capability such as '8.0'"),
         ("driver.gpus[0].compute_capability", "-7.5", "a compute capability such as '8.0'"),
-        ("driver.gpus[0].index", -1, "a non-negative integer"),
+        ("driver.gpus[0].index", -1, "a non-negative integer below 2**32 (an NVML unsigned int)"),
         ("driver.gpus[0].memory_total", -1, "a non-negative integer"),
         ("driver.gpus[0].memory_free", -(2**40), "a non-negative integer"),
         ("driver.cuda_version_raw", -1, "a non-negative integer"),

@@ -4,11 +4,15 @@ markers say about a partitioned GPU. Pure tables here; tests/test_mig_hosts.py r
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from pytest_cudnn.cli import main
 from pytest_cudnn.devices import CudaDevice, assign_devices, cuda_visible_value, parse_visible_devices
-from pytest_cudnn.diagnosis import assignable_devices, diagnose, visible_gpus
+from pytest_cudnn.diagnosis import assignable_devices, diagnose, verdict, visible_gpus
 from pytest_cudnn.environment import Environment, Gpu
 from pytest_cudnn.markers import judge, parse_marker
 
@@ -21,7 +25,7 @@ SPLIT = dataclasses.replace(
     mig_mode=True,
     mig=(
         mig(0, "3g.40gb", 40 * GiB, 39 * GiB, gpu_instance=1),
-        mig(1, "1c.3g.40gb", 40 * GiB, 39 * GiB, gpu_instance=1),
+        dataclasses.replace(mig(1, "1c.3g.40gb", 40 * GiB, 39 * GiB, gpu_instance=1), compute_instance_id=1),
         mig(3, "1g.10gb", 10 * GiB, 2 * GiB, gpu_instance=9),
     ),
 )
@@ -154,3 +158,177 @@ def test_a_gpu_with_mig_on_and_no_mig_devices_is_an_error_when_nothing_else_runs
     assert [f.severity.value for f in diagnose(beside) if f.code == "mig-no-devices"] == ["warning"]
     outcome = judge(parse_marker("requires_gpu", (), {}), alone, diagnose(alone))
     assert (outcome.ok, outcome.cause) == (False, "mig-no-devices")
+
+
+# CUDA_VISIBLE_DEVICES read once: the doctor and the markers judge the same reading (issue 19, N9) ---------------
+
+# NVML on a driver without the MIG API answers no MIG question (mig_mode None): a MIG entry can be neither
+# confirmed nor refused.
+PLAIN = (dataclasses.replace(gpu(0), mig_mode=None), dataclasses.replace(gpu(1), mig_mode=None))
+EMPTY = dataclasses.replace(SPLIT, mig=())  # MIG enabled, no GPU instance created
+UNLISTED = "MIG-1f0c8a2e-7b3d-5e91-a4c6-000000000001"
+LEGACY_99 = "MIG-GPU-00000000-aaaa-bbbb-cccc-000000000000/99/0"  # the pre-R470 form, GPU instance 99: none
+
+
+@pytest.mark.parametrize(
+    ("value", "seen", "unlisted", "invalid"),
+    [
+        (UNLISTED, [], [UNLISTED], None),
+        # An entry after a MIG device NVML cannot list is not read as CUDA device 0: if the MIG device exists, a
+        # driver before R570 enumerates it alone; if it does not, CUDA stops there (issue 19, N9).
+        (f"{UNLISTED},", [], [UNLISTED], ""),
+        (f"{UNLISTED},junk", [], [UNLISTED], "junk"),
+        (f"{UNLISTED},0", [], [UNLISTED], None),
+        (f"0,{UNLISTED}", [], [UNLISTED], None),
+        ("0,", ["GPU 0"], [], ""),
+        ("1,0", ["GPU 1", "GPU 0"], [], None),
+    ],
+)
+def test_a_mig_entry_nvml_cannot_list_leaves_no_device_to_judge(
+    value: str, seen: list[str], unlisted: list[str], invalid: str | None
+) -> None:
+    visible = parse_visible_devices(value, PLAIN, OLD)
+    assert (labels(visible.devices), list(visible.unlisted_mig), visible.invalid) == (seen, unlisted, invalid)
+    if unlisted:
+        assert visible.named == ()  # nor is any device handed to xdist workers on that guess
+
+
+SAYS_NO_GPU = ("no-gpu", "cuda-visible-devices-hides-all", "cuda-visible-devices-mig")
+
+
+def assert_doctor_and_marker_agree(env: Environment) -> tuple[bool, str]:
+    """The doctor's findings and verdict and a GPU test's outcome, from one environment, tell one story: the test
+    runs exactly when the doctor reports no reason for CUDA to see no device, and when it skips, it quotes that
+    reason, with its fix. Returns the test's (ok, cause)."""
+    findings = diagnose(env)
+    outcome = judge(parse_marker("requires_gpu", (), {}), env, findings)
+    says_no_gpu = [
+        f for f in findings if f.code in SAYS_NO_GPU or (f.code == "mig-no-devices" and f.severity.value == "error")
+    ]
+    assert outcome.ok is not bool(says_no_gpu), (outcome, says_no_gpu)
+    if outcome.ok:
+        judged = visible_gpus(env)[0]
+        assert judged in assignable_devices(env)  # a device the value names
+        return True, ""
+    reason = says_no_gpu[0]
+    assert outcome.cause == reason.code
+    assert outcome.message.endswith(f"found {reason.summary}; fix: {reason.fix}")
+    doctor = verdict(findings)
+    # Either the doctor's reason is an error, so it says the stack cannot run GPU work (exit 1), or it is a warning
+    # that says the tests skip.
+    assert (reason.severity.value == "error" and not doctor.ok) or (
+        reason.severity.value == "warning" and "tests that need a GPU skip" in reason.summary
+    ), (doctor, reason)
+    return False, outcome.cause
+
+
+def host(value: str | None, *gpus: Gpu, driver: str = OLD) -> Environment:
+    builder = EnvBuilder.healthy().with_gpus(*gpus).with_driver(version=driver)
+    if value is not None:
+        builder.variables["CUDA_VISIBLE_DEVICES"] = value
+    return builder.build()
+
+
+HIDES_ALL, MIG_UNLISTED, MIG_EMPTY = "cuda-visible-devices-hides-all", "cuda-visible-devices-mig", "mig-no-devices"
+
+
+@pytest.mark.parametrize(
+    ("value", "gpus", "expected", "exit_code"),
+    [
+        # A host whose NVML lists no MIG device (issue 19, N9: these four ran or skipped without a cause).
+        (UNLISTED, PLAIN, (False, MIG_UNLISTED), 0),
+        (f"{UNLISTED},", PLAIN, (False, MIG_UNLISTED), 0),
+        (f"{UNLISTED},junk", PLAIN, (False, MIG_UNLISTED), 0),
+        (f"{UNLISTED},0", PLAIN, (False, MIG_UNLISTED), 0),
+        (f"0,{UNLISTED}", PLAIN, (False, MIG_UNLISTED), 0),
+        ("0", PLAIN, (True, ""), 0),
+        ("1,junk", PLAIN, (True, ""), 0),
+        ("junk", PLAIN, (False, HIDES_ALL), 1),
+        ("", PLAIN, (False, HIDES_ALL), 1),
+        # A partitioned GPU.
+        (MIG3, (SPLIT, WHOLE), (True, ""), 0),
+        (LEGACY_99, (SPLIT, WHOLE), (False, HIDES_ALL), 1),
+        ("7", (SPLIT, WHOLE), (False, HIDES_ALL), 1),
+        # A GPU with MIG on and no MIG device: the variable is the cause when it names nothing, the GPU when the
+        # variable names only it.
+        ("7", (EMPTY, WHOLE), (False, HIDES_ALL), 1),
+        ("", (EMPTY, WHOLE), (False, HIDES_ALL), 1),
+        ("0", (EMPTY, WHOLE), (False, MIG_EMPTY), 1),
+        ("1", (EMPTY, WHOLE), (True, ""), 0),
+        (None, (EMPTY, WHOLE), (True, ""), 0),
+        (None, (EMPTY,), (False, MIG_EMPTY), 1),
+    ],
+)
+def test_the_doctor_and_a_gpu_test_agree_on_each_value(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    value: str | None,
+    gpus: tuple[Gpu, ...],
+    expected: tuple[bool, str],
+    exit_code: int,
+) -> None:
+    env = host(value, *gpus)
+    assert assert_doctor_and_marker_agree(env) == expected
+    snapshot = tmp_path / "snap.json"
+    snapshot.write_text(env.dumps())
+    assert main(["doctor", "--env", str(snapshot)]) == exit_code
+    capsys.readouterr()
+
+
+def test_a_value_that_hides_every_mig_device_says_how_to_name_one() -> None:
+    [finding] = [f for f in diagnose(host(LEGACY_99, SPLIT, WHOLE)) if f.code == HIDES_ALL]
+    assert finding.fix == (
+        "set CUDA_VISIBLE_DEVICES to indices below 2, to GPU- UUIDs or MIG- UUIDs (nvidia-smi -L lists them), "
+        "or unset it"
+    )
+    [plain] = [f for f in diagnose(host("junk", *PLAIN)) if f.code == HIDES_ALL]
+    assert "MIG" not in plain.fix
+
+
+# The grammar of CUDA_VISIBLE_DEVICES entries, over hosts with and without MIG.
+_entries = st.sampled_from(
+    [
+        "0",
+        "1",
+        "7",
+        "-1",
+        "",
+        " 1 ",
+        "junk",
+        "GPU-00000001",
+        "GPU-0000000",  # a prefix of both GPUs' UUIDs: names none
+        "GPU-ffff",
+        MIG0,
+        MIG3,
+        "MIG-0000000",  # a prefix of several MIG UUIDs
+        UNLISTED,
+        "MIG-",
+        "MIG-GPU-00000000-aaaa-bbbb-cccc-000000000000/9/0",
+        LEGACY_99,
+    ]
+)
+_hosts = st.sampled_from([PLAIN, (SPLIT, WHOLE), (WHOLE, SPLIT), (EMPTY, WHOLE), (EMPTY,), (SPLIT,)])
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(entries=st.lists(_entries, max_size=4), gpus=_hosts, driver=st.sampled_from([OLD, NEW]))
+def test_the_doctor_and_a_gpu_test_agree_on_any_value(entries: list[str], gpus: tuple[Gpu, ...], driver: str) -> None:
+    value = ",".join(entries)
+    ok, _ = assert_doctor_and_marker_agree(host(value, *gpus, driver=driver))
+    if gpus == PLAIN:
+        # CUDA reads the list up to the first entry that is not one of these GPUs: a MIG device there is one NVML
+        # cannot list, and nothing is judged on a guess.
+        first_other = next((entry.strip() for entry in entries if entry.strip() not in ("0", "1", "GPU-00000001")), "")
+        assert not (ok and first_other.startswith("MIG-") and len(first_other) > 4)
+
+
+@pytest.mark.parametrize(
+    ("driver", "fix"),
+    [
+        ("460.106.00", "update the driver (MIG devices are listed through NVML from R470), or name whole GPUs"),
+        ("550.54.15", "check that nvidia-smi -L lists that MIG device (NVML answered no MIG question about these"),
+    ],
+)
+def test_an_unlisted_mig_entry_is_not_blamed_on_a_driver_that_lists_mig_devices(driver: str, fix: str) -> None:
+    [finding] = [f for f in diagnose(host(UNLISTED, *PLAIN, driver=driver)) if f.code == MIG_UNLISTED]
+    assert finding.fix.startswith(fix)

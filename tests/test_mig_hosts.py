@@ -4,11 +4,15 @@ processes while a run goes on."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 
+from pytest_cudnn.environment import Environment, load_snapshot
+
+from .envbuilder import EnvBuilder, gpu, mig
 from .simhost import SimGpu, SimHost, SimMig
 
 GiB = 1024**3
@@ -168,3 +172,69 @@ def test_a_replayed_snapshot_judges_memory_as_recorded_and_reads_nothing_live(mi
         extra_env={"SIMHOST_NVML_STATE": str(state)},
     )
     assert "1 passed" in completed.stdout, completed.stdout + completed.stderr
+
+
+# Values pytest-cudnn sets for xdist workers (issue 19, N10) ---------------------------------------------------
+
+GPU_TEST = "import pytest\n\n@pytest.mark.requires_gpu(memory='1GiB')\ndef test_g():\n    pass\n"
+
+
+def _replay(pytester: pytest.Pytester, env: Environment, *args: str) -> pytest.RunResult:
+    path = pytester.path / "env.json"
+    path.write_text(env.dumps())
+    pytester.makepyfile(test_g=GPU_TEST)
+    return pytester.runpytest("-p", "xdist", "-n", "2", "--dist", "each", "-rs", f"--gpu-env={path}", *args)
+
+
+@pytest.mark.usefixtures("no_probing")
+def test_a_skip_never_tells_the_user_to_change_a_value_pytest_cudnn_set(pytester: pytest.Pytester) -> None:
+    # GPU 0's UUID is a prefix of GPU 1's: the value pytest-cudnn gives gw0 names both GPUs, so it names neither.
+    first = gpu(0, uuid="GPU-a2c4e6f8-1b3d-4f5a-8c7e-9d0b1a2c3e4f")
+    second = gpu(1, uuid=f"{first.uuid}-2")
+    result = _replay(pytester, EnvBuilder.healthy().with_gpus(first, second).build())
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*xdist workers: gw0 -> GPU 0, gw1 -> GPU 1*",
+            "SKIPPED *CUDA_VISIBLE_DEVICES leaves no GPU visible to CUDA (pytest-cudnn set it for xdist worker gw0, "
+            "to give the worker its own device); fix: run with --no-gpu-assign, which leaves each worker the run's "
+            "own CUDA_VISIBLE_DEVICES, and report *",
+        ]
+    )
+    assert "set CUDA_VISIBLE_DEVICES to" not in result.stdout.str()
+
+
+@pytest.mark.usefixtures("no_probing")
+def test_a_mig_device_without_a_uuid_is_not_handed_to_a_worker(pytester: pytest.Pytester) -> None:
+    # Only its UUID names a MIG device in CUDA_VISIBLE_DEVICES: a worker given one would be given an empty value.
+    nameless = dataclasses.replace(mig(0), uuid=None)
+    split = dataclasses.replace(gpu(0, name="NVIDIA H100 80GB HBM3", cc="9.0"), mig_mode=True, mig=(nameless, mig(1)))
+    result = _replay(pytester, EnvBuilder.healthy().with_gpus(split).build())
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*xdist workers: gw0 -> GPU 0 MIG 1, gw1 -> GPU 0 MIG 1*"])
+
+
+@pytest.mark.usefixtures("no_probing")
+def test_two_mig_devices_of_one_uuid_are_refused_before_any_worker_starts(pytester: pytest.Pytester) -> None:
+    twins = (mig(0), dataclasses.replace(mig(1), uuid=mig(0).uuid))
+    split = dataclasses.replace(gpu(0, name="NVIDIA H100 80GB HBM3", cc="9.0"), mig_mode=True, mig=twins)
+    result = _replay(pytester, EnvBuilder.healthy().with_gpus(split).build())
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [f"*--gpu-env: *env.json: driver.gpus[[]0[]].mig[[]1[]].uuid: '{mig(0).uuid}' is also at*"]
+    )
+
+
+def test_a_probe_never_writes_a_snapshot_its_own_loader_refuses(host: SimHost) -> None:
+    # NVML saying more is free than a device holds: the probe records free memory as unknown, not the contradiction.
+    overfull = SimMig(**{**BIG.__dict__, "memory_total": 10 * GiB, "memory_free": 11 * GiB})
+    host.add_driver(
+        [SimGpu(memory_total=24 * GiB, memory_free=39 * GiB), SimGpu(**{**H100.__dict__, "mig": (overfull,)})],
+        version="550.54.15",
+        cuda_version=12040,
+    )
+    snapshot = host.root / "snap.json"
+    assert host.run("snapshot", "-o", str(snapshot)).returncode == 0
+    whole, split = load_snapshot(snapshot).driver.gpus
+    assert (whole.memory_total, whole.memory_free) == (24 * GiB, None)
+    assert (split.mig[0].memory_total, split.mig[0].memory_free) == (10 * GiB, None)

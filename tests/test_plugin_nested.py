@@ -54,6 +54,49 @@ def test_a_nested_run_without_gpu_tests_probes_nothing_and_shows_nothing(
     assert "pytest-cudnn" not in result.stdout.str()
 
 
+# Run in a fresh `pytest -q` (no header: the outer run imports none of the diagnosis, as in a plugin author's suite),
+# each inner run given the plugin or not; pytester drops the modules an inner run imported, so whatever a nested
+# run imports, every nested run imports again.
+IMPORTS_OF_A_NESTED_RUN = """
+import sys
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+
+class Imported:
+    @pytest.hookimpl(trylast=True)
+    def pytest_unconfigure(self, config):
+        self.modules = set(sys.modules)
+
+
+def imported_by(pytester, *flags):
+    before, spy = set(sys.modules), Imported()
+    pytester.runpytest("-p", "no:cacheprovider", *flags, plugins=[spy]).assert_outcomes(passed=1)
+    return spy.modules - before
+
+
+@pytest.mark.parametrize("flags", [[], ["--junitxml=junit.xml"]])
+def test_inner(pytester, flags):
+    pytester.makepyfile("def test_a(): pass\\n")
+    plain = imported_by(pytester, *flags)
+    plugin = imported_by(pytester, "-p", "pytest_cudnn.plugin", *flags)
+    print("imported for the plugin:", sorted(plugin - plain))
+"""
+
+
+def test_a_nested_run_that_needs_nothing_imports_nothing(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_outer=IMPORTS_OF_A_NESTED_RUN)
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    result = pytester.runpytest_subprocess("-q", "-s", "-p", "pytest_cudnn.plugin", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+    lines = [line for line in result.outlines if line.startswith("imported for the plugin:")]
+    assert lines == ["imported for the plugin: []"] * 2
+
+
 def test_a_nested_run_probes_once_when_a_test_needs_the_environment(pytester: pytest.Pytester, probes: Probes) -> None:
     pytester.makepyfile(
         """

@@ -6,8 +6,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import subprocess
-import sys
 import textwrap
 import threading
 import time
@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from .simhost import PYTEST
 from .test_plugin import healthy, snapshot
+from .test_writing import REFUSED, state, target
 
 pytestmark = pytest.mark.usefixtures("no_probing")
 
@@ -59,7 +61,7 @@ def test_missing_report_folders_are_created(pytester: pytest.Pytester) -> None:
 @pytest.mark.parametrize(
     ("where", "message"),
     [
-        ("a-folder", "--gpu-report */a-folder: is a folder; give a file path"),
+        ("a-folder", "--gpu-report */a-folder: is a folder, not a regular file"),
         ("a-file/gpu.json", "--gpu-report */a-file/gpu.json: */a-file is not a folder"),
         ("a-file/deeper/gpu.json", "--gpu-report */a-file/deeper/gpu.json: */a-file is not a folder"),
     ],
@@ -74,6 +76,42 @@ def test_a_report_path_that_cannot_be_written_is_a_usage_error_at_the_start(
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"ERROR: {message}"])
     result.stdout.no_fnmatch_line("*passed*")
+
+
+@pytest.mark.parametrize(("kind", "reason"), REFUSED)
+def test_a_report_path_that_is_no_regular_file_is_a_usage_error_at_the_start_and_left_as_it_was(
+    pytester: pytest.Pytester, kind: str, reason: str
+) -> None:
+    pytester.makepyfile("def test_a(): pass\n")
+    env = snapshot(pytester, healthy())
+    with target(kind, pytester.path) as path:
+        before = state(path)
+        result = pytester.runpytest(f"--gpu-env={env}", f"--gpu-report={path}")
+        assert state(path) == before
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert result.stderr.lines == [f"ERROR: --gpu-report {path}: {reason.format(folder=pytester.path)}", ""]
+    result.stdout.no_fnmatch_line("*passed*")
+
+
+@pytest.mark.parametrize(
+    ("make", "reason"),
+    [
+        ("os.mkfifo(path)", "is a named pipe (FIFO), not a regular file"),
+        ("os.symlink('/dev/null', path)", "is a symbolic link (to /dev/null), not a regular file"),
+    ],
+)
+def test_a_report_path_that_becomes_no_regular_file_during_the_run_is_left_as_it_was(
+    pytester: pytest.Pytester, make: str, reason: str
+) -> None:
+    pytester.makepyfile(f"import os\n\ndef test_a():\n    path = 'gpu.json'\n    {make}\n")
+    result = pytester.runpytest(f"--gpu-env={snapshot(pytester, healthy())}", "--gpu-report=gpu.json")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(
+        [f"pytest-cudnn: ERROR: could not write --gpu-report {pytester.path}/gpu.json: {reason}", "*= 1 passed*"]
+    )
+    report = pytester.path / "gpu.json"
+    assert not stat.S_ISREG(os.lstat(report).st_mode)
+    assert not [name for name in os.listdir(pytester.path) if name.endswith(".tmp")]
 
 
 def test_a_report_that_cannot_be_written_at_the_end_is_one_line_and_the_run_still_passes(
@@ -161,7 +199,7 @@ def test_runs_finishing_together_leave_one_whole_report(pytester: pytest.Pyteste
     reader = threading.Thread(target=read)
     reader.start()
     environ = {**os.environ, "BARRIER": str(barrier), "RUNS": str(runs)}
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--gpu-env={env}"]
+    command = [*PYTEST, "-q", f"--gpu-env={env}"]
     try:
         children = [
             subprocess.Popen(
@@ -241,18 +279,22 @@ def test_junit_suite_properties_survive_a_run_stopped_early(pytester: pytest.Pyt
 # GitHub step summary -----------------------------------------------------------------------------------
 
 
-def test_an_unwritable_step_summary_is_one_line_and_the_run_still_passes(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(("kind", "reason"), REFUSED)
+def test_a_step_summary_that_is_no_regular_file_is_one_line_the_run_passes_and_it_is_left_as_it_was(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, kind: str, reason: str
 ) -> None:
-    folder = pytester.mkdir("summary-is-a-folder")
-    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(folder))
     pytester.makepyfile("def test_a(): pass\n")
-    # In a child process: only the outermost session in a process writes the step summary.
-    result = pytester.runpytest_subprocess(f"--gpu-env={snapshot(pytester, healthy())}")
+    env = snapshot(pytester, healthy())
+    with target(kind, pytester.path) as path:
+        before = state(path)
+        monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(path))
+        # In a child process: only the outermost session in a process writes the step summary. The time limit only
+        # stops a defect (open() waiting for a FIFO's reader) from hanging this suite.
+        result = pytester.runpytest_subprocess(f"--gpu-env={env}", timeout=120)
+        assert state(path) == before
     assert result.ret == 0
-    result.stdout.fnmatch_lines(
-        [f"pytest-cudnn: ERROR: could not append to GITHUB_STEP_SUMMARY {folder}: Is a directory", "*= 1 passed*"]
-    )
+    said = f"could not append to GITHUB_STEP_SUMMARY {path}: {reason.format(folder=pytester.path)}"
+    result.stdout.fnmatch_lines([f"pytest-cudnn: ERROR: {said}", "*= 1 passed*"])
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
 
 

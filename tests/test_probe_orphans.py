@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from .simhost import SimHost
+from .simhost import PYTEST, SimHost
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -98,7 +98,7 @@ def test_killing_pytest_while_a_probe_hangs_leaves_no_process(
     suite = host.root / "suite"
     suite.mkdir()
     (suite / "test_gpu.py").write_text("import pytest\n\n@pytest.mark.requires_cudnn('>=9')\ndef test_a():\n    pass\n")
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--gpu-probe-timeout", "600", str(suite)]
+    command = [*PYTEST, "--gpu-probe-timeout", "600", str(suite)]
     interrupt_while_hung(command, env, log, suite, sig)
 
 

@@ -210,3 +210,128 @@ def test_gpu_env_naming_a_fifo_is_a_usage_error_not_a_hang(fifo: Path, pytester:
     result = pytester.runpytest_subprocess(f"--gpu-env={fifo}", timeout=60)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*--gpu-env: {fifo}: is a named pipe (FIFO), not a regular file"])
+
+
+# Devices that cannot all be so at once (issue 19, N10) ---------------------------------------------------------
+
+MIG_EXAMPLE = EXAMPLE.parent / "mig-h100-ci-runner.json"
+MIG_0 = "MIG-1f0c8a2e-7b3d-5e91-a4c6-000000000001"
+GPU_0 = "GPU-a2c4e6f8-1b3d-4f5a-8c7e-9d0b1a2c3e4f"
+ONE_UUID = "a UUID names one device (CUDA_VISIBLE_DEVICES, and pytest-cudnn for each xdist worker, name devices by it)"
+
+
+def _second_gpu(**changes: Any) -> Callable[[dict[str, Any]], None]:
+    def edit(data: dict[str, Any]) -> None:
+        first = data["driver"]["gpus"][0]
+        data["driver"]["gpus"].append(dict(first, mig_mode=None, mig=[], **changes))
+
+    return edit
+
+
+def _mig(position: int, **changes: Any) -> Callable[[dict[str, Any]], None]:
+    def edit(data: dict[str, Any]) -> None:
+        data["driver"]["gpus"][0]["mig"][position].update(changes)
+
+    return edit
+
+
+def _gpu(**changes: Any) -> Callable[[dict[str, Any]], None]:
+    def edit(data: dict[str, Any]) -> None:
+        data["driver"]["gpus"][0].update(changes)
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("edit", "problem"),
+    [
+        (
+            _mig(1, uuid=MIG_0),
+            f"driver.gpus[0].mig[1].uuid: '{MIG_0}' is also at driver.gpus[0].mig[0].uuid: {ONE_UUID}",
+        ),
+        (_mig(2, uuid=GPU_0), f"driver.gpus[0].mig[2].uuid: '{GPU_0}' is also at driver.gpus[0].uuid: {ONE_UUID}"),
+        (_second_gpu(index=1), f"driver.gpus[1].uuid: '{GPU_0}' is also at driver.gpus[0].uuid: {ONE_UUID}"),
+        (
+            _second_gpu(uuid="GPU-other"),
+            "driver.gpus[1].index: 0 is also at driver.gpus[0].index: NVML numbers each GPU once",
+        ),
+        (
+            _mig(1, index=0),
+            "driver.gpus[0].mig[1].index: 0 is also at driver.gpus[0].mig[0].index: NVML numbers each MIG device "
+            "of a GPU once",
+        ),
+        (
+            _mig(1, gpu_instance_id=1),
+            "driver.gpus[0].mig[1].compute_instance_id: GPU instance 1, compute instance 0 is also at "
+            "driver.gpus[0].mig[0].compute_instance_id: a GPU instance's compute instance is one MIG device",
+        ),
+        (
+            _mig(0, memory_free=1000 * 1024**4),
+            "driver.gpus[0].mig[0].memory_free: 1099511627776000 bytes free is more than memory_total, "
+            "42412802048 bytes",
+        ),
+        (
+            _gpu(memory_free=85520809985),
+            "driver.gpus[0].memory_free: 85520809985 bytes free is more than memory_total, 85520809984 bytes",
+        ),
+        (
+            _mig(0, index=10**90),
+            "driver.gpus[0].mig[0].index: expected a non-negative integer below 2**32 (an NVML unsigned int), got "
+            "100000000000000000...0000000000000000000",
+        ),
+        (
+            _mig(3, gpu_instance_id=2**32),
+            "driver.gpus[0].mig[3].gpu_instance_id: expected a non-negative integer below 2**32 (an NVML unsigned "
+            "int), got 4294967296",
+        ),
+        (
+            _gpu(index=2**32),
+            "driver.gpus[0].index: expected a non-negative integer below 2**32 (an NVML unsigned int), got 4294967296",
+        ),
+    ],
+)
+def test_devices_that_cannot_all_be_so_are_refused_naming_the_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: Callable[[dict[str, Any]], None], problem: str
+) -> None:
+    data = json.loads(MIG_EXAMPLE.read_text())
+    edit(data)
+    path = tmp_path / "snap.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(InvalidSnapshot) as error:
+        load_snapshot(path)
+    assert str(error.value) == f"{path}: {problem}"
+    assert main(["doctor", "--env", str(path)]) == 2
+    assert capsys.readouterr().err == f"pytest-cudnn: error: snapshot {path}: {problem}\n"
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        _mig(1, memory_free=None, memory_total=None),
+        _mig(1, uuid=None),
+        _mig(0, gpu_instance_id=None, compute_instance_id=None),
+        _mig(1, gpu_instance_id=None, compute_instance_id=None),  # two unknowns are not one instance
+        _gpu(memory_free=85520809984),  # all of it free
+        _second_gpu(index=1, uuid=None),
+    ],
+)
+def test_devices_with_unknown_facts_are_not_refused(tmp_path: Path, edit: Callable[[dict[str, Any]], None]) -> None:
+    data = json.loads(MIG_EXAMPLE.read_text())
+    edit(data)
+    path = tmp_path / "snap.json"
+    path.write_text(json.dumps(data))
+    assert load_snapshot(path).driver.gpus[0].mig
+
+
+def test_instance_ids_nvml_did_not_give_are_shown_as_unknown(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = json.loads(MIG_EXAMPLE.read_text())
+    _mig(0, gpu_instance_id=None, compute_instance_id=None)(data)
+    path = tmp_path / "snap.json"
+    path.write_text(json.dumps(data))
+    main(["doctor", "--env", str(path)])
+    out = capsys.readouterr().out
+    [line] = [line for line in out.splitlines() if line.strip().startswith("MIG 0 ")]
+    assert "GPU instance unknown, compute instance unknown, " in line
+    assert "None" not in out

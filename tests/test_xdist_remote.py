@@ -9,10 +9,15 @@ from __future__ import annotations
 
 import doctest
 import json
+import os
+import signal
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import suppress
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
@@ -24,10 +29,12 @@ import pytest_cudnn.hosts
 from pytest_cudnn.devices import CudaDevice, devices_of
 from pytest_cudnn.diagnosis import diagnose, verdict
 from pytest_cudnn.environment import Environment
+from pytest_cudnn.fleet import Runner, read_runner
 from pytest_cudnn.hosts import (
     LOCAL,
     Host,
     Plan,
+    collection_lines,
     group_hosts,
     host_entry,
     host_line,
@@ -41,7 +48,7 @@ from pytest_cudnn.session import xdist_worker_ids
 
 from .envbuilder import EnvBuilder, gpu, mig, partitioned
 from .remotehost import SocketServer, free_port, session_members, silent_listener
-from .simhost import Compiler, SimGpu, SimHost
+from .simhost import PYTEST, Compiler, SimGpu, SimHost
 
 # Grouping ------------------------------------------------------------------------------------------
 
@@ -153,6 +160,74 @@ def test_specs_are_grouped_by_the_machine_their_workers_run_on(
 def test_env_settings_of_a_remote_host_go_to_its_probe() -> None:
     [host] = group_hosts([execnet.XSpec("socket=h:1//env:LD_LIBRARY_PATH=/opt/cuda//env:FLAG")])
     assert host.variables == {"LD_LIBRARY_PATH": "/opt/cuda"}  # a bare env:FLAG has no value to give
+
+
+SECRET = "s3cr3t-value-7f2a"
+
+
+@pytest.mark.parametrize(
+    ("specs", "keys"),
+    [
+        pytest.param(
+            [f"socket=h:1//env:MY_TOKEN={SECRET}//env:LD_LIBRARY_PATH=/opt/cuda"],
+            ["socket=h:1//env:LD_LIBRARY_PATH=/opt/cuda//env:MY_TOKEN=\u2026"],
+            id="only allowlisted values are shown",
+        ),
+        pytest.param(
+            [f"socket=h:1//env:MY_TOKEN={SECRET}", "socket=h:1//env:MY_TOKEN=other", "socket=h:1"],
+            ["socket=h:1//env:MY_TOKEN=\u2026 #1", "socket=h:1//env:MY_TOKEN=\u2026 #2", "socket=h:1"],
+            id="hosts that differ by a hidden value are told apart by number",
+        ),
+        pytest.param(
+            [f"ssh=box//env:MY_TOKEN={SECRET}//via=proxy"],
+            ["ssh=box//env:MY_TOKEN=\u2026//via=proxy"],
+            id="via=",
+        ),
+        pytest.param(
+            [f"env:MY_TOKEN={SECRET}//installvia=proxy"],
+            ["env:MY_TOKEN=\u2026//installvia=proxy"],
+            id="a spec of no kind named as written",
+        ),
+    ],
+)
+def test_env_values_off_the_allowlist_are_never_in_a_hosts_key(specs: list[str], keys: list[str]) -> None:
+    """xdist documents ``env:`` as the way to give remote workers variables, tokens among them: a host's key is
+    shown in the header and written to --gpu-report, so it names them without the values."""
+    hosts = group_hosts([execnet.XSpec(spec) for spec in specs])
+    assert [host.key for host in hosts] == keys
+    assert SECRET not in repr(hosts)
+    assert hosts[0].variables["MY_TOKEN"] == SECRET  # its probe still gets it
+
+
+@pytest.mark.parametrize(
+    ("written", "shown"),
+    [
+        (f"socket=h:1//env:MY_TOKEN={SECRET}", "socket=h:1//env:MY_TOKEN=\u2026"),
+        (
+            f"ssh=b//env:CUDA_VISIBLE_DEVICES=1//env:T={SECRET}//via=p",
+            "ssh=b//env:CUDA_VISIBLE_DEVICES=1//env:T=\u2026//via=p",
+        ),
+        ("socket=h:1//env:FLAG", "socket=h:1//env:FLAG"),
+        ("local", "local"),
+    ],
+    ids=["a token", "an allowlisted value kept", "a bare name", "local"],
+)
+def test_a_report_of_an_older_version_has_its_hosts_values_hidden_by_the_fleet(
+    tmp_path: Path, written: str, shown: str
+) -> None:
+    """Reports written before hosts' keys left values out still name them: the fleet hides them all the same."""
+    document: dict[str, Any] = {
+        "environment": TWO_GPUS.to_json(),
+        "findings": [],
+        "verdict": {"ok": True, "summary": "the GPU stack holds together"},
+        "frameworks": [],
+        "tests": [],
+        "hosts": [{"host": written, "workers": ["gw1"], "summary": "fine"}, written],
+    }
+    (tmp_path / "r.json").write_text(json.dumps(document))
+    runner = read_runner("r", str(tmp_path / "r.json"))
+    assert isinstance(runner, Runner)
+    assert runner.hosts == (f"{shown} (gw1): fine", shown)
 
 
 def _config(tx: list[str], dist: str = "load") -> pytest.Config:
@@ -334,34 +409,46 @@ def test_a_host_its_workers_probe_has_no_environment_in_the_report() -> None:
 PYTHON = "/usr/bin/python3"
 
 
+PROGRAM = f"{PYTHON} -m pytest_cudnn snapshot"
+
+
 @pytest.mark.parametrize(
     ("answer", "reason"),
     [
         ("junk", "a malformed answer: 'junk'"),
         (("done", PYTHON, 0), "a malformed answer: ('done', '/usr/bin/python3', 0)"),
-        (("timeout", PYTHON, None, b"", b""), f"{PYTHON} -m pytest_cudnn doctor --json gave no answer in time"),
+        (("timeout", PYTHON, None, b"", b""), f"{PROGRAM} gave no answer in time"),
         (
             ("error", PYTHON, None, b"", b"[Errno 2] No such file or directory: '/usr/bin/python3'"),
-            f"could not run {PYTHON} -m pytest_cudnn doctor --json: [Errno 2] No such file or directory: '{PYTHON}'",
+            f"could not run {PROGRAM}: [Errno 2] No such file or directory: '{PYTHON}'",
         ),
         (
             ("done", PYTHON, 1, b"", f"{PYTHON}: No module named pytest_cudnn\n".encode()),
-            f"{PYTHON} -m pytest_cudnn doctor --json exited with 1: {PYTHON}: No module named pytest_cudnn",
+            f"{PROGRAM} exited with 1: {PYTHON}: No module named pytest_cudnn",
         ),
         (
-            ("done", PYTHON, 2, b"", b"usage: pytest-cudnn\npytest-cudnn: error: unrecognized arguments: --json\n"),
-            f"{PYTHON} -m pytest_cudnn doctor --json exited with 2: pytest-cudnn: error: unrecognized arguments: "
-            "--json",
+            ("done", PYTHON, 2, b"", b"usage: pytest-cudnn\npytest-cudnn: error: unrecognized arguments: --timeout\n"),
+            f"{PROGRAM} exited with 2: pytest-cudnn: error: unrecognized arguments: --timeout",
         ),
-        (("done", PYTHON, 0, b"{not json", b""), f"{PYTHON} -m pytest_cudnn doctor --json exited with 0: {{not json"),
-        (("done", PYTHON, 0, b"[" * 100_000, b""), f"{PYTHON} -m pytest_cudnn doctor --json exited with 0: "),
-        (("done", PYTHON, 0, b'{"findings": []}', b""), f"{PYTHON} -m pytest_cudnn doctor --json exited with 0: "),
+        (("done", PYTHON, 0, b"{not json", b""), f"{PROGRAM} exited with 0: {{not json"),
+        (("done", PYTHON, 0, b"[" * 100_000, b""), f"{PROGRAM} exited with 0: "),
+        (("done", PYTHON, 0, b'{"n": ' + b"9" * 200 + b"}", b""), f"{PROGRAM} exited with 0: "),
+        (("done", PYTHON, 0, b"\xff\xfe{}", b""), f"{PROGRAM} exited with 0: "),
         (
-            ("done", PYTHON, 0, b'{"environment": {"schema": "other"}}', b""),
+            ("done", PYTHON, 0, b'{"findings": []}', b""),
+            "the xdist host ssh=box: not a pytest-cudnn environment (schema is None)",
+        ),
+        (
+            ("done", PYTHON, 0, b'{"schema": "other"}', b""),
             "the xdist host ssh=box: not a pytest-cudnn environment (schema is 'other')",
         ),
-        (("done", 7, 1, b"", b"\x1b]0;title\x07 boom"), "7 -m pytest_cudnn doctor --json exited with 1: \\x1b]0;title"),
-        (("done", PYTHON, 1, None, None), f"could not run {PYTHON} -m pytest_cudnn doctor --json: "),
+        (("done", 7, 1, b"", b"\x1b]0;title\x07 boom"), "7 -m pytest_cudnn snapshot exited with 1: \\x1b]0;title"),
+        (("done", PYTHON, 1, None, None), f"could not run {PROGRAM}: "),
+        (("too-large", PYTHON, None, b"", b""), f"{PROGRAM} wrote more than 16 MiB, the most a snapshot can be"),
+        (
+            ("done", PYTHON, 0, b" " * (16 * 2**20 + 1), b""),
+            f"{PROGRAM} wrote more than 16 MiB, the most a snapshot can be",
+        ),
     ],
 )
 def test_an_answer_that_is_not_an_environment_is_a_reason(answer: object, reason: str) -> None:
@@ -372,14 +459,25 @@ def test_an_answer_that_is_not_an_environment_is_a_reason(answer: object, reason
     assert read.reason.isprintable()
 
 
-def test_the_doctors_environment_is_the_answer() -> None:
-    document = {"environment": TWO_GPUS.to_json(), "findings": [], "verdict": {}}
-    read = read_answer(("done", PYTHON, 0, json.dumps(document).encode(), b""), "ssh=box")
+def test_the_snapshot_is_the_answer() -> None:
+    read = read_answer(("done", PYTHON, 0, TWO_GPUS.dumps().encode(), b""), "ssh=box")
     assert read == Answer(TWO_GPUS)
 
 
-def test_the_bound_covers_the_doctors_own_and_connecting() -> None:
-    assert (deadline(10), deadline(0.5), deadline(100)) == (90, 90, 330)
+def test_an_answer_is_held_to_the_allowlist_as_a_snapshot_is() -> None:
+    """A host's answer is written to --gpu-report whole (its ``hosts``): what it holds off the allowlist is
+    dropped there as from a snapshot."""
+    data = TWO_GPUS.to_json()
+    data["variables"] = {**data["variables"], "MY_TOKEN": SECRET}
+    read = read_answer(("done", PYTHON, 0, json.dumps(data).encode(), b""), "ssh=box")
+    assert read.environment is not None
+    assert SECRET not in json.dumps(read.environment.to_json())
+    assert "MY_TOKEN" not in read.environment.variables
+
+
+def test_the_wait_for_a_host_follows_the_probe_timeout() -> None:
+    """Three times the per-library probe timeout for the probe there, and 15 s to connect and start Python."""
+    assert (deadline(10), deadline(1), deadline(0.1), deadline(100)) == (45, 18, 15.3, 315)
 
 
 # Probing a host that cannot answer ---------------------------------------------------------------
@@ -396,12 +494,176 @@ def test_a_refused_connection_is_a_reason() -> None:
     assert probe_hosts([host], 1) == {host.key: Answer(None, "could not connect: Connection refused")}
 
 
-def test_a_host_that_never_answers_is_given_up_in_time() -> None:
+def test_a_host_that_never_answers_is_given_up_in_time_and_said_before() -> None:
+    notes: list[str] = []
     with silent_listener() as address:
         host = Host(f"socket={address}", ("gw0",), f"socket={address}")
-        answers = probe_hosts([host], 1, total=1)
+        answers = probe_hosts([host], 1, total=1, waiting=notes.append, quiet=0)
     assert answers[host.key].environment is None
     assert (answers[host.key].reason or "").startswith("no answer within 1 s")
+    assert notes == [f"pytest-cudnn: no answer yet from xdist host socket={address}; waiting at most 1 s in all"]
+
+
+def test_the_note_names_every_host_still_waited_for() -> None:
+    notes: list[str] = []
+    with silent_listener() as first, silent_listener() as second:
+        hosts = [
+            Host(f"socket={address}", (f"gw{i}",), f"socket={address}") for i, address in enumerate([first, second])
+        ]
+        probe_hosts(hosts, 1, total=1, waiting=notes.append, quiet=0)
+    assert notes == [
+        f"pytest-cudnn: no answer yet from xdist hosts socket={first}, socket={second}; waiting at most 1 s in all"
+    ]
+
+
+def test_hosts_that_answer_at_once_are_waited_for_in_silence() -> None:
+    notes: list[str] = []
+    address = f"127.0.0.1:{free_port()}"
+    host = Host(f"socket={address}", ("gw0",), f"socket={address}")
+    probe_hosts([host], 1, waiting=notes.append, quiet=60)
+    assert notes == []
+
+
+def test_a_host_that_accepts_and_never_answers_is_given_up_as_the_probe_timeout_says(host_a: SimHost) -> None:
+    """With --gpu-probe-timeout=0.1 the controller waits 3 x 0.1 s + 15 s, and says so once the wait is long;
+    xdist's own connection to that host then hangs (xdist's behaviour), so pytest is ended here."""
+    with silent_listener() as address:
+        command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-W", "error", "-p", "xdist"]
+        command += ["--dist", "each", "--tx", "popen", "--tx", f"socket={address}", "--gpu-probe-timeout=0.1"]
+        process = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=host_a.environ({"PYTHONUNBUFFERED": "1"}),
+            cwd=host_a.root / "work",
+            start_new_session=True,
+        )
+        watchdog = threading.Timer(300, os.killpg, (process.pid, signal.SIGKILL))  # only if the line never comes
+        watchdog.start()
+        seen = []
+        try:
+            assert process.stdout is not None
+            for line in process.stdout:
+                seen.append(line.rstrip("\n"))
+                if line.startswith("pytest-cudnn: xdist host socket="):
+                    break
+        finally:
+            watchdog.cancel()
+            with suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+    note = (
+        f"pytest-cudnn: no answer yet from xdist host socket={address}; waiting at most 15.3 s in all (3 x the "
+        "probe timeout of 0.1 s, and 15 s to connect and start Python there)"
+    )
+    line = (
+        f"pytest-cudnn: xdist host socket={address}: gw1 probes for itself (no answer within 15.3 s; its workers may "
+        "hang the same way)"
+    )
+    assert line in seen, "\n".join(seen)
+    assert note in seen[: seen.index(line)], "\n".join(seen)
+
+
+# A host whose python -m pytest_cudnn is an impostor: it writes its process id, then (FAKE_FLOOD) more than a
+# snapshot can be before the snapshot itself (as the doctor's document when asked by the doctor's name), then
+# (FAKE_SLEEP) never ends.
+IMPOSTOR = """
+import os, sys, time
+
+with open(os.environ["FAKE_PID"], "w") as out:
+    out.write(str(os.getpid()))
+if os.environ.get("FAKE_FLOOD"):
+    flood = os.environ["FAKE_FLOOD"] + (".doctor" if sys.argv[1] == "doctor" else "")
+    with open(flood, "rb") as answer:
+        sys.stdout.buffer.write(b" " * (17 * 2**20) + answer.read())
+    sys.stdout.flush()
+if os.environ.get("FAKE_SLEEP"):
+    time.sleep(3600)
+"""
+
+
+@pytest.fixture
+def impostor(host_b: SimHost) -> dict[str, str]:
+    """The env: settings that put the impostor first on the probe's Python path on host B."""
+    package = host_b.folder("impostor/pytest_cudnn")
+    (package / "__init__.py").write_text("")
+    (package / "__main__.py").write_text(IMPOSTOR)
+    snapshot = host_b.root / "flood.json"
+    snapshot.write_text(TWO_GPUS.dumps())
+    Path(f"{snapshot}.doctor").write_text(json.dumps({"environment": TWO_GPUS.to_json()}))
+    return {"PYTHONPATH": str(package.parent), "FAKE_PID": str(host_b.root / "fake.pid"), "FAKE_FLOOD": str(snapshot)}
+
+
+def _impostors(server: SocketServer) -> list[int]:
+    return [pid for pid in session_members(server.process.pid) if pid != server.process.pid]
+
+
+@pytest.mark.parametrize("sleeps", [False, True], ids=["then exits", "then never ends"])
+def test_an_answer_larger_than_a_snapshot_is_refused_as_it_is_read(
+    impostor: dict[str, str], server_b: SocketServer, sleeps: bool
+) -> None:
+    """Read on the host up to the snapshot limit, and the probe there ended as soon as it writes more: the
+    controller never holds more than a snapshot can be."""
+    address = f"socket={server_b.address}"
+    variables = {**impostor, **({"FAKE_SLEEP": "1"} if sleeps else {})}
+    answer = probe_hosts([Host(address, ("gw0",), address, variables)], 1)[address]
+    assert answer.environment is None
+    assert (
+        answer.reason == f"{sys.executable} -m pytest_cudnn snapshot wrote more than 16 MiB, the most a snapshot can be"
+    )
+    assert _impostors(server_b) == []
+
+
+_CONTROLLER = """
+import sys
+from pytest_cudnn.hosts import Host
+from pytest_cudnn.remote import probe_hosts
+
+address, variables = sys.argv[1], dict(pair.split("=", 1) for pair in sys.argv[2:])
+print(probe_hosts([Host(address, ("gw0",), address, variables)], 100))
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
+def test_the_probe_on_the_host_ends_when_the_controller_goes_away(
+    impostor: dict[str, str], host_b: SimHost, signum: int
+) -> None:
+    """The impostor never ends, and the host's bound is 3 x 100 s + 15 s: it is ended when the controller's
+    connection is lost. The server runs as a script's ``server &`` runs it, SIGINT ignored, so execnet's own last
+    resort (interrupting the whole server 5 s after the connection is lost while code still runs there, then
+    os._exit 10 s later: gateway_base.WorkerGateway._terminate_execution) ends nothing early; the server serves
+    the next connection."""
+    server = SocketServer.start(host_b, host_b.root / "work", background=True)
+    try:
+        address = f"socket={server.address}"
+        variables = {name: value for name, value in impostor.items() if name != "FAKE_FLOOD"}
+        variables["FAKE_SLEEP"] = "1"
+        pid_file = Path(variables["FAKE_PID"])
+        arguments = [f"{name}={value}" for name, value in variables.items()]
+        controller = subprocess.Popen(
+            [sys.executable, "-c", _CONTROLLER, address, *arguments], stderr=subprocess.DEVNULL
+        )
+        try:
+            _wait_for(lambda: pid_file.exists() and pid_file.read_text().isdigit() and bool(_impostors(server)))
+            assert _impostors(server) == [int(pid_file.read_text())]
+        finally:
+            controller.send_signal(signum)
+            controller.wait(timeout=60)
+        _wait_for(lambda: not _impostors(server))  # a minute: far less than the host's own bound of 312 s
+        assert _impostors(server) == []
+        answer = probe_hosts([Host(address, ("gw0",), address)], 10)[address]
+        assert answer.environment is not None, answer.reason
+        assert answer.environment.driver.version == "550.54.15"
+    finally:
+        assert server.stop() == []
+
+
+def _wait_for(condition: Callable[[], bool], seconds: float = 60) -> None:
+    """Until ``condition`` holds, at most ``seconds``: a bound on a wait, not a measure of speed."""
+    end = time.monotonic() + seconds
+    while not condition() and time.monotonic() < end:
+        time.sleep(0.05)
 
 
 # End to end: a socket server in simulated host B beside a local worker on host A -----------------
@@ -466,7 +728,7 @@ def _pytest(host: SimHost, *args: str) -> subprocess.CompletedProcess[str]:
     """pytest on ``host`` in its work folder, warnings as errors, with no test path: a path would have to lie under
     xdist's rsync roots once a worker is remote (xdist.workermanage.make_reltoroot)."""
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", "-W", "error", "-p", "xdist", *args],
+        [*PYTEST, "-rs", "-W", "error", "-p", "xdist", *args],
         capture_output=True,
         text=True,
         env=host.environ(),
@@ -478,6 +740,11 @@ def _pytest(host: SimHost, *args: str) -> subprocess.CompletedProcess[str]:
 
 def _lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def _readme_report_row() -> str:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    return next(line for line in readme.splitlines() if line.startswith("| `--gpu-report=PATH` |"))
 
 
 def _probes(host: SimHost) -> int:
@@ -523,9 +790,85 @@ def test_each_worker_is_given_its_own_hosts_environment_and_gpus(
     assert hosts[key]["devices"] == {"gw1": [{"index": 0, "label": "GPU 0", "uuid": GPUS_B[0].uuid}]}
     assert data["environment"]["driver"]["version"] == "535.104.05"
     assert data["xdist"] == {"gw0": [0], "gw1": [0]}
+    # The README's list of the report's keys names every one of them.
+    keys = {*data, *(key for test in data["tests"] for key in test), *(key for host in data["hosts"] for key in host)}
+    assert [key for key in sorted(keys) if f"`{key}`" not in _readme_report_row()] == []
     # One probe per host: B's by the controller through the socket server, A's by the controller itself; no
     # worker probed again.
     assert (_probes(host_a), _probes(host_b)) == (1, 1)
+
+
+def test_an_env_value_given_to_a_remote_host_is_written_nowhere(
+    host_a: SimHost, host_b: SimHost, server_b: SocketServer
+) -> None:
+    """Not in the header (-v, findings included), the report, the JUnit XML, nor the fleet's text, Markdown and
+    JSON: the host is named with the variable's name only."""
+    report, xml = host_a.root / "gpu-report.json", host_a.root / "junit.xml"
+    remote = f"socket={server_b.address}//chdir={host_b.root / 'work'}//env:MY_TOKEN={SECRET}"
+    args = ("--dist", "each", "--tx", "popen", "--tx", remote, f"--gpu-report={report}", f"--junitxml={xml}", "-v")
+    done = _pytest(host_a, *args)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "3 passed, 1 skipped" in done.stdout
+    key = f"socket={server_b.address}//env:MY_TOKEN=\u2026"
+    assert f"pytest-cudnn: xdist host {key}: driver 550.54.15, 2 GPUs, " in done.stdout
+    data = json.loads(report.read_text())
+    assert [entry["host"] for entry in data["hosts"]] == [LOCAL, key]
+    assert {test["host"] for test in data["tests"]} == {LOCAL, key}
+    # With -v, xdist itself prints each remote worker's whole spec as it copies pytest there: "SPEC:FOLDER <= pytest/
+    # __init__.py" (xdist.workermanage.HostRSync._report_send_file). Those lines are xdist's, not the plugin's.
+    ours = "\n".join(line for line in done.stdout.splitlines() if " <= " not in line)
+    shown = [ours, done.stderr, report.read_text(), xml.read_text()]
+    for form in ((), ("--markdown",), ("--json",)):
+        fleet = subprocess.run(
+            [sys.executable, "-m", "pytest_cudnn", "fleet", *form, str(report)],
+            capture_output=True,
+            text=True,
+            env=host_a.environ(),
+            timeout=120,
+            check=False,
+        )
+        assert "MY" in fleet.stdout, fleet.stdout + fleet.stderr  # the host is there, named
+        shown += [fleet.stdout, fleet.stderr]
+    assert [SECRET in text for text in shown] == [False] * len(shown)
+
+
+def test_a_remote_worker_that_collected_nothing_is_named_with_what_it_needs(
+    host_a: SimHost, host_b: SimHost, server_b: SocketServer
+) -> None:
+    """Without //chdir=, xdist starts the remote worker in pyexecnetcache under the server's folder, where the
+    suite's pytest.ini does not apply: it collects nothing, and xdist does not complain under --dist each."""
+    done = _pytest(host_a, "--dist", "each", "--tx", "popen", "--tx", f"socket={server_b.address}")
+    # xdist takes the run's count of tests from whichever worker finished collecting last
+    # (dsession.DSession.worker_collectionfinish): exit status 5, "no tests collected", when that is gw1.
+    assert done.returncode in (0, 5), done.stdout + done.stderr
+    assert "1 passed, 1 skipped" in done.stdout  # gw0's only
+    assert (
+        f"pytest-cudnn: xdist worker gw1 on socket={server_b.address} collected no test, gw0 collected 2: xdist "
+        "starts a worker on another machine in pyexecnetcache, where this suite's rootdir, pytest.ini and "
+        "testpaths do not apply; name the suite's folder there with --tx SPEC//chdir=FOLDER"
+    ) in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("collected", "lines"),
+    [
+        ({"gw0": 2, "gw1": 2}, []),
+        ({"gw0": 0, "gw1": 0}, []),  # nothing to collect anywhere (-k, an empty suite)
+        ({"gw0": 3}, []),
+        (
+            {"gw0": 0, "gw1": 3, "gw2": 0},
+            [
+                "pytest-cudnn: xdist worker gw0 collected no test, gw1 collected 3",
+                "pytest-cudnn: xdist worker gw2 on ssh=box collected no test, gw1 collected 3: xdist starts a worker "
+                "on another machine in pyexecnetcache, where this suite's rootdir, pytest.ini and testpaths do not "
+                "apply; name the suite's folder there with --tx SPEC//chdir=FOLDER",
+            ],
+        ),
+    ],
+)
+def test_workers_that_collected_nothing_beside_others_are_named(collected: dict[str, int], lines: list[str]) -> None:
+    hosts = [Host(LOCAL, ("gw0", "gw1")), Host("ssh=box", ("gw2",), "ssh=box")]
+    assert collection_lines(collected, hosts) == lines
 
 
 def test_several_gpus_per_worker_are_counted_per_host(host_a: SimHost, host_b: SimHost, server_b: SocketServer) -> None:
@@ -594,7 +937,7 @@ def test_a_host_whose_pytest_cudnn_cannot_be_imported_answers_why(host_b: SimHos
     finally:
         assert server.stop() == []
     assert answer.environment is None
-    assert f"{sys.executable} -m pytest_cudnn doctor --json exited with 1: " in (answer.reason or "")
+    assert f"{sys.executable} -m pytest_cudnn snapshot exited with 1: " in (answer.reason or "")
     assert "No module named 'pytest_cudnn'" in (answer.reason or "")
     assert _probes(host_b) == 0
 

@@ -200,17 +200,21 @@ def stack_cudnns(env: Environment) -> list[Cudnn]:
 
 def visible_gpus(env: Environment) -> tuple[CudaDevice, ...]:
     """The devices CUDA will see, in CUDA's numbering, MIG devices included (devices.py says which)."""
-    return _visible(env).devices
+    return visible_devices(env).devices
 
 
 def assignable_devices(env: Environment) -> tuple[CudaDevice, ...]:
     """The devices this run may hand to xdist workers, one CUDA_VISIBLE_DEVICES each: every device the outer
-    CUDA_VISIBLE_DEVICES names (all when unset), each MIG device of a partitioned GPU on its own."""
-    return _visible(env).named
+    CUDA_VISIBLE_DEVICES names (all when unset), each MIG device of a partitioned GPU on its own. A MIG device
+    whose UUID NVML did not give is left out: only its UUID can name it (the MIG-<GPU-UUID>/<GI>/<CI> form is for
+    drivers before R470, which list no MIG device), and a worker given it would be given an empty value, which
+    hides every device."""
+    return tuple(device for device in visible_devices(env).named if device.mig is None or device.uuid)
 
 
-def _visible(env: Environment) -> VisibleDevices:
-    """The last environment's reading, kept: the diagnosis asks for it in several rules, and the plugin in every
+def visible_devices(env: Environment) -> VisibleDevices:
+    """The one reading of CUDA_VISIBLE_DEVICES that the doctor's findings and the markers' judgements both use.
+    The last environment's reading is kept: the diagnosis asks for it in several rules, and the plugin in every
     memory-marked test's setup, and each reading walks every GPU. Kept by identity (the environment is frozen;
     holding it keeps its id from being reused), one at a time (a run judges one environment per host)."""
     if _LAST_VISIBLE and _LAST_VISIBLE[0][0] is env:
@@ -221,6 +225,18 @@ def _visible(env: Environment) -> VisibleDevices:
 
 
 _LAST_VISIBLE: list[tuple[Environment, VisibleDevices]] = []
+
+
+def no_device_cause(env: Environment, visible: VisibleDevices) -> str | None:
+    """The code of the one finding that says why CUDA sees no device at all (None when it sees one): the doctor
+    raises exactly this finding, and a test that needs a GPU skips quoting it, so the two cannot disagree."""
+    if visible.devices:
+        return None
+    if visible.unlisted_mig:
+        return "cuda-visible-devices-mig"
+    if visible.names_a_gpu:  # every GPU named (or, unset, present) has MIG enabled and no MIG device
+        return "mig-no-devices"
+    return "cuda-visible-devices-hides-all" if env.driver.gpus else "no-gpu"
 
 
 def loader_winners(env: Environment, copies: Sequence[Copy]) -> list[Copy]:

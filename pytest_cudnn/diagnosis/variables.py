@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
 
 from packaging.version import Version
 
 from .. import phrases
-from ..devices import VisibleDevices, parse_visible_devices
+from ..devices import VisibleDevices, driver_major
 from ..environment import (
     INSTALL_VARIABLES,
     Environment,
@@ -26,6 +27,8 @@ from .model import (
 from .stack import (
     gpu_text,
     loader_visible,
+    no_device_cause,
+    visible_devices,
 )
 
 # Environment variables ----------------------------------------------------------------------------
@@ -74,44 +77,48 @@ def path_rules(env: Environment) -> Iterator[Finding]:
 def device_rules(env: Environment) -> Iterator[Finding]:
     gpus = env.driver.gpus
     value = env.variables.get("CUDA_VISIBLE_DEVICES")
-    visible = parse_visible_devices(value, gpus, env.driver.version)
-    yield from mig_rules(env, visible)
+    visible = visible_devices(env)
+    cause = no_device_cause(env, visible)
+    yield from mig_rules(env, visible, cause)
     if value is not None and gpus:
         evidence = (
             f"CUDA_VISIBLE_DEVICES={clip(value, 200)!r}",
             f"NVML sees {len(gpus)} GPU(s)",
             cite("cuda-env-vars"),
         )
-        empty_mig = [gpu for gpu in gpus if gpu.mig_mode and not gpu.mig]
-        if not visible.devices and visible.unlisted_mig and visible.invalid is None:
+        if cause == "cuda-visible-devices-mig":
             yield make_finding(
                 "cuda-visible-devices-mig",
                 Severity.WARNING,
                 "environment",
-                f"CUDA_VISIBLE_DEVICES names MIG devices ({visible.unlisted_mig[0]}"
+                f"CUDA_VISIBLE_DEVICES names MIG devices ({clip(visible.unlisted_mig[0], 60)}"
                 f"{', ...' if len(visible.unlisted_mig) > 1 else ''}), and NVML lists no MIG devices to judge "
                 "them by: tests that need a GPU skip, as no GPU can be judged",
-                evidence,
-                "update the driver (MIG devices are listed through NVML from R470), or name whole GPUs (indices or "
-                "GPU- UUIDs) in CUDA_VISIBLE_DEVICES",
+                (*evidence, cite("mig-enumeration")),
+                (
+                    "check that nvidia-smi -L lists that MIG device (NVML answered no MIG question about these GPUs)"
+                    if (driver_major(env.driver.version) or 0) >= MIG_LISTED_FROM
+                    else "update the driver (MIG devices are listed through NVML from R470)"
+                )
+                + ", or name whole GPUs (indices or GPU- UUIDs) in CUDA_VISIBLE_DEVICES",
             )
-        elif not visible.devices and not visible.unlisted_mig and not empty_mig:
+        elif cause == "cuda-visible-devices-hides-all":
+            mig_uuids = " or MIG- UUIDs (nvidia-smi -L lists them)" if any(gpu.mig_mode for gpu in gpus) else ""
             yield make_finding(
                 "cuda-visible-devices-hides-all",
                 Severity.ERROR,
                 "environment",
                 "CUDA_VISIBLE_DEVICES leaves no GPU visible to CUDA",
                 evidence,
-                f"set CUDA_VISIBLE_DEVICES to indices below {len(gpus)} or to GPU UUIDs, or unset it",
+                f"set CUDA_VISIBLE_DEVICES to indices below {len(gpus)}, to GPU- UUIDs{mig_uuids}, or unset it",
             )
-        elif visible.invalid is not None and (visible.devices or visible.unlisted_mig):
+        if visible.invalid is not None and cause != "cuda-visible-devices-hides-all":
             yield make_finding(
                 "cuda-visible-devices-invalid",
                 Severity.WARNING,
                 "environment",
                 f"CUDA_VISIBLE_DEVICES names {clip(visible.invalid, 60)!r}, which is no device here: it and every "
-                "entry after "
-                "it are ignored",
+                "entry after it are ignored",
                 evidence,
                 "remove the entry; CUDA stops reading the list at the first invalid one",
             )
@@ -129,15 +136,45 @@ def device_rules(env: Environment) -> Iterator[Finding]:
         )
 
 
-def mig_rules(env: Environment, visible: VisibleDevices) -> Iterator[Finding]:
-    """What MIG does to the devices CUDA sees: a MIG-enabled GPU without MIG devices runs nothing, a mode change
-    waits for a reset, and one MIG device visible hides every other device from the process."""
+# NVIDIA MIG User Guide, "CUDA Device Enumeration" (mig-enumeration in compat/sources.py): MIG devices have UUIDs
+# of their own (MIG-<UUID>), which NVML lists, from driver R470.
+MIG_LISTED_FROM = 470
+
+
+def set_for_worker(findings: Sequence[Finding], worker: str | None, outer: str | None) -> list[Finding]:
+    """An xdist worker's findings when pytest-cudnn set its CUDA_VISIBLE_DEVICES (``outer``: the value the run
+    itself had, None when unset). A finding about that variable says who set it and why, and never tells the user
+    to change a value they did not write: the value came from the devices the controller saw, so a worker that
+    reads it otherwise is pytest-cudnn's disagreement with itself, not the user's setting."""
+    who = f"xdist worker {worker}" if worker else "this xdist worker"
+    before = f"{clip(outer, 200)!r}" if outer is not None else "unset"
+    return [
+        replace(
+            finding,
+            summary=f"{finding.summary} (pytest-cudnn set it for {who}, to give the worker its own device)",
+            evidence=(
+                *finding.evidence,
+                f"pytest-cudnn set it for {who}; the run's own CUDA_VISIBLE_DEVICES: {before}",
+            ),
+            fix="run with --no-gpu-assign, which leaves each worker the run's own CUDA_VISIBLE_DEVICES, and report "
+            "the output of pytest-cudnn doctor to pytest-cudnn: the value it chose does not name the devices it "
+            "read",
+        )
+        if finding.code.startswith("cuda-visible-devices-")
+        else finding
+        for finding in findings
+    ]
+
+
+def mig_rules(env: Environment, visible: VisibleDevices, cause: str | None) -> Iterator[Finding]:
+    """What MIG does to the devices CUDA sees: a MIG-enabled GPU without MIG devices runs nothing (an error when
+    that is why CUDA sees no device, ``cause``), a mode change waits for a reset, and one MIG device visible hides
+    every other device from the process."""
     for gpu in env.driver.gpus:
         if gpu.mig_mode and not gpu.mig:
-            alone = not visible.devices
             yield make_finding(
                 "mig-no-devices",
-                Severity.ERROR if alone else Severity.WARNING,
+                Severity.ERROR if cause == "mig-no-devices" else Severity.WARNING,
                 "gpu",
                 f"GPU {gpu.index} has MIG enabled but no MIG devices: CUDA can run nothing on it",
                 (gpu_text(gpu), "nvmlDeviceGetMigDeviceHandleByIndex found no MIG device", cite("mig-enumeration")),

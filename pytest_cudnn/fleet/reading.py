@@ -20,6 +20,7 @@ from ..diagnosis import Severity, Verdict, selected_cudnn, selected_runtime, vis
 from ..environment import SCHEMA as ENVIRONMENT_SCHEMA
 from ..environment import Environment, InvalidSnapshot, State
 from ..files import DocumentRefused, read_json_document
+from ..hosts import shown_spec
 from ..serde import DecodeError, from_json
 from ..text import clip, listing
 from .model import SCHEMA as FLEET_SCHEMA
@@ -307,14 +308,16 @@ def _hosts(value: Any) -> tuple[str, ...]:
 
 
 def _host_line(item: Any) -> str:
+    # A host's key hides env: values off the allowlist since they were found in reports; one written before
+    # still holds them (hosts.shown_spec).
     if isinstance(item, str):
-        return item
+        return shown_spec(item)
     if isinstance(item, dict) and isinstance(item.get("host"), str):
         # As the plugin writes a remote host: its key, its workers, and the stack summary or why it has none.
         workers = item.get("workers")
         names = [name for name in workers if isinstance(name, str)] if isinstance(workers, list) else []
         said = next((item[key] for key in ("summary", "reason") if isinstance(item.get(key), str)), None)
-        return str(item["host"]) + (f" ({listing(names)})" if names else "") + (f": {said}" if said else "")
+        return shown_spec(item["host"]) + (f" ({listing(names)})" if names else "") + (f": {said}" if said else "")
     if isinstance(item, dict):
         facts = [f"{key}={value}" for key, value in item.items() if isinstance(value, (str, int, float, bool))]
         return listing(facts, 8) or "(no facts)"

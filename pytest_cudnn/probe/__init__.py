@@ -330,6 +330,13 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _free(answer: Mapping[str, Any]) -> int | None:
+    """NVML's free memory; unknown when it says more is free than the device holds, which a snapshot may not say
+    (environment._check_devices refuses it) and which no judgement can use."""
+    total, free = _int(answer.get("memory_total")), _int(answer.get("memory_free"))
+    return None if total is not None and free is not None and free > total else free
+
+
 def _cuda(value: int | None) -> str | None:
     if value is None:
         return None
@@ -370,7 +377,7 @@ def _mig_devices(answer: Any) -> tuple[MigDevice, ...]:
             compute_slices=_int(mig.get("compute_slices")),
             multiprocessors=_int(mig.get("multiprocessors")),
             memory_total=_int(mig.get("memory_total")),
-            memory_free=_int(mig.get("memory_free")),
+            memory_free=_free(mig),
             error=_str(mig.get("error")),
         )
         for i, mig in enumerate(answer if isinstance(answer, list) else [])
@@ -388,7 +395,7 @@ def _driver(answer: Mapping[str, Any]) -> Driver:
             pci_bus_id=_str(gpu.get("pci_bus_id")),
             compute_capability=_str(gpu.get("compute_capability")),
             memory_total=_int(gpu.get("memory_total")),
-            memory_free=_int(gpu.get("memory_free")),
+            memory_free=_free(gpu),
             error=_str(gpu.get("error")),
             mig_mode=_bool(gpu.get("mig_mode")),
             mig_pending=_bool(gpu.get("mig_pending")),
