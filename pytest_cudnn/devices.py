@@ -19,8 +19,10 @@ this one result (diagnosis.stack.visible_devices), so they cannot disagree about
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import bisect
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from .environment import Gpu, MigDevice
 
@@ -93,7 +95,8 @@ class VisibleDevices:
     @property
     def unused(self) -> tuple[CudaDevice, ...]:
         """Devices named (or, unset, present) that CUDA does not enumerate because of its MIG rules."""
-        return tuple(device for device in self.named if device not in self.devices)
+        enumerated = set(self.devices)  # a set: `in` over the tuple made this quadratic in the number of GPUs
+        return tuple(device for device in self.named if device not in enumerated)
 
 
 # NVIDIA MIG User Guide, "CUDA Device Enumeration": the driver from which a process enumerates one compute
@@ -121,15 +124,17 @@ def parse_visible_devices(value: str | None, gpus: Sequence[Gpu], driver: str | 
     if value is None:
         present = [device for gpu in gpus for device in devices_of(gpu)]
         return VisibleDevices(_cuda_rule(present, per_instance), tuple(present), (), None, per_instance, bool(gpus))
-    named: list[CudaDevice] = []
-    candidates: list[CudaDevice] = []  # what CUDA considers: a MIG-enabled GPU's first MIG device only
+    # Dicts as ordered sets: a snapshot may list 100,000 GPUs, and `in` over a list made this quadratic (N4).
+    named: dict[CudaDevice, None] = {}
+    candidates: dict[CudaDevice, None] = {}  # what CUDA considers: a MIG-enabled GPU's first MIG device only
     unlisted: list[str] = []
     listed = any(gpu.mig_mode is not None for gpu in gpus)  # NVML answered MIG questions for some GPU
     invalid: str | None = None
     names_a_gpu = False
+    lookup = _Lookup(gpus)
     for raw in value.split(",") if value.strip() else []:
         entry = raw.strip()
-        found = _entry(entry, gpus)
+        found = _entry(entry, lookup)
         if found is None:
             if entry.startswith("MIG-") and len(entry) > 4 and not listed:
                 unlisted.append(entry)
@@ -139,10 +144,9 @@ def parse_visible_devices(value: str | None, gpus: Sequence[Gpu], driver: str | 
         names_a_gpu = True
         whole_gpu = not entry.startswith("MIG-")
         for position, device in enumerate(found):
-            if device not in named:  # a repeated device is one device
-                named.append(device)
-            if device not in candidates and (position == 0 or not whole_gpu):
-                candidates.append(device)
+            named.setdefault(device)  # a repeated device is one device
+            if position == 0 or not whole_gpu:
+                candidates.setdefault(device)
     if unlisted:
         # A MIG device NVML does not list (a driver before R470 lists none) may exist or not, and either way no
         # device of the list is known to be CUDA device 0: if it exists, a driver before R570 enumerates it alone
@@ -150,7 +154,7 @@ def parse_visible_devices(value: str | None, gpus: Sequence[Gpu], driver: str | 
         # judged, and nothing handed to xdist workers, on a guess.
         return VisibleDevices((), (), tuple(unlisted), invalid, per_instance, names_a_gpu)
     return VisibleDevices(
-        _cuda_rule(candidates, per_instance), tuple(named), tuple(unlisted), invalid, per_instance, names_a_gpu
+        _cuda_rule(list(candidates), per_instance), tuple(named), tuple(unlisted), invalid, per_instance, names_a_gpu
     )
 
 
@@ -174,32 +178,79 @@ def _cuda_rule(candidates: Sequence[CudaDevice], per_instance: bool) -> tuple[Cu
     return tuple(kept)
 
 
-def _entry(entry: str, gpus: Sequence[Gpu]) -> tuple[CudaDevice, ...] | None:
+class _Lookup:
+    """The GPUs and MIG devices of a host by UUID, sorted once, so that each entry is found by bisection rather
+    than by a scan of every device: an entry per GPU made parsing quadratic in the number of GPUs."""
+
+    def __init__(self, gpus: Sequence[Gpu]) -> None:
+        self.gpus = gpus
+        self.gpu_uuids = sorted((gpu.uuid, position) for position, gpu in enumerate(gpus) if gpu.uuid)
+        self.mig_uuids = sorted(
+            (mig.uuid, position, slot)
+            for position, gpu in enumerate(gpus)
+            for slot, mig in enumerate(gpu.mig)
+            if mig.uuid
+        )
+
+    def gpu(self, prefix: str) -> Gpu | None:
+        """The one GPU whose UUID begins with ``prefix``; None when none does, or several."""
+        found = _unique(self.gpu_uuids, prefix)
+        return self.gpus[found[1]] if found else None
+
+    def mig(self, prefix: str) -> CudaDevice | None:
+        """The one MIG device whose UUID begins with ``prefix``; None when none does, or several."""
+        found = _unique(self.mig_uuids, prefix)
+        if found is None:
+            return None
+        gpu = self.gpus[found[1]]
+        return CudaDevice(gpu, gpu.mig[found[2]])
+
+    def named(self, uuid: str) -> Iterator[Gpu]:
+        """The GPUs whose UUID is ``uuid``, in NVML's order."""
+        start = bisect.bisect_left(self.gpu_uuids, (uuid,))
+        for found, position in self.gpu_uuids[start:]:
+            if found != uuid:
+                return
+            yield self.gpus[position]
+
+
+def _unique(keys: Sequence[tuple[Any, ...]], prefix: str) -> tuple[Any, ...] | None:
+    """The one key of sorted ``keys`` whose first item begins with ``prefix``: keys that share a prefix are
+    neighbours in sorted order, so the key at the prefix's place and the one after it tell."""
+    start = bisect.bisect_left(keys, (prefix,))
+    if start == len(keys) or not keys[start][0].startswith(prefix):
+        return None
+    if start + 1 < len(keys) and keys[start + 1][0].startswith(prefix):
+        return None
+    return keys[start]
+
+
+def _entry(entry: str, lookup: _Lookup) -> tuple[CudaDevice, ...] | None:
     """The devices one entry names, or None when it names none."""
+    gpus = lookup.gpus
     if entry.isascii() and entry.isdigit():  # "¹".isdigit() is True, and int("¹") raises
         # int() refuses more than 4300 digits, and no machine has a billion GPUs.
         index = int(entry) if len(entry) < 10 else len(gpus)
         return devices_of(gpus[index]) if index < len(gpus) else None
     if entry.startswith("GPU-") and len(entry) > 4:
-        matches = [gpu for gpu in gpus if gpu.uuid and gpu.uuid.startswith(entry)]
-        return devices_of(matches[0]) if len(matches) == 1 else None
+        gpu = lookup.gpu(entry)
+        return devices_of(gpu) if gpu is not None else None
     if entry.startswith("MIG-") and len(entry) > 4:
-        return _mig_entry(entry, gpus)
+        return _mig_entry(entry, lookup)
     return None
 
 
-def _mig_entry(entry: str, gpus: Sequence[Gpu]) -> tuple[CudaDevice, ...] | None:
+def _mig_entry(entry: str, lookup: _Lookup) -> tuple[CudaDevice, ...] | None:
     parent, slash, ids = entry[4:].partition("/")
     if slash:  # MIG-<GPU-UUID>/<GI>/<CI>, the form of drivers before R470
         gi, _, ci = ids.partition("/")
-        for gpu in gpus:
-            if gpu.uuid == parent:
-                for mig in gpu.mig:
-                    if str(mig.gpu_instance_id) == gi and str(mig.compute_instance_id) == ci:
-                        return (CudaDevice(gpu, mig),)
+        for gpu in lookup.named(parent):
+            for mig in gpu.mig:
+                if str(mig.gpu_instance_id) == gi and str(mig.compute_instance_id) == ci:
+                    return (CudaDevice(gpu, mig),)
         return None
-    matches = [CudaDevice(gpu, mig) for gpu in gpus for mig in gpu.mig if mig.uuid and mig.uuid.startswith(entry)]
-    return (matches[0],) if len(matches) == 1 else None
+    device = lookup.mig(entry)
+    return (device,) if device is not None else None
 
 
 def assign_devices(visible: Sequence[CudaDevice], workers: int, per_worker: int = 1) -> list[tuple[CudaDevice, ...]]:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .devices import CudaDevice, assign_devices, devices_per_worker
 from .environment import ALLOWED_VARIABLES
-from .text import clip, printable
+from .text import clip, line, printable
 
 if TYPE_CHECKING:
     from .diagnosis import Finding, Verdict
@@ -45,6 +45,7 @@ __all__ = [
 ]
 
 LOCAL = "local"
+_LINE = 2000  # characters of one header line
 HIDDEN = "\u2026"  # what stands for a value that is not shown
 
 
@@ -216,7 +217,7 @@ def _assigned(workers: Sequence[str], plan: Plan | None) -> str:
 def workers_line(workers: Sequence[str], plan: Plan | None) -> str:
     """The header's line for a run whose workers all run here."""
     note = f" ({plan.note})" if plan is not None and plan.note else ""
-    return f"pytest-cudnn: xdist workers: {_assigned(workers, plan) or 'no GPU assignment'}{note}"
+    return line(f"pytest-cudnn: xdist workers: {_assigned(workers, plan) or 'no GPU assignment'}{note}", _LINE)
 
 
 def stack_summary(env: Environment, verdict: Verdict) -> str:
@@ -232,12 +233,12 @@ def host_line(host: Host, stack: str | None, plan: Plan | None, reason: str | No
     workers = ", ".join(host.workers)
     if stack is None:
         who = "probes for itself" if len(host.workers) == 1 else "probe for themselves"
-        line = f"pytest-cudnn: xdist host {host.key}: {workers} {who} ({reason or 'not probed by the controller'})"
+        text = f"pytest-cudnn: xdist host {host.key}: {workers} {who} ({reason or 'not probed by the controller'})"
     else:
         note = f" ({plan.note})" if plan is not None and plan.note else ""
         assigned = _assigned(host.workers, plan) or f"{workers}: no GPU assignment"
-        line = f"pytest-cudnn: xdist host {host.key}: {stack}; {assigned}{note}"
-    return printable(clip(line, 2000))
+        text = f"pytest-cudnn: xdist host {host.key}: {stack}; {assigned}{note}"
+    return line(text, _LINE)
 
 
 def host_entry(

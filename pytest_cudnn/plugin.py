@@ -23,6 +23,7 @@ import pytest
 from .session import REPORT_ATTRIBUTE, inspect_only, leave, run_of
 from .settings import ENV_REQUIRE_GPU
 from .signatures import MARKERS
+from .text import line, summarised
 
 if TYPE_CHECKING:  # imported where used: a run that uses no marker and no fixture never pays for them
     from .gpu import CudnnHandle, GpuDevice
@@ -325,21 +326,39 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     if groups:
         word = "failures" if run.require_gpu else "skips"
         terminalreporter.section(f"pytest-cudnn: environment {word} by cause", sep="-")
-        for cause, count, message in groups:
-            terminalreporter.line(f"{count:>4} x {cause}: {message}")
+        for text in summarised(groups, _CAUSES, _cause_line, "causes", "--gpu-report lists every test"):
+            terminalreporter.line(line(text))
     if run.require_gpu and run.probed and not run.verdict.ok:
-        terminalreporter.line(f"pytest-cudnn: --require-gpu: {run.verdict.summary}", red=True)
+        terminalreporter.line(line(f"pytest-cudnn: --require-gpu: {run.verdict.summary}"), red=True)
     if run.require_gpu and run.probed:
-        for host, summary in run.broken_hosts():
-            terminalreporter.line(f"pytest-cudnn: --require-gpu: xdist host {host}: {summary}", red=True)
+        hosts = summarised(
+            run.broken_hosts(), _CAUSES, _broken_host, "hosts", "--gpu-report lists them all", _BROKEN.format
+        )
+        for text in hosts:
+            terminalreporter.line(line(text), red=True)
     collected = config.stash.get(_COLLECTED, {})
     if collected:
         from .hosts import collection_lines
 
-        for line in collection_lines(collected, run.xdist_hosts()):
-            terminalreporter.line(line, yellow=True)
+        for text in collection_lines(collected, run.xdist_hosts()):
+            terminalreporter.line(line(text), yellow=True)
     for problem in run.problems:
-        terminalreporter.line(f"pytest-cudnn: ERROR: {problem}", red=True, bold=True)
+        terminalreporter.line(line(f"pytest-cudnn: ERROR: {problem}"), red=True, bold=True)
+
+
+_CAUSES = 16  # causes of environment skips, and broken xdist hosts, in the terminal summary
+
+
+def _cause_line(group: tuple[str, int, str]) -> list[str]:
+    cause, count, message = group
+    return [f"{count:>4} x {cause}: {message}"]
+
+
+_BROKEN = "pytest-cudnn: --require-gpu: {}"
+
+
+def _broken_host(broken: tuple[str, str]) -> list[str]:
+    return [_BROKEN.format(f"xdist host {broken[0]}: {broken[1]}")]
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

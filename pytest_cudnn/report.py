@@ -14,17 +14,22 @@ from .diagnosis.frameworks import copies_text, framework_verdict, how_found, lab
 from .diagnosis.stack import framework_copies
 from .environment import (
     ALLOWED_VARIABLES,
+    Candidate,
     CudaRuntime,
     Cudnn,
     Environment,
     FrameworkBuild,
     Gpu,
+    LinkedObject,
+    LoadedLibrary,
+    MigDevice,
+    Pin,
     Resolution,
     State,
     by_file,
 )
 from .serde import to_json
-from .text import clip, listing, markdown_cell, printable
+from .text import clip, line, listing, markdown_cell, markdown_rows, summarised
 
 __all__ = ["doctor_json", "doctor_text", "header_lines", "markdown_summary"]
 
@@ -32,10 +37,28 @@ _LABEL = 16
 _HEADER_GPUS = 4  # GPUs named in the header; the doctor and the JSON list them all
 _SUMMARY_ROWS = 16  # rows of one kind in the step summary
 _VALUE = 300  # characters of one variable's value in the doctor's text
+# How many of each kind of thing the doctor's text shows; --json lists them all. Real hosts stay well within:
+# 8 GPUs of 7 MIG devices, a few copies of each library, a few findings, the 11 libraries JAX loads. A snapshot
+# from elsewhere is data, and may list 100,000 GPUs or notes (field test of 2026-11-24, S6).
+_GPUS = 32
+_PARTS = 16  # MIG devices of a GPU, copies of a library, a framework's objects and pins, notes, unreadable folders
+_LOADS = 32  # libraries a framework loads, names the loader resolves
+_FINDINGS = 50
+_EVIDENCE = 16  # evidence of one finding
+_NAMES = 16  # names said in one line (libraries needed, GPU code, folders)
 
 
 def _line(label: str, text: str) -> str:
     return f"{label:<{_LABEL}}{text}"
+
+
+def _under(text: str) -> str:
+    """A line under the labelled one above it."""
+    return _line("", text)
+
+
+def _indented(text: str) -> str:
+    return "  " + text
 
 
 def _via(vias: Iterable[Any]) -> str:
@@ -63,19 +86,22 @@ def _driver_lines(env: Environment) -> list[str]:
         lines.append(_line("libcuda", f"{libcuda.state.value}: {libcuda.reason or 'no answer'}"))
     if not driver.gpus:
         lines.append(_line("GPUs", "none seen"))
-    for position, gpu in enumerate(driver.gpus):
-        facts = [
-            phrases.gpu(gpu, free=False),
-            f"{phrases.size(gpu.memory_free)} free of {phrases.size(gpu.memory_total)}",
-            gpu.pci_bus_id or "",
-            gpu.uuid or "",
-        ]
-        text = ", ".join(fact for fact in facts if fact)
-        if gpu.error:
-            text += f"  [failed: {gpu.error}]"
-        lines.append(_line("GPUs" if position == 0 else "", text))
-        lines += [_line("", f"  {line}") for line in _mig_lines(gpu)]
+    lines += summarised(list(enumerate(driver.gpus)), _GPUS, _gpu_lines, "GPUs", said=_under)
     return lines
+
+
+def _gpu_lines(numbered: tuple[int, Gpu]) -> list[str]:
+    position, gpu = numbered
+    facts = [
+        phrases.gpu(gpu, free=False),
+        f"{phrases.size(gpu.memory_free)} free of {phrases.size(gpu.memory_total)}",
+        gpu.pci_bus_id or "",
+        gpu.uuid or "",
+    ]
+    text = ", ".join(fact for fact in facts if fact)
+    if gpu.error:
+        text += f"  [failed: {gpu.error}]"
+    return [_line("GPUs" if position == 0 else "", text), *(_line("", f"  {text}") for text in _mig_lines(gpu))]
 
 
 def _mig_lines(gpu: Gpu) -> list[str]:
@@ -87,19 +113,23 @@ def _mig_lines(gpu: Gpu) -> list[str]:
         pending = f" ({'enabled' if gpu.mig_pending else 'disabled'} after the next reset)"
     if not gpu.mig_mode:
         return [f"MIG disabled{pending}"] if pending else []
-    lines = [f"MIG enabled{pending}: {len(gpu.mig)} MIG device(s)"]
-    for mig in gpu.mig:
-        ids = f"GPU instance {_known(mig.gpu_instance_id)}, compute instance {_known(mig.compute_instance_id)}"
-        facts = [
-            f"MIG {mig.index} {mig.name or '(name unknown)'}",
-            ids,
-            f"{mig.multiprocessors} SMs" if mig.multiprocessors is not None else "",
-            f"{phrases.size(mig.memory_free)} free of {phrases.size(mig.memory_total)}",
-            mig.uuid or "",
-        ]
-        text = ", ".join(fact for fact in facts if fact)
-        lines.append(text + (f"  [failed: {mig.error}]" if mig.error else ""))
-    return lines
+    return [
+        f"MIG enabled{pending}: {len(gpu.mig)} MIG device(s)",
+        *summarised(gpu.mig, _PARTS, _mig_line, "MIG devices"),
+    ]
+
+
+def _mig_line(mig: MigDevice) -> list[str]:
+    ids = f"GPU instance {_known(mig.gpu_instance_id)}, compute instance {_known(mig.compute_instance_id)}"
+    facts = [
+        f"MIG {mig.index} {mig.name or '(name unknown)'}",
+        ids,
+        f"{mig.multiprocessors} SMs" if mig.multiprocessors is not None else "",
+        f"{phrases.size(mig.memory_free)} free of {phrases.size(mig.memory_total)}",
+        mig.uuid or "",
+    ]
+    text = ", ".join(fact for fact in facts if fact)
+    return [text + (f"  [failed: {mig.error}]" if mig.error else "")]
 
 
 def _known(value: int | None) -> str:
@@ -137,9 +167,9 @@ def _cudnn_line(cudnn: Cudnn) -> list[str]:
     if cudnn.cudart_version:
         lines.append(f"        built for CUDA {cudnn.cudart_version}")
     if cudnn.siblings_missing:
-        lines.append(f"        INCOMPLETE: missing {', '.join(cudnn.siblings_missing)}")
+        lines.append(f"        INCOMPLETE: missing {listing(cudnn.siblings_missing, _NAMES)}")
     if cudnn.missing_dependencies:
-        lines.append(f"        cannot load: {', '.join(cudnn.missing_dependencies)}")
+        lines.append(f"        cannot load: {listing(cudnn.missing_dependencies, _NAMES)}")
     if cudnn.state is State.ERROR:
         lines.append(f"        probe failed: {cudnn.reason}")
     elif cudnn.create_status not in (None, 0):
@@ -151,11 +181,12 @@ def _cudnn_line(cudnn: Cudnn) -> list[str]:
 def _copies_block(label: str, lines_per_copy: Sequence[list[str]], empty: str) -> list[str]:
     if not lines_per_copy:
         return [_line(label, empty)]
-    out = []
-    for index, lines in enumerate(lines_per_copy):
-        out.append(_line(label if index == 0 else "", lines[0]))
-        out.extend(" " * _LABEL + extra for extra in lines[1:])
-    return out
+
+    def copy_lines(numbered: tuple[int, list[str]]) -> list[str]:
+        index, lines = numbered
+        return [_line(label if index == 0 else "", lines[0]), *(" " * _LABEL + extra for extra in lines[1:])]
+
+    return summarised(list(enumerate(lines_per_copy)), _PARTS, copy_lines, "copies", said=_under)
 
 
 def _tensorflow_lines(env: Environment) -> list[str]:
@@ -177,7 +208,7 @@ def _tensorflow_lines(env: Environment) -> list[str]:
         if loads:
             lines.append(_line("", f"loads {', '.join(loads)}"))
         if tf.compute_capabilities:
-            lines.append(_line("", f"kernels for {', '.join(tf.compute_capabilities)}"))
+            lines.append(_line("", f"kernels for {listing(tf.compute_capabilities, _NAMES)}"))
         if tf.reason:
             lines.append(_line("", tf.reason))
     shown = tf.library_dirs[:_FOLDERS]
@@ -203,29 +234,38 @@ def _framework_lines(env: Environment, build: FrameworkBuild, findings: Sequence
     for what, fact in (("CUDA", build.cuda), ("cuDNN", build.cudnn)):
         if fact is not None and build.name != "tensorflow":
             lines.append(_line("", f"built for {what} {fact.value}  ({fact.how}, {fact.source})"))
-    for item in build.objects:
-        how = f"DT_RPATH {item.rpath}" if item.rpath else f"DT_RUNPATH {item.runpath}" if item.runpath else "no RPATH"
-        lines.append(_line("", f"{item.path}: {clip(how, 300)}"))
-        if item.needed:
-            lines.append(_line("", f"  needs {', '.join(item.needed)}"))
-        code = [*item.sass, *item.ptx]
-        lines.append(_line("", f"  GPU code: {', '.join(code) if code else 'none found'}"))
-        if item.reason:
-            lines.append(_line("", f"  unread: {item.reason}"))
-    for pin in build.pins:
-        installed = f"installed {pin.installed}" if pin.installed else "not installed beside it"
-        lines.append(_line("", f"pins {pin.package}{pin.specifier}  ({installed})"))
-    for load in build.loads:
-        if load.path is None:
-            optional = "" if load.required else " (optional)"
-            lines.append(_line("", f"loads {load.name}: NOT FOUND{optional}, searched {len(load.searched)} folders"))
-        else:
-            lines.append(_line("", f"loads {load.name} from {load.path}  ({how_found(load)})"))
+    lines += summarised(build.objects, _PARTS, _object_lines, "objects", said=_under)
+    lines += summarised(build.pins, _PARTS, _pin_line, "pins", said=_under)
+    lines += summarised(build.loads, _LOADS, _load_line, "libraries loaded", said=_under)
     if build.reason:
         lines.append(_line("", build.reason))
     if build.state is State.FOUND:
         lines.append(_line("", f"verdict: {framework_verdict(env, build, findings).summary}"))
     return lines
+
+
+def _object_lines(item: LinkedObject) -> list[str]:
+    how = f"DT_RPATH {item.rpath}" if item.rpath else f"DT_RUNPATH {item.runpath}" if item.runpath else "no RPATH"
+    lines = [_line("", f"{item.path}: {clip(how, 300)}")]
+    if item.needed:
+        lines.append(_line("", f"  needs {listing(item.needed, _NAMES)}"))
+    code = [*item.sass, *item.ptx]
+    lines.append(_line("", f"  GPU code: {listing(code, _NAMES) if code else 'none found'}"))
+    if item.reason:
+        lines.append(_line("", f"  unread: {item.reason}"))
+    return lines
+
+
+def _pin_line(pin: Pin) -> list[str]:
+    installed = f"installed {pin.installed}" if pin.installed else "not installed beside it"
+    return [_line("", f"pins {pin.package}{pin.specifier}  ({installed})")]
+
+
+def _load_line(load: LoadedLibrary) -> list[str]:
+    if load.path is None:
+        optional = "" if load.required else " (optional)"
+        return [_line("", f"loads {load.name}: NOT FOUND{optional}, searched {len(load.searched)} folders")]
+    return [_line("", f"loads {load.name} from {load.path}  ({how_found(load)})")]
 
 
 def _found_by_framework(env: Environment, resolution: Resolution) -> str | None:
@@ -247,7 +287,7 @@ def _resolution_lines(env: Environment, resolution: Resolution) -> list[str]:
         unseen = [group[0].path for group in by_file(resolution.candidates)]
         lines = [f"{resolution.name}{who}: the loader finds no copy"]
         if unseen:
-            lines.append(f"  present where the loader does not look: {', '.join(unseen)}")
+            lines.append(f"  present where the loader does not look: {listing(unseen, _NAMES)}")
         return lines
     winner = resolution.loaded or resolution.predicted
     groups = by_file(resolution.candidates)
@@ -258,19 +298,29 @@ def _resolution_lines(env: Environment, resolution: Resolution) -> list[str]:
         check = f"  [dlopen loaded {resolution.loaded}; the search rules predicted {resolution.predicted}]"
     elif resolution.loaded:
         check = "  [confirmed by dlopen]"
-    lines = [f"{resolution.name}{who} -> {winner} ({how}){check}"]
-    for group in groups:
-        if group is winner_group:
-            continue
-        first = group[0]
-        state = "shadowed" if first.loader_rank is not None else "not on the loader path"
-        lines.append(f"  {state}: {first.path} ({_via(first.via)})")
-    return lines
+    others = [group for group in groups if group is not winner_group]
+    return [
+        f"{resolution.name}{who} -> {winner} ({how}){check}",
+        *summarised(others, _PARTS, _other_copy, "copies", said=_indented),
+    ]
+
+
+def _other_copy(group: list[Candidate]) -> list[str]:
+    first = group[0]
+    state = "shadowed" if first.loader_rank is not None else "not on the loader path"
+    return [f"  {state}: {first.path} ({_via(first.via)})"]
 
 
 def _finding_lines(finding: Finding, indent: str = "  ") -> list[str]:
     lines = [f"{indent}{finding.severity.value.upper()} [{finding.code}] {finding.summary}"]
-    lines += [f"{indent}    {item}" for item in finding.evidence if item]
+    evidence = [item for item in finding.evidence if item]
+    lines += summarised(
+        evidence,
+        _EVIDENCE,
+        lambda item: [f"{indent}    {item}"],
+        "items of evidence",
+        said=lambda text: f"{indent}    {text}",
+    )
     lines.append(f"{indent}    fix: {finding.fix}")
     return lines
 
@@ -290,24 +340,27 @@ def doctor_text(env: Environment, findings: Sequence[Finding], verdict: Verdict,
         lines += _framework_lines(env, build, findings)
     if env.resolutions:
         lines += ["", "Loader resolution"]
-        for resolution in env.resolutions:
-            lines += ["  " + text for text in _resolution_lines(env, resolution)]
+        lines += summarised(
+            env.resolutions,
+            _LOADS,
+            lambda resolution: ["  " + text for text in _resolution_lines(env, resolution)],
+            "library names",
+            said=_indented,
+        )
     lines += ["", "Environment"]
     shown = dict(env.variables)
     for name in ALLOWED_VARIABLES:
         lines.append(f"  {name:<21}{clip(shown.pop(name, '(unset)'), _VALUE)}")
     for name, value in shown.items():
         lines.append(f"  {name:<21}{clip(value, _VALUE)}")
-    for folder in env.unreadable:
-        lines.append(f"  could not search: {folder.path} ({folder.reason})")
-    for note in env.notes:
-        lines.append(f"  note: {note}")
+    lines += summarised(
+        env.unreadable, _PARTS, lambda f: [f"  could not search: {f.path} ({f.reason})"], "folders", said=_indented
+    )
+    lines += summarised(env.notes, _PARTS, lambda note: [f"  note: {note}"], "notes", said=_indented)
     if findings:
-        lines += ["", "Findings"]
-        for finding in findings:
-            lines += _finding_lines(finding)
+        lines += ["", "Findings", *summarised(findings, _FINDINGS, _finding_lines, "findings", said=_indented)]
     lines += ["", f"Verdict: {verdict.summary}"]
-    return "\n".join(printable(line) for line in lines) + "\n"
+    return "\n".join(line(text) for text in lines) + "\n"
 
 
 def doctor_json(env: Environment, findings: Sequence[Finding], verdict: Verdict) -> dict[str, Any]:
@@ -381,20 +434,38 @@ def header_lines(
     lines = [
         f"pytest-cudnn: {_driver_headline(env, findings)}{origin}",
         "pytest-cudnn: " + ", ".join(parts),
-        *(f"pytest-cudnn: {_framework_headline(env, build, findings)}" for build in env.frameworks),
+        *summarised(
+            env.frameworks,
+            _HEADER_ROWS,
+            lambda build: [f"pytest-cudnn: {_framework_headline(env, build, findings)}"],
+            "frameworks",
+            _HEADER_WHOLE,
+            _headed,
+        ),
         f"pytest-cudnn: {verdict.summary}",
     ]
     if verbose:
-        lines += [f"pytest-cudnn: {f.severity.value.upper()} [{f.code}] {f.summary}" for f in findings]
-    return [printable(clip(line, 2000)) for line in lines]
+        lines += summarised(
+            findings,
+            _HEADER_ROWS,
+            lambda f: [f"pytest-cudnn: {f.severity.value.upper()} [{f.code}] {f.summary}"],
+            "findings",
+            _HEADER_WHOLE,
+            _headed,
+        )
+    return [line(text, _HEADER_LINE) for text in lines]
 
 
-def _rows(cells: Sequence[Sequence[str]], limit: int, what: str) -> list[str]:
-    rows = [f"| {' | '.join(markdown_cell(cell) for cell in row)} |" for row in cells[:limit]]
-    if len(cells) > limit:
-        width = len(cells[0])
-        rows.append(f"| {len(cells) - limit:,} more {what} |" + " |" * (width - 1))
-    return rows
+_HEADER_ROWS = 16  # frameworks, findings (with -v), xdist hosts in the session header
+_HEADER_LINE = 2000
+_HEADER_WHOLE = "pytest-cudnn doctor --json lists them all"
+
+
+def _headed(text: str) -> str:
+    return f"pytest-cudnn: {text}"
+
+
+_REPORT_WHOLE = "--gpu-report lists them all"
 
 
 def markdown_summary(
@@ -417,11 +488,13 @@ def markdown_summary(
         components.append(["TensorFlow", env.tensorflow.version or "?", env.tensorflow.location or ""])
     lines = ["", "### pytest-cudnn", "", f"**{markdown_cell(verdict.summary)}**", ""]
     lines += ["| component | found | where |", "| --- | --- | --- |"]
-    lines += _rows(components, _SUMMARY_ROWS * 3, "components")
+    lines += markdown_rows(components, _SUMMARY_ROWS * 3, "components", _REPORT_WHOLE)
     if findings:
         lines += ["", "| severity | code | finding | fix |", "| --- | --- | --- | --- |"]
-        lines += _rows([[f.severity.value, f.code, f.summary, f.fix] for f in findings], _SUMMARY_ROWS, "findings")
+        rows = [[f.severity.value, f.code, f.summary, f.fix] for f in findings]
+        lines += markdown_rows(rows, _SUMMARY_ROWS, "findings", _REPORT_WHOLE)
     if skips:
         lines += ["", "| environment skips | cause | first reason |", "| --- | --- | --- |"]
-        lines += _rows([[str(count), cause, reason] for cause, count, reason in skips], _SUMMARY_ROWS, "causes")
+        rows = [[str(count), cause, reason] for cause, count, reason in skips]
+        lines += markdown_rows(rows, _SUMMARY_ROWS, "causes", _REPORT_WHOLE)
     return "\n".join(lines) + "\n\n"

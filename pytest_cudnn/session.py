@@ -41,6 +41,7 @@ __all__ = ["REPORT_ATTRIBUTE", "GpuRun", "inspect_only", "leave", "run_of", "xdi
 # the controller without touching item.user_properties, which junitxml writes into every <testcase>.
 REPORT_ATTRIBUTE = "pytest_cudnn"
 _FACTS = pytest.StashKey[dict[str, Any]]()
+_HOSTS = 16  # xdist hosts in the header, one line each; --gpu-report lists them all
 # Options whose presence means nothing runs: no environment is needed, nothing is reported.
 _INSPECT_ONLY = ("help", "collectonly", "showfixtures", "show_fixtures_per_test", "setupplan", "cacheshow")
 
@@ -393,16 +394,20 @@ class GpuRun:
         """The header's xdist lines: the workers' devices, and with workers elsewhere than here one line per host."""
         from .diagnosis import verdict
         from .hosts import host_line, stack_summary, workers_line
+        from .text import summarised
 
         hosts, plans = self.xdist_hosts(), self.plan()
         if len(hosts) == 1 and hosts[0].local:
             return [workers_line(hosts[0].workers, plans.get(hosts[0].key))]
-        lines = []
-        for host in hosts:
+
+        def lines_of(host: Host) -> list[str]:
             env = self.host_environment(host)
             stack = stack_summary(env, verdict(self.host_findings(host))) if env is not None else None
-            lines.append(host_line(host, stack, plans.get(host.key), self.host_reason(host)))
-        return lines
+            return [host_line(host, stack, plans.get(host.key), self.host_reason(host))]
+
+        return summarised(
+            hosts, _HOSTS, lines_of, "xdist hosts", "--gpu-report lists them all", "pytest-cudnn: {}".format
+        )
 
     def worker_input(self, worker_id: str) -> dict[str, Any]:
         """What one worker is handed in its workerinput: its own host's environment and devices (none where its

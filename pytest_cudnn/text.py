@@ -7,9 +7,15 @@ title or rewrite earlier lines, and ``|`` or HTML that breaks a step-summary tab
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
-__all__ = ["clip", "listing", "markdown_cell", "printable"]
+__all__ = ["LINE", "WHOLE", "clip", "line", "listing", "markdown_cell", "markdown_rows", "printable", "summarised"]
+
+T = TypeVar("T")
+
+LINE = 1000  # characters of one line of text output, at most: a value from elsewhere can be megabytes long
+WHOLE = "--json lists them all"  # where the whole of a summarised list is, in the command-line tool's views
 
 _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
@@ -80,3 +86,62 @@ def listing(items: Sequence[str], limit: int = 8, separator: str = ", ") -> str:
     if len(items) <= limit:
         return separator.join(items)
     return f"{separator.join(items[:limit])} and {len(items) - limit:,} more"
+
+
+def line(text: str, limit: int = LINE) -> str:
+    """One line of text output, made printable (escapes lengthen what they replace), then at most ``limit``
+    characters, the length said included.
+
+    >>> line("\x1b[2J" + "A" * 50, 40)
+    '\\\\x1b[2.. (57 characters)'
+    """
+    shown = printable(text)
+    # clip() keeps limit - 2 characters and adds ".. (N characters)": 16 characters and N's digits and commas.
+    return shown if len(shown) <= limit else clip(shown, limit - 32)
+
+
+def summarised(
+    items: Sequence[T],
+    limit: int,
+    render: Callable[[T], list[str]],
+    what: str,
+    where: str = WHOLE,
+    said: Callable[[str], str] = str,
+    total: int | None = None,
+) -> list[str]:
+    """The lines ``render`` gives for the first ``limit`` items, then one saying how many more there are and where
+    they all are, shaped by ``said`` (an indent, a table row). One item more than ``limit`` is shown rather than
+    summarised: the summary would take its place. ``total``: how many there are, when ``items`` holds only the
+    first ``limit + 1`` (those that are costly to make).
+
+    >>> summarised(["a", "b", "c", "d"], 2, lambda item: [f"  {item}"], "GPUs", said=lambda text: "  " + text)
+    ['  a', '  b', '  and 2 more GPUs (--json lists them all)']
+    """
+    count = len(items) if total is None else total
+    shown = items if count <= limit + 1 else items[:limit]
+    lines = [text for item in shown for text in render(item)]
+    if len(shown) < count:
+        lines.append(said(f"and {count - len(shown):,} more {what} ({where})"))
+    return lines
+
+
+def markdown_rows(
+    cells: Sequence[Sequence[str]], limit: int, what: str, where: str = WHOLE, total: int | None = None
+) -> list[str]:
+    """Rows of a Markdown table, every cell escaped; past ``limit``, one row says how many more there are.
+
+    >>> markdown_rows([["a", "1"], ["b", "2"], ["c", "3"]], 1, "rows")
+    ['| a | 1 |', '| and 2 more rows (--json lists them all) | |']
+    """
+    if not cells:
+        return []
+    width = len(cells[0])
+    return summarised(
+        cells,
+        limit,
+        lambda row: [f"| {' | '.join(markdown_cell(cell) for cell in row)} |"],
+        what,
+        where,
+        lambda text: f"| {markdown_cell(text)} |" + " |" * (width - 1),
+        total,
+    )

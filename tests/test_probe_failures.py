@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pytest_cudnn.environment import Failure, State
-from pytest_cudnn.native.isolation import Child, ProbeFailure, _answer, _collect
+from pytest_cudnn.native.isolation import _MAX_OUTPUT, Child, ProbeFailure, _answer, _collect
 from pytest_cudnn.probe import ProbeOptions, probe_environment
 
 from .simhost import Compiler, cudart_source, cudnn_source
@@ -256,3 +256,14 @@ def test_a_crash_keeps_the_dependency_named_anywhere_in_what_was_printed() -> No
     )
     assert answer["missing"] == ["libnvrtc.so"]
     assert "libnvrtc.so" not in answer["output"]
+
+
+def test_an_answer_cut_at_the_limit_says_so() -> None:
+    """NVML's answer for a host of some 3,000 GPUs or more is longer than the probe reads: it was no silent exit."""
+    gpus = [{"index": index, "uuid": f"GPU-{index:08d}-aaaa-bbbb-cccc-000000000000"} for index in range(50_000)]
+    whole = marshal.dumps({"gpus": gpus})
+    assert len(whole) > _MAX_OUTPUT
+    cut = whole[:_MAX_OUTPUT]
+    answer = _answer(JOB, exited(0), cut, b"", None)
+    assert answer["failure"] == "no-answer"
+    assert answer["error"] == f"{JOB['path']}: its answer is longer than the 1,048,576 bytes read"

@@ -213,8 +213,18 @@ def assignable_devices(env: Environment) -> tuple[CudaDevice, ...]:
 
 
 def visible_devices(env: Environment) -> VisibleDevices:
-    """The one reading of CUDA_VISIBLE_DEVICES that the doctor's findings and the markers' judgements both use."""
-    return parse_visible_devices(env.variables.get("CUDA_VISIBLE_DEVICES"), env.driver.gpus, env.driver.version)
+    """The one reading of CUDA_VISIBLE_DEVICES that the doctor's findings and the markers' judgements both use.
+    The last environment's reading is kept: the diagnosis asks for it in several rules, and the plugin in every
+    memory-marked test's setup, and each reading walks every GPU. Kept by identity (the environment is frozen;
+    holding it keeps its id from being reused), one at a time (a run judges one environment per host)."""
+    if _LAST_VISIBLE and _LAST_VISIBLE[0][0] is env:
+        return _LAST_VISIBLE[0][1]
+    visible = parse_visible_devices(env.variables.get("CUDA_VISIBLE_DEVICES"), env.driver.gpus, env.driver.version)
+    _LAST_VISIBLE[:] = [(env, visible)]
+    return visible
+
+
+_LAST_VISIBLE: list[tuple[Environment, VisibleDevices]] = []
 
 
 def no_device_cause(env: Environment, visible: VisibleDevices) -> str | None:

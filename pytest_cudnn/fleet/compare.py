@@ -94,14 +94,13 @@ def _finding_differences(runners: Sequence[Runner]) -> tuple[FindingDifference, 
         return ()
     first: dict[str, tuple[str, str]] = {}  # code -> (severity, summary) as first seen
     severity: dict[str, str] = {}
-    on: dict[str, list[str]] = {}
+    on: dict[str, dict[str, None]] = {}  # code -> the runners that have it, an ordered set: lists made it quadratic
     for runner in runners:
         for finding in runner.findings:
             first.setdefault(finding.code, (finding.severity, finding.summary))
             worst = severity.get(finding.code, finding.severity)
             severity[finding.code] = min(worst, finding.severity, key=lambda s: _SEVERITY.get(s, 3))
-            if runner.name not in on.setdefault(finding.code, []):
-                on[finding.code].append(runner.name)
+            on.setdefault(finding.code, {})[runner.name] = None
     differences = [
         FindingDifference(
             code,

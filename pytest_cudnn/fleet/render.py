@@ -12,9 +12,18 @@ from typing import Any
 
 from .. import phrases
 from ..serde import to_json
-from ..text import clip, listing, markdown_cell, printable
+from ..text import clip, line, listing, markdown_cell, markdown_rows, printable, summarised
 from .compare import gpu_models
-from .model import SCHEMA, SCHEMA_VERSION, Fleet, RefusalDifference, RefusalGroup, Runner
+from .model import (
+    SCHEMA,
+    SCHEMA_VERSION,
+    FindingDifference,
+    Fleet,
+    FleetFinding,
+    RefusalDifference,
+    RefusalGroup,
+    Runner,
+)
 
 __all__ = ["fleet_json", "fleet_markdown", "fleet_text", "verdict_line"]
 
@@ -22,7 +31,10 @@ _LABEL = 16
 _VALUE = 48  # characters of one value in a side-by-side table
 _REASON = 300  # characters of one reason or finding
 _TESTS = 30  # tests shown among the differences
-_ROWS = 16  # findings or refusal groups shown per runner
+_ROWS = 16  # findings or refusal groups shown per runner, findings among the differences, unusable reports
+_RUNNERS = 32  # runners shown each with their own section, and in the Markdown's summary table
+_COLUMNS = 8  # runners side by side in a table of facts; with more, each fact's values are listed with their runners
+_NAMES = 8  # runners named in one line
 
 
 def verdict_line(fleet: Fleet) -> str:
@@ -91,11 +103,26 @@ def _runner_lines(runner: Runner) -> list[str]:
     body += [_line("Host" if index == 0 else "", host) for index, host in enumerate(runner.hosts)]
     if runner.refusals:
         body.append("Refused by the environment")
-        body += [f"  {_refusal_text(group)}" for group in runner.refusals]
+        body += summarised(
+            runner.refusals, _ROWS, lambda group: [f"  {_refusal_text(group)}"], "causes", said=_indented
+        )
     if runner.findings:
         body.append("Findings")
-        body += [f"  {f.severity.upper()} [{f.code}] {clip(f.summary, _REASON)}" for f in runner.findings]
-    return lines + [f"  {line}" for line in body]
+        body += summarised(runner.findings, _ROWS, _finding_line, "findings", said=_indented)
+    return lines + [f"  {text}" for text in body]
+
+
+def _finding_line(finding: FleetFinding) -> list[str]:
+    return [f"  {finding.severity.upper()} [{finding.code}] {clip(finding.summary, _REASON)}"]
+
+
+def _indented(text: str) -> str:
+    return "  " + text
+
+
+def _apart(text: str) -> str:
+    """A line after a blank one: in Markdown, a line right after a table's rows would be one more row."""
+    return "\n" + text
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -106,61 +133,84 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 
 
 def _ran_text(test: RefusalDifference) -> str:
-    return ", ".join(f"{name} ({outcome})" for name, outcome in test.ran_on.items())
+    return listing([f"{name} ({outcome})" for name, outcome in test.ran_on.items()], _NAMES)
+
+
+def _fact_rows(fleet: Fleet) -> tuple[list[str], list[list[str]]]:
+    """The facts that differ as a table's header and rows: side by side, one column per runner, for a few runners;
+    for more, a row per value a fact takes, with the runners that have it (300 columns made lines of 9,165
+    characters, field test of 2026-11-24)."""
+    names = [runner.name for runner in fleet.runners]
+    if len(names) <= _COLUMNS:
+        return ["", *names], [
+            [fact.label, *(fact.values.get(name) or "none" for name in names)] for fact in fleet.facts
+        ]
+    rows = []
+    for fact in fleet.facts:
+        having: dict[str, list[str]] = {}
+        for name in names:
+            having.setdefault(fact.values.get(name) or "none", []).append(name)
+        rows += [[fact.label, value, f"{len(on)}: {listing(on, _NAMES)}"] for value, on in having.items()]
+    return ["", "value", "runners"], rows
 
 
 def _difference_lines(fleet: Fleet) -> list[str]:
-    names = [runner.name for runner in fleet.runners]
     lines: list[str] = []
     if fleet.facts:
-        rows = [[fact.label, *(fact.values.get(name) or "none" for name in names)] for fact in fleet.facts]
-        lines += ["  " + row for row in _table(["", *names], rows)]
+        header, rows = _fact_rows(fleet)
+        table = _table(header, rows)
+        lines += summarised(table, _ROWS * 4, lambda row: ["  " + row], "rows", said=_indented)
     if fleet.findings:
         lines += ["", "  Findings on some runners only"]
-        for finding in fleet.findings:
-            lines.append(
-                f"    {finding.severity.upper()} [{finding.code}] on {', '.join(finding.on)}; "
-                f"not on {', '.join(finding.not_on)}"
-            )
-            lines.append(f"        {clip(finding.summary, _REASON)}")
+        lines += summarised(fleet.findings, _ROWS, _finding_difference, "findings", said=lambda text: "    " + text)
     if fleet.tests:
         lines += ["", "  Tests refused on some runners, run on others"]
-        for test in fleet.tests[:_TESTS]:
-            lines.append(f"    {test.nodeid}")
-            lines.append(f"        ran on {_ran_text(test)}")
-            lines += [
-                f"        {refusal.outcome or 'refused'} on {refusal.runner}: {clip(refusal.reason, _REASON)}"
-                for refusal in test.refused_on
-            ]
-        if len(fleet.tests) > _TESTS:
-            lines.append(f"    and {len(fleet.tests) - _TESTS:,} more tests (--json lists them all)")
+        lines += summarised(fleet.tests, _TESTS, _test_difference, "tests", said=lambda text: "    " + text)
     return lines
+
+
+def _finding_difference(finding: FindingDifference) -> list[str]:
+    return [
+        f"    {finding.severity.upper()} [{finding.code}] on {listing(finding.on, _NAMES)}; "
+        f"not on {listing(finding.not_on, _NAMES)}",
+        f"        {clip(finding.summary, _REASON)}",
+    ]
+
+
+def _test_difference(test: RefusalDifference) -> list[str]:
+    return [
+        f"    {test.nodeid}",
+        f"        ran on {_ran_text(test)}",
+        *summarised(
+            test.refused_on,
+            _NAMES,
+            lambda refusal: [
+                f"        {refusal.outcome or 'refused'} on {refusal.runner}: {clip(refusal.reason, _REASON)}"
+            ],
+            "runners",
+            said=lambda text: "        " + text,
+        ),
+    ]
 
 
 def fleet_text(fleet: Fleet) -> str:
     """The terminal view: each runner, the differences, the reports that could not be read, the verdict."""
     names = [runner.name for runner in fleet.runners] + [problem.runner for problem in fleet.problems]
     lines = [f"pytest-cudnn fleet: {len(names)} runner{'s' if len(names) != 1 else ''}: {listing(names, 12)}"]
-    for runner in fleet.runners:
-        lines += ["", *_runner_lines(runner)]
+    lines += summarised(fleet.runners, _RUNNERS, lambda runner: ["", *_runner_lines(runner)], "runners")
     if len(fleet.runners) > 1:
         differences = _difference_lines(fleet)
         lines += ["", "Differences", *(differences or ["  none: every runner reports the same stack and tests"])]
     if fleet.problems:
         lines += ["", "Reports that could not be used"]
-        lines += [f"  {problem.runner}  {problem.path}: {problem.reason}" for problem in fleet.problems]
+        lines += summarised(
+            fleet.problems, _ROWS, lambda p: [f"  {p.runner}  {p.path}: {p.reason}"], "reports", said=_indented
+        )
     lines += ["", f"Fleet: {verdict_line(fleet)}"]
-    return "\n".join(printable(line) for line in lines) + "\n"
+    return "\n".join(line(text) for text in lines) + "\n"
 
 
 # Markdown -----------------------------------------------------------------------------------------------------
-
-
-def _rows(cells: Sequence[Sequence[str]], limit: int, what: str) -> list[str]:
-    rows = [f"| {' | '.join(markdown_cell(cell) for cell in row)} |" for row in cells[:limit]]
-    if len(cells) > limit:
-        rows.append(f"| {len(cells) - limit:,} more {what} |" + " |" * (len(cells[0]) - 1))
-    return rows
 
 
 def _head(*columns: str) -> list[str]:
@@ -173,44 +223,50 @@ def fleet_markdown(fleet: Fleet) -> str:
     lines = ["", "### pytest-cudnn fleet", "", f"**{markdown_cell(verdict_line(fleet))}**", ""]
     if fleet.runners:
         lines += _head("runner", "verdict", "driver", "GPUs", "CUDA runtime", "cuDNN", "frameworks", "GPU tests")
-        lines += _rows([_summary_row(runner) for runner in fleet.runners], len(fleet.runners), "runners")
+        lines += markdown_rows([_summary_row(runner) for runner in fleet.runners], _RUNNERS, "runners")
     if fleet.problems:
         lines += ["", *_head("runner", "report", "could not be used")]
-        lines += _rows([[p.runner, p.path, p.reason] for p in fleet.problems], len(fleet.problems), "reports")
+        lines += markdown_rows([[p.runner, p.path, p.reason] for p in fleet.problems], _ROWS, "reports")
     if len(fleet.runners) > 1:
         lines += ["", "#### Differences"]
         if not (fleet.facts or fleet.findings or fleet.tests):
             lines += ["", "none: every runner reports the same stack and tests"]
-    names = [runner.name for runner in fleet.runners]
     if len(fleet.runners) > 1 and fleet.facts:
-        lines += ["", *_head("", *names)]
-        rows = [[fact.label, *(fact.values.get(name) or "none" for name in names)] for fact in fleet.facts]
-        lines += _rows(rows, len(rows), "facts")
+        header, rows = _fact_rows(fleet)
+        lines += ["", *_head(*header), *markdown_rows(rows, _ROWS * 4, "rows")]
     if fleet.findings:
         lines += ["", *_head("finding", "severity", "on", "not on", "says")]
-        rows = [[f.code, f.severity, ", ".join(f.on), ", ".join(f.not_on), f.summary] for f in fleet.findings]
-        lines += _rows(rows, _ROWS, "findings")
+        rows = [
+            [f.code, f.severity, listing(f.on, _NAMES), listing(f.not_on, _NAMES), f.summary] for f in fleet.findings
+        ]
+        lines += markdown_rows(rows, _ROWS, "findings")
     if fleet.tests:
         lines += ["", *_head("test refused on some runners", "ran on", "refused on", "why")]
+        # Only the rows shown are made: each names the runners its test ran on.
+        refusals = [(test, refusal) for test in fleet.tests for refusal in test.refused_on]
         rows = [
-            [test.nodeid, _ran_text(test), refusal.runner, refusal.reason]
-            for test in fleet.tests
-            for refusal in test.refused_on
+            [test.nodeid, _ran_text(test), refusal.runner, refusal.reason] for test, refusal in refusals[: _TESTS + 1]
         ]
-        lines += _rows(rows, _TESTS, "refusals (pytest-cudnn fleet --json lists them all)")
-    for runner in fleet.runners:
-        if runner.refusals or runner.findings or runner.hosts:
-            lines += ["", f"#### {markdown_cell(runner.name)}: {markdown_cell(runner.verdict)}"]
-        if runner.hosts:
-            lines += ["", *_head("remote host"), *_rows([[host] for host in runner.hosts], _ROWS * 4, "hosts")]
-        if runner.refusals:
-            lines += ["", *_head("environment refusals", "cause", "first reason")]
-            rows = [[_count_text(group.outcomes), group.cause, group.reason] for group in runner.refusals]
-            lines += _rows(rows, _ROWS, "causes")
-        if runner.findings:
-            lines += ["", *_head("severity", "code", "finding")]
-            lines += _rows([[f.severity, f.code, f.summary] for f in runner.findings], _ROWS, "findings")
+        lines += markdown_rows(rows, _TESTS, "refusals", total=len(refusals))
+    lines += summarised(fleet.runners, _RUNNERS, _runner_markdown, "runners", said=_apart)
     return "\n".join(lines) + "\n\n"
+
+
+def _runner_markdown(runner: Runner) -> list[str]:
+    """A runner's remote hosts, environment refusals and findings, each a table."""
+    lines = []
+    if runner.refusals or runner.findings or runner.hosts:
+        lines += ["", f"#### {markdown_cell(runner.name)}: {markdown_cell(runner.verdict)}"]
+    if runner.hosts:
+        lines += ["", *_head("remote host"), *markdown_rows([[host] for host in runner.hosts], _ROWS * 4, "hosts")]
+    if runner.refusals:
+        lines += ["", *_head("environment refusals", "cause", "first reason")]
+        rows = [[_count_text(group.outcomes), group.cause, group.reason] for group in runner.refusals]
+        lines += markdown_rows(rows, _ROWS, "causes")
+    if runner.findings:
+        lines += ["", *_head("severity", "code", "finding")]
+        lines += markdown_rows([[f.severity, f.code, f.summary] for f in runner.findings], _ROWS, "findings")
+    return lines
 
 
 def _summary_row(runner: Runner) -> list[str]:

@@ -331,6 +331,12 @@ def _ending(job: Job, status: int, result: bytes, output: bytes, timed_out: floa
         # An exit with no answer: the library called exit(), or the answer could not be written. Nothing tells
         # which, so it is no answer rather than a crash.
         code = os.WEXITSTATUS(status)
+        if len(result) >= _MAX_OUTPUT:  # an answer cut at the limit, such as NVML's for some 3,000 GPUs or more
+            return {
+                "error": f"{_describe(job)}: its answer is longer than the {_MAX_OUTPUT:,} bytes read",
+                "failure": NO_ANSWER,
+                "output": _tail(output),
+            }
         return {
             "error": f"{_describe(job)}: exited with status {code} without an answer",
             "failure": NO_ANSWER,
