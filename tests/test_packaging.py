@@ -22,10 +22,21 @@ from pytest_cudnn.signatures import FRAMEWORK_NAMES
 
 ROOT = Path(__file__).resolve().parent.parent
 # MANIFEST.in's choice: the folders and files of the source tree that the sdist carries whole.
-SHIPPED_TREES = ("pytest_cudnn", "tests", "examples", "benchmarks")
+SHIPPED_TREES = ("pytest_cudnn", "tests", "examples", "benchmarks", ".ci")
 SHIPPED_FILES = ("README.md", "LICENSE", "pyproject.toml", "tox.ini", "MANIFEST.in")
 # What a checkout holds beside its sources (.gitignore's entries, and git's own folder).
-NOT_SOURCES = (".git", "__pycache__", "*.py[cod]", "*.egg-info", ".venv", ".tox", ".*_cache", ".hypothesis")
+NOT_SOURCES = (
+    ".git",
+    "__pycache__",
+    "*.py[cod]",
+    "*.egg-info",
+    ".venv*",
+    ".tox",
+    ".*_cache",
+    ".hypothesis",
+    "build",
+    "dist",
+)
 
 
 def _sources(top: Path) -> Iterator[Path]:
@@ -188,3 +199,19 @@ def test_the_help_and_the_package_description_name_every_framework_the_doctor_ju
     for name in FRAMEWORK_NAMES:
         assert framework(name) in help_text.split("without importing")[0], name
         assert framework(name) in description.group(1), name
+
+
+def test_tox_and_ci_run_on_the_pythons_pyproject_accepts() -> None:
+    """tox on each, CI on the oldest and the newest; a Python added to one and not the others is said here."""
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    floor = re.search(r'^requires-python = ">=(3\.\d+)"$', pyproject, re.M)
+    assert floor is not None
+    classified = re.findall(r'"Programming Language :: Python :: (3\.\d+)"', pyproject)
+    envlist = re.search(r"^envlist = (.*)$", (ROOT / "tox.ini").read_text(encoding="utf-8"), re.M)
+    assert envlist is not None
+    tox = [f"3.{env[3:]}" for env in envlist.group(1).split(", ") if re.fullmatch(r"py3\d+", env)]
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert tox == classified
+    assert classified[0] == floor.group(1)
+    assert re.search(rf"^oldest={re.escape(classified[0])}$", ci, re.M)
+    assert re.search(rf"^newest={re.escape(classified[-1])}$", ci, re.M)
