@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_cudnn import __version__
 from pytest_cudnn.cli import main
 from pytest_cudnn.phrases import framework
 from pytest_cudnn.signatures import FRAMEWORK_NAMES
@@ -99,12 +100,13 @@ def test_the_tests_collect_from_the_unpacked_sdist(built: tuple[Path, Path], tmp
 
 def test_the_wheel_is_the_package_and_its_license(built: tuple[Path, Path]) -> None:
     _, wheel = built
+    info = f"pytest_cudnn-{__version__}.dist-info/"
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
-        metadata = archive.read("pytest_cudnn-0.1.0.dist-info/METADATA").decode()
-    package = {name for name in names if not name.startswith("pytest_cudnn-0.1.0.dist-info/")}
+        metadata = archive.read(f"{info}METADATA").decode()
+    package = {name for name in names if not name.startswith(info)}
     assert package == {str(path) for path in _sources(ROOT / "pytest_cudnn")}
-    assert "pytest_cudnn-0.1.0.dist-info/licenses/LICENSE" in names
+    assert f"{info}licenses/LICENSE" in names
     assert "License-Expression: MIT" in metadata.splitlines()
     assert "License-File: LICENSE" in metadata.splitlines()
 
