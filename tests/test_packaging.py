@@ -217,3 +217,49 @@ def test_tox_and_ci_run_on_the_pythons_pyproject_accepts() -> None:
     assert classified[0] == floor.group(1)
     assert re.search(rf"^oldest={re.escape(classified[0])}$", ci, re.M)
     assert re.search(rf"^newest={re.escape(classified[-1])}$", ci, re.M)
+
+
+def _executable(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    path.chmod(0o755)
+
+
+@pytest.mark.parametrize(
+    ("on_path", "built", "found"),
+    [
+        pytest.param("exit 0", ["3.10.13"], "bin/python3.10", id="python3.10 on PATH runs"),
+        pytest.param("exit 1", ["3.10.9", "3.10.13"], "pyenv/versions/3.10.13/bin/python3.10", id="a pyenv shim fails"),
+        pytest.param(None, ["3.10.13", "3.11.7"], "pyenv/versions/3.10.13/bin/python3.10", id="pyenv's build alone"),
+        pytest.param("exit 1", ["3.11.7"], None, id="missing"),
+    ],
+)
+def test_ci_finds_each_python_or_says_which_is_missing(
+    tmp_path: Path, on_path: str | None, built: list[str], found: str | None
+) -> None:
+    if on_path is not None:
+        _executable(tmp_path / "bin" / "python3.10", f"#!/bin/sh\n{on_path}\n")
+    for version in built:
+        _executable(tmp_path / "pyenv" / "versions" / version / "bin" / f"python{version[:4]}", "#!/bin/sh\n")
+    function = re.search(
+        r"^find_python\(\) \{$.*?^\}$", (ROOT / ".ci" / "run").read_text(encoding="utf-8"), re.M | re.S
+    )
+    assert function is not None
+    tools = tmp_path / "tools"  # what the function runs besides bash, and no Python of this machine's
+    tools.mkdir()
+    for tool in ("sort", "tail"):
+        (tools / tool).symlink_to(shutil.which(tool) or tool)
+    env = {"PATH": f"{tmp_path / 'bin'}:{tools}", "PYENV_ROOT": str(tmp_path / "pyenv"), "HOME": str(tmp_path)}
+    said = subprocess.run(
+        [shutil.which("bash") or "bash", "-c", f'{function.group(0)}\nfind_python "$1"', "-", "3.10"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    if found is None:
+        assert said.returncode == 1
+        assert said.stdout == ""
+        assert said.stderr.startswith(".ci/run: no Python 3.10: python3.10 on PATH does not run, and ")
+    else:
+        assert (said.returncode, said.stdout, said.stderr) == (0, f"{tmp_path / found}\n", "")
