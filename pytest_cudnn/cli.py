@@ -126,8 +126,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="pytest-cudnn",
         usage=_USAGE,
-        description="Diagnose the NVIDIA GPU stack (driver, CUDA runtime, cuDNN, TensorFlow) "
-        "without importing a framework.",
+        description="Diagnose the NVIDIA GPU stack (driver, CUDA runtime, cuDNN, and PyTorch, JAX, TensorFlow, "
+        "CuPy) without importing a framework.",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

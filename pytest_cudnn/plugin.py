@@ -303,7 +303,9 @@ class _Facts:
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
-        facts = self.run.facts_of(item, call.excinfo.value if call.excinfo is not None else None)
+        error = call.excinfo.value if call.excinfo is not None else None
+        self.run.relocate_skip(item, error, report)
+        facts = self.run.facts_of(item, error)
         if facts:
             setattr(report, REPORT_ATTRIBUTE, facts)
         return report

@@ -145,6 +145,8 @@ class GpuRun:
         # A fixture's refusal -> its facts; weak, so only the exceptions pytest still holds (a session-scoped
         # fixture's, raised again in each test that asks for it) stay.
         self._refusals: weakref.WeakKeyDictionary[BaseException, dict[str, Any]] = weakref.WeakKeyDictionary()
+        # A marker's refusal raised here (under -p no:skipping), to be reported at the test's own line.
+        self._raised_skips: weakref.WeakSet[BaseException] = weakref.WeakSet()
         self.facts_plugin: object | None = None  # registered on the first fact: unmarked suites never pay for it
         self._active = False
         self.worker_id: str | None = (self.worker or {}).get("workerid")
@@ -516,9 +518,25 @@ class GpuRun:
         self.note(item, reason=outcome.message, cause=outcome.cause)
         if self.require_gpu:
             pytest.fail(f"{outcome.message} [--require-gpu]", pytrace=False)
-        # A skip mark, evaluated by pytest's own skipping plugin right after this hook, reports the test's own
-        # location rather than this file's.
-        item.add_marker(pytest.mark.skip(reason=outcome.message))
+        if self.config.pluginmanager.has_plugin("skipping"):
+            # A skip mark, evaluated by pytest's own skipping plugin right after this hook, reports the test's own
+            # location rather than this file's.
+            item.add_marker(pytest.mark.skip(reason=outcome.message))
+            return
+        # -p no:skipping: nothing evaluates skip marks, and the test would run on a stack that cannot run it. A
+        # skip raised here is what pytest.skip() in the test is, which needs no plugin; its report is moved to
+        # the test's line (relocate_skip).
+        error = pytest.skip.Exception(outcome.message)
+        self._raised_skips.add(error)
+        raise error
+
+    def relocate_skip(self, item: pytest.Item, error: BaseException | None, report: pytest.TestReport) -> None:
+        """A marker's skip raised by :meth:`refuse` is reported at the test's line, as a skip mark's is, not at
+        this file's."""
+        if error is None or error not in self._raised_skips or not isinstance(report.longrepr, tuple):
+            return
+        path, line, _ = item.reportinfo()
+        report.longrepr = (os.fspath(path), (line or 0) + 1, report.longrepr[2])
 
     def refuse_in_fixture(self, outcome: Outcome) -> NoReturn:
         """A fixture's environment skip, or a failure under --require-gpu. The facts go with the exception: a

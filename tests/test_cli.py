@@ -21,6 +21,7 @@ from pytest_cudnn.cli import main
 from pytest_cudnn.environment import load_snapshot
 
 from .envbuilder import EnvBuilder
+from .interrupts import interruptible
 from .simhost import SimGpu, SimHost
 from .test_writing import REFUSED, state, target
 
@@ -211,7 +212,7 @@ def test_ctrl_c_in_a_terminal_stops_a_hanging_probe_with_130_and_one_line(host: 
     host.ld_library_path.append(str(host.root / "opt" / "hang"))
     # A terminal's Ctrl-C sends SIGINT to the whole foreground process group: the command and its probe processes.
     process = subprocess.Popen(
-        [sys.executable, "-m", "pytest_cudnn", command, "--timeout", "60"],
+        interruptible([sys.executable, "-m", "pytest_cudnn", command, "--timeout", "60"]),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -921,3 +921,39 @@ def test_the_example_workflows_commands_are_the_products(tmp_path: Path, capsys:
         shown = capsys.readouterr().out
         for runner in re.findall(r"^\s+- runner: (\S+)$", text, re.M):
             assert runner in shown
+
+
+def _job_steps(text: str) -> dict[str, list[str]]:
+    """Each job's steps, in order, each as the text of its lines (the workflow's two-space YAML, read by indent:
+    no YAML parser is a dependency)."""
+    jobs: dict[str, list[str]] = {}
+    lines = text.split("\n")
+    start = lines.index("jobs:")
+    job = ""
+    for line in lines[start + 1 :]:
+        if re.match(r"\S", line):
+            break
+        if named := re.match(r"  ([\w-]+):$", line):
+            job = named.group(1)
+            jobs[job] = []
+        elif re.match(r"      - ", line):
+            jobs[job].append(line.strip())
+        elif jobs.get(job) and line.startswith("        "):
+            jobs[job][-1] += "\n" + line.strip()
+    return jobs
+
+
+def test_every_job_of_the_example_workflow_installs_from_its_checkout() -> None:
+    """pytest-cudnn is not on PyPI: a job that installs it by name installs whatever someone registered under it,
+    and a job without actions/checkout has nothing to install from (field test N7)."""
+    jobs = _job_steps(_workflow())
+    assert set(jobs) == {"gpu-tests", "fleet"}
+    for job, steps in jobs.items():
+        installs = [i for i, step in enumerate(steps) if "pip install" in step]
+        checkouts = [i for i, step in enumerate(steps) if step.startswith("- uses: actions/checkout@")]
+        assert installs, job
+        assert checkouts, job
+        assert checkouts[0] < installs[0], job
+        for i in installs:
+            [command] = re.findall(r"pip install (.*)", steps[i])
+            assert re.fullmatch(r"""(-e )?["']?\.[/]?(\[[\w,]+\])?["']?""", command), (job, command)

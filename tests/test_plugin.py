@@ -204,6 +204,26 @@ def test_unsatisfied_markers_skip_with_what_was_found(pytester: pytest.Pytester,
     result.stdout.fnmatch_lines([f"SKIPPED * requires *; {found}*"])
 
 
+@pytest.mark.parametrize("skipping", ["", "no:skipping"], ids=["skipping plugin", "-p no:skipping"])
+def test_an_unsatisfied_marker_skips_at_the_tests_own_line_with_or_without_pytests_skipping_plugin(
+    pytester: pytest.Pytester, skipping: str
+) -> None:
+    """Without pytest's skipping plugin nothing evaluates a skip mark: the test ran on the stack that cannot run it."""
+    pytester.makepyfile(
+        test_gpu="""
+        import pytest
+
+        @pytest.mark.requires_cudnn("<9")
+        def test_a():
+            raise AssertionError("ran")
+        """
+    )
+    plugins = ["-p", skipping] if skipping else []
+    result = pytester.runpytest(*plugins, "-rs", "--gpu-env", snapshot(pytester, healthy()))
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["SKIPPED [[]1[]] test_gpu.py:3: requires cuDNN <9; found cuDNN 9.3.0 at *"])
+
+
 def test_marks_stack_and_apply_at_class_and_module_level(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """

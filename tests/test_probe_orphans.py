@@ -11,11 +11,12 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
+from .interrupts import interruptible, sigint_ignored
 from .simhost import PYTEST, SimHost
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -66,7 +67,7 @@ def hung_host(host: SimHost) -> Iterator[tuple[SimHost, dict[str, str], Path]]:
 
 
 def interrupt_while_hung(command: list[str], env: dict[str, str], log: Path, cwd: Path, sig: int) -> str:
-    process = subprocess.Popen(command, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(interruptible(command), env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         wait_for("the probe reaches the hang", lambda: log.exists() and log.read_text().strip())
         # The caller, the probe's child interpreter and the hung grandchild at least.
@@ -79,6 +80,17 @@ def interrupt_while_hung(command: list[str], env: dict[str, str], log: Path, cwd
             process.communicate()
     wait_for("no process of the run is left", lambda: not tagged(env[TOKEN]), timeout=10)
     return errors.decode("utf-8", "replace")
+
+
+@pytest.mark.parametrize(("launch", "ignored"), [(list, True), (interruptible, False)], ids=["plain", "interruptible"])
+def test_a_child_that_a_test_interrupts_takes_sigint_where_the_test_session_ignores_it(
+    launch: Callable[[Sequence[str]], list[str]], ignored: bool
+) -> None:
+    """A session started with SIGINT ignored: a plain child inherits that, and a test's SIGINT never stops it."""
+    child = launch([sys.executable, "-c", "import signal as s; print(s.getsignal(s.SIGINT) == s.SIG_IGN)"])
+    session = "import signal as s, subprocess, sys; s.signal(s.SIGINT, s.SIG_IGN); subprocess.run(sys.argv[1:])"
+    said = subprocess.run([sys.executable, "-c", session, *child], capture_output=True, text=True, check=True)
+    assert said.stdout == f"{ignored}\n"
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL], ids=lambda s: s.name)
@@ -100,6 +112,36 @@ def test_killing_pytest_while_a_probe_hangs_leaves_no_process(
     (suite / "test_gpu.py").write_text("import pytest\n\n@pytest.mark.requires_cudnn('>=9')\ndef test_a():\n    pass\n")
     command = [*PYTEST, "--gpu-probe-timeout", "600", str(suite)]
     interrupt_while_hung(command, env, log, suite, sig)
+
+
+def _ignores_sigint(pid: int) -> bool:
+    """From /proc/PID/status's SigIgn mask (proc(5)): bit N-1 is signal N."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    [mask] = [line.split()[1] for line in status.splitlines() if line.startswith("SigIgn:")]
+    return bool(int(mask, 16) >> (signal.SIGINT - 1) & 1)
+
+
+def test_a_doctor_started_with_sigint_ignored_keeps_its_probe_so_and_still_leaves_nothing_on_sigterm(
+    hung_host: tuple[SimHost, dict[str, str], Path],
+) -> None:
+    """A background job (``cmd &`` in a script, nohup-style launchers) starts with SIGINT ignored: a terminal's
+    Ctrl-C is not meant for it, so neither the doctor nor any process of its probe may take it back; the probe's
+    own bounds (its timeout, the parent-death signal) do not rely on SIGINT."""
+    host, env, log = hung_host
+    command = sigint_ignored([sys.executable, "-m", "pytest_cudnn", "doctor", "--timeout", "600"])
+    process = subprocess.Popen(command, env=env, cwd=host.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        wait_for("the probe reaches the hang", lambda: log.exists() and log.read_text().strip())
+        run = tagged(env[TOKEN])
+        assert len(run) >= 3
+        assert [pid for pid in run if not _ignores_sigint(pid)] == []
+        process.terminate()
+        process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    wait_for("no process of the run is left", lambda: not tagged(env[TOKEN]), timeout=10)
 
 
 @pytest.mark.parametrize("stop", [KeyboardInterrupt, SystemExit])
