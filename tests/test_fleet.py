@@ -148,6 +148,18 @@ def two_runners(tmp_path: Path) -> list[tuple[str, str]]:
         ),
         pytest.param(["a.json", "a.json"], [], [("a", "a.json")], id="a report given twice is one runner"),
         pytest.param(
+            ["a.json", "./a.json", ".//a.json", "r/../a.json"],
+            [],
+            [("a.json", "a.json"), ("r/../a.json", "r/../a.json")],
+            id="a report given twice in other spellings is one runner",
+        ),
+        pytest.param(
+            ["reports/a100/gpu-report.json"],
+            [("big", "./reports/a100/gpu-report.json")],
+            [("big", "reports/a100/gpu-report.json")],
+            id="--name renames a report given in another spelling",
+        ),
+        pytest.param(
             ["reports/a100/gpu-report.json", "reports/t4/gpu-report.json"],
             [("big", "reports/a100/gpu-report.json")],
             [("big", "reports/a100/gpu-report.json"), ("t4", "reports/t4/gpu-report.json")],

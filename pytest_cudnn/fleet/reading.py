@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -93,36 +94,49 @@ def name_runners(reports: Sequence[str], named: Sequence[tuple[str, str]] = ()) 
     >>> name_runners(["reports/a100/gpu-report.json", "reports/t4/gpu-report.json"])
     [('a100', 'reports/a100/gpu-report.json'), ('t4', 'reports/t4/gpu-report.json')]
     """
+    # One report in whatever spelling it was first given, reports before --name: a.json and ./a.json are one.
+    spelling: dict[str, str] = {}
+    for path in reports:
+        spelling.setdefault(_same_path(path), path)
     given: dict[str, str] = {}
-    for name, path in named:
+    for name, spelt in named:
+        path = spelling.setdefault(_same_path(spelt), spelt)
         if given.get(path, name) != name:
             raise FleetUsageError(f"{path} is named twice: {given[path]!r} and {name!r}")
         given[path] = name
-    paths = list(dict.fromkeys([*reports, *given]))
+    paths = list(dict.fromkeys([*(spelling[_same_path(path)] for path in reports), *given]))
     defaults = dict(zip(paths, _default_names(paths), strict=True))
     taken = set(given.values())
     names: dict[str, str] = {}
+    owners: dict[str, str] = {}  # name -> path
     for path in paths:
         name = given.get(path) or (defaults[path] if defaults[path] not in taken else path)
-        if name in names.values():
-            other = next(p for p, n in names.items() if n == name)
+        if name in owners:
             raise FleetUsageError(
-                f"runner name {name!r} stands for {other} and {path}: name them with --name NAME=PATH"
+                f"runner name {name!r} stands for {owners[name]} and {path}: name them with --name NAME=PATH"
             )
         names[path] = name
+        owners[name] = path
     return [(name, path) for path, name in names.items()]
+
+
+def _same_path(path: str) -> str:
+    """``path`` without its empty and ``.`` parts: ``./a.json``, ``a.json`` and ``r//a.json`` name one file for any
+    folder layout. ``..`` stays, since ``link/..`` need not be where ``link`` is (a symbolic link's parent)."""
+    return ("/" if path.startswith("/") else "") + "/".join(part for part in path.split("/") if part not in ("", "."))
 
 
 def _default_names(paths: Sequence[str]) -> list[str]:
     """Each report's stem when no other report has it, else its folder's name when no other report's folder or
-    stem is that, else its path."""
+    stem is that, else its path. Counted once, so that many runners cost no more than linear work."""
     stems = [Path(path).stem or path for path in paths]
     folders = [Path(os.path.abspath(path)).parent.name or path for path in paths]
+    stem_count, folder_count = Counter(stems), Counter(folders)
     names = []
     for stem, folder, path in zip(stems, folders, paths, strict=True):
-        if stems.count(stem) == 1:
+        if stem_count[stem] == 1:
             names.append(stem)
-        elif folders.count(folder) == 1 and folder not in stems:
+        elif folder_count[folder] == 1 and folder not in stem_count:
             names.append(folder)
         else:
             names.append(path)
