@@ -533,7 +533,11 @@ class GpuRun:
     def relocate_skip(self, item: pytest.Item, error: BaseException | None, report: pytest.TestReport) -> None:
         """A marker's skip raised by :meth:`refuse` is reported at the test's line, as a skip mark's is, not at
         this file's."""
-        if error is None or error not in self._raised_skips or not isinstance(report.longrepr, tuple):
+        # The type first: the test's own exception may not be hashable (a dataclass exception), and a WeakSet
+        # lookup hashes it.
+        if not isinstance(error, pytest.skip.Exception) or not isinstance(report.longrepr, tuple):
+            return
+        if error not in self._raised_skips:
             return
         path, line, _ = item.reportinfo()
         report.longrepr = (os.fspath(path), (line or 0) + 1, report.longrepr[2])

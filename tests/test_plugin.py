@@ -224,6 +224,36 @@ def test_an_unsatisfied_marker_skips_at_the_tests_own_line_with_or_without_pytes
     result.stdout.fnmatch_lines(["SKIPPED [[]1[]] test_gpu.py:3: requires cuDNN <9; found cuDNN 9.3.0 at *"])
 
 
+@pytest.mark.parametrize("skipping", ["", "no:skipping"], ids=["skipping plugin", "-p no:skipping"])
+def test_a_test_raising_an_unhashable_exception_after_a_refusal_fails_as_itself(
+    pytester: pytest.Pytester, skipping: str
+) -> None:
+    """After a refusal every report passes the plugin's makereport wrapper: an exception that defines __eq__ without
+    __hash__ (any dataclass exception) is the test's own failure, never an INTERNALERROR of the session."""
+    pytester.makepyfile(
+        test_gpu="""
+        from dataclasses import dataclass
+
+        import pytest
+
+        @dataclass
+        class Unhashable(Exception):
+            code: int
+
+        @pytest.mark.requires_cudnn("<9")
+        def test_a_refused():
+            pass
+
+        def test_b_raises():
+            raise Unhashable(3)
+        """
+    )
+    plugins = ["-p", skipping] if skipping else []
+    result = pytester.runpytest(*plugins, "--gpu-env", snapshot(pytester, healthy()))
+    result.assert_outcomes(skipped=1, failed=1)
+    assert "INTERNALERROR" not in result.stdout.str()
+
+
 def test_marks_stack_and_apply_at_class_and_module_level(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """
