@@ -257,6 +257,10 @@ HIDES_ALL, MIG_UNLISTED, MIG_EMPTY = "cuda-visible-devices-hides-all", "cuda-vis
         ("1", (EMPTY, WHOLE), (True, ""), 0),
         (None, (EMPTY, WHOLE), (True, ""), 0),
         (None, (EMPTY,), (False, MIG_EMPTY), 1),
+        # A driver that lists no GPU: whatever the variable names, the doctor's reason is that there is none.
+        (UNLISTED, (), (False, "no-gpu"), 1),
+        ("0", (), (False, "no-gpu"), 1),
+        (None, (), (False, "no-gpu"), 1),
     ],
 )
 def test_the_doctor_and_a_gpu_test_agree_on_each_value(
@@ -307,7 +311,7 @@ _entries = st.sampled_from(
         LEGACY_99,
     ]
 )
-_hosts = st.sampled_from([PLAIN, (SPLIT, WHOLE), (WHOLE, SPLIT), (EMPTY, WHOLE), (EMPTY,), (SPLIT,)])
+_hosts = st.sampled_from([PLAIN, (SPLIT, WHOLE), (WHOLE, SPLIT), (EMPTY, WHOLE), (EMPTY,), (SPLIT,), ()])
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

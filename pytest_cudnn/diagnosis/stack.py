@@ -217,8 +217,9 @@ def visible_devices(env: Environment) -> VisibleDevices:
     The last environment's reading is kept: the diagnosis asks for it in several rules, and the plugin in every
     memory-marked test's setup, and each reading walks every GPU. Kept by identity (the environment is frozen;
     holding it keeps its id from being reused), one at a time (a run judges one environment per host)."""
-    if _LAST_VISIBLE and _LAST_VISIBLE[0][0] is env:
-        return _LAST_VISIBLE[0][1]
+    last = _LAST_VISIBLE[0] if _LAST_VISIBLE else None  # read once: another thread may replace it meanwhile
+    if last is not None and last[0] is env:
+        return last[1]
     visible = parse_visible_devices(env.variables.get("CUDA_VISIBLE_DEVICES"), env.driver.gpus, env.driver.version)
     _LAST_VISIBLE[:] = [(env, visible)]
     return visible
@@ -232,11 +233,13 @@ def no_device_cause(env: Environment, visible: VisibleDevices) -> str | None:
     raises exactly this finding, and a test that needs a GPU skips quoting it, so the two cannot disagree."""
     if visible.devices:
         return None
+    if not env.driver.gpus:  # the driver lists none: whatever the variable names, that is the reason
+        return "no-gpu"
     if visible.unlisted_mig:
         return "cuda-visible-devices-mig"
     if visible.names_a_gpu:  # every GPU named (or, unset, present) has MIG enabled and no MIG device
         return "mig-no-devices"
-    return "cuda-visible-devices-hides-all" if env.driver.gpus else "no-gpu"
+    return "cuda-visible-devices-hides-all"
 
 
 def loader_winners(env: Environment, copies: Sequence[Copy]) -> list[Copy]:
