@@ -151,7 +151,7 @@ def shown_spec(spec: str) -> str:
 
 def _shown_setting(part: str) -> str:
     name, equals, value = part.partition("=")
-    if not (name.startswith("env:") and equals):
+    if not (name.startswith("env:") and equals) or value.startswith(HIDDEN):  # hidden already (` #2` kept)
         return part
     return f"{name}={value if name[4:] in ALLOWED_VARIABLES else HIDDEN}"
 

@@ -39,6 +39,7 @@ from pytest_cudnn.hosts import (
     host_entry,
     host_line,
     plan_devices,
+    shown_spec,
     stack_summary,
     worker_ids,
     workers_line,
@@ -197,6 +198,7 @@ def test_env_values_off_the_allowlist_are_never_in_a_hosts_key(specs: list[str],
     assert [host.key for host in hosts] == keys
     assert SECRET not in repr(hosts)
     assert hosts[0].variables["MY_TOKEN"] == SECRET  # its probe still gets it
+    assert [shown_spec(host.key) for host in hosts] == keys  # hiding a key again (the fleet does) keeps it
 
 
 @pytest.mark.parametrize(
