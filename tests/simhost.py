@@ -48,6 +48,9 @@ CUDNN_SUBLIBRARIES = {
 PYTEST = (sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:hypothesispytest")
 
 
+_GCC_SHARED = ("gcc", "-shared", "-fPIC", "-O0")
+
+
 class Compiler:
     """gcc with a cache keyed by source and flags: a stand-in compiled once serves every test."""
 
@@ -56,7 +59,7 @@ class Compiler:
         cache.mkdir(parents=True, exist_ok=True)
 
     def shared_library(self, source: str, soname: str, destination: Path, libs: Sequence[str] = ("-ldl",)) -> Path:
-        built = self.compile(soname, ["gcc", "-shared", "-fPIC", "-O0"], source, ".c", [f"-Wl,-soname,{soname}", *libs])
+        built = self.compile(soname, _GCC_SHARED, source, ".c", [f"-Wl,-soname,{soname}", *libs])
         destination.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(built, destination)
         return destination
@@ -97,21 +100,28 @@ class Compiler:
     def build(self, source: str, name: str, flags: Sequence[str] = ()) -> Path:
         """A shared library built from ``source`` with extra gcc ``flags`` (soname, rpath, -L, -l), once per
         session (see :meth:`compile`)."""
-        return self.compile(name, ["gcc", "-shared", "-fPIC", "-O0"], source, ".c", after=flags)
+        return self.compile(name, _GCC_SHARED, source, ".c", after=flags)
 
     def empty_library(self, soname: str, destination: Path) -> Path:
         """A library with nothing but its soname (and one symbol, so that it is a valid object)."""
-        return self.shared_library(f"int {_c_identifier(soname)}_present = 1;\n", soname, destination, libs=())
+        return self.shared_library(_empty_source(soname), soname, destination, libs=())
 
     def link_against(self, sonames: Sequence[str]) -> list[str]:
-        """gcc flags that make a library need (DT_NEEDED) each of ``sonames``: empty stand-ins with those sonames
-        are built in a folder of the cache, which only the link sees."""
+        """gcc flags that make a library need (DT_NEEDED) each of ``sonames``: empty stand-ins with those sonames,
+        linked where the cache built them (each in a folder of its own, never copied: the xdist workers of a run
+        share the cache, and a copy being written is half a library to another worker's link)."""
         if not sonames:
             return []
-        folder = self.cache / "needed"
+        flags = ["-Wl,--no-as-needed"]
         for soname in sonames:
-            self.empty_library(soname, folder / soname)
-        return ["-Wl,--no-as-needed", f"-L{folder}", *(f"-l:{soname}" for soname in sonames)]
+            built = self.compile(soname, _GCC_SHARED, _empty_source(soname), ".c", [f"-Wl,-soname,{soname}"])
+            flags += [f"-L{built.parent}", f"-l:{soname}"]
+        return flags
+
+
+def _empty_source(soname: str) -> str:
+    """A library with nothing but one symbol, so that it is a valid object."""
+    return f"int {_c_identifier(soname)}_present = 1;\n"
 
 
 def _c_identifier(text: str) -> str:

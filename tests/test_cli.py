@@ -7,6 +7,7 @@ import dataclasses
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -269,7 +270,17 @@ def test_a_closed_standard_output_ends_quietly(args: list[str], unbuffered: str)
     assert (completed.returncode, completed.stderr) == (141, "")
 
 
-@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full, a device whose every write fails")
+def _is_full_device() -> bool:
+    """/dev/full as the kernel makes it (character device 1, 7): a regular file there is somebody's, and is never
+    opened for writing here."""
+    try:
+        info = os.stat("/dev/full")
+    except OSError:
+        return False
+    return stat.S_ISCHR(info.st_mode) and (os.major(info.st_rdev), os.minor(info.st_rdev)) == (1, 7)
+
+
+@pytest.mark.skipif(not _is_full_device(), reason="needs /dev/full, a device whose every write fails")
 @pytest.mark.parametrize("unbuffered", BUFFERING)
 @pytest.mark.parametrize(
     "args",
@@ -287,8 +298,11 @@ def test_a_full_standard_output_is_one_line_and_an_exit_code_of_its_own(
 ) -> None:
     # pytest-cudnn doctor > /dev/full: a full disk under doctor --json > report.json. Not 1, which says the stack
     # cannot run GPU work; not a traceback.
-    with open("/dev/full", "wb") as full:
-        completed = _run_into(args, full.fileno(), unbuffered, cwd=tmp_path)
+    full = os.open("/dev/full", os.O_WRONLY)  # no O_CREAT, no O_TRUNC
+    try:
+        completed = _run_into(args, full, unbuffered, cwd=tmp_path)
+    finally:
+        os.close(full)
     assert (completed.returncode, completed.stderr) == (
         cli.EXIT_OUTPUT_FAILED,
         "pytest-cudnn: error: cannot write to standard output: No space left on device\n",

@@ -89,8 +89,14 @@ def test_ctrl_c_interrupts_the_wait_and_the_library_is_then_not_shut_down(releas
         signal.pthread_kill(main, signal.SIGINT)
         release.wait()
 
-    with pytest.raises(KeyboardInterrupt):
-        library.call(3600, "nvmlInit", interrupted)
+    # Python's own Ctrl-C handler, also where this run was started with SIGINT ignored (`cmd &`, nohup), as its
+    # xdist workers then are: ignored, the signal would leave the wait to run its hour.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            library.call(3600, "nvmlInit", interrupted)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert library.hung is None
     assert not library.idle  # its call still runs: a shutdown would wait on it
     release.set()

@@ -10,13 +10,13 @@ import os
 import select
 import signal
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from .simhost import Compiler, SimGpu, SimHost
+from .interrupts import interruptible
+from .simhost import PYTEST, Compiler, SimGpu, SimHost
 
 BOUND = "5"  # seconds, --gpu-probe-timeout: the bound on each call in these runs
 A100 = "GPU 0 NVIDIA A100-SXM4-40GB"
@@ -98,7 +98,7 @@ def test_ctrl_c_ends_a_run_whose_nvml_hangs(host: SimHost, faulty: dict[str, str
     suite = host.folder("suite")
     (suite / "test_hang.py").write_text(textwrap.dedent(HANG["test_hang.py"]))
     process = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", "--gpu-probe-timeout", "3600"],
+        interruptible([*PYTEST, "-p", "no:randomly", "--gpu-probe-timeout", "3600"]),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         env=host.environ({**faulty, "FAULT": "hang-memory"}),

@@ -21,6 +21,9 @@ from pytest_cudnn.cli import main
 from pytest_cudnn.phrases import framework
 from pytest_cudnn.signatures import FRAMEWORK_NAMES
 
+# One xdist worker builds the sdist and the wheel once for the module (the run uses --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("packaging")
+
 ROOT = Path(__file__).resolve().parent.parent
 # MANIFEST.in's choice: the folders and files of the source tree that the sdist carries whole.
 SHIPPED_TREES = ("pytest_cudnn", "tests", "examples", "benchmarks", ".ci")

@@ -48,6 +48,7 @@ from pytest_cudnn.remote import Answer, deadline, probe_hosts, read_answer
 from pytest_cudnn.session import xdist_worker_ids
 
 from .envbuilder import EnvBuilder, gpu, mig, partitioned
+from .interrupts import interruptible
 from .remotehost import SocketServer, free_port, session_members, silent_listener
 from .simhost import PYTEST, Compiler, SimGpu, SimHost
 
@@ -644,14 +645,19 @@ def test_the_probe_on_the_host_ends_when_the_controller_goes_away(
         pid_file = Path(variables["FAKE_PID"])
         arguments = [f"{name}={value}" for name, value in variables.items()]
         controller = subprocess.Popen(
-            [sys.executable, "-c", _CONTROLLER, address, *arguments], stderr=subprocess.DEVNULL
+            interruptible([sys.executable, "-c", _CONTROLLER, address, *arguments]), stderr=subprocess.DEVNULL
         )
         try:
             _wait_for(lambda: pid_file.exists() and pid_file.read_text().isdigit() and bool(_impostors(server)))
             assert _impostors(server) == [int(pid_file.read_text())]
         finally:
             controller.send_signal(signum)
-            controller.wait(timeout=60)
+            try:
+                controller.wait(timeout=60)
+            finally:
+                if controller.poll() is None:  # never left behind, whatever the signal did
+                    controller.kill()
+                    controller.wait()
         _wait_for(lambda: not _impostors(server))  # a minute: far less than the host's own bound of 312 s
         assert _impostors(server) == []
         answer = probe_hosts([Host(address, ("gw0",), address)], 10)[address]
