@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .devices import CudaDevice, assign_devices, devices_per_worker
 from .environment import ALLOWED_VARIABLES
-from .text import clip, line, printable
+from .text import PYTEST_LINE, line
 
 if TYPE_CHECKING:
     from .diagnosis import Finding, Verdict
@@ -45,7 +45,6 @@ __all__ = [
 ]
 
 LOCAL = "local"
-_LINE = 2000  # characters of one header line
 HIDDEN = "\u2026"  # what stands for a value that is not shown
 
 
@@ -217,7 +216,7 @@ def _assigned(workers: Sequence[str], plan: Plan | None) -> str:
 def workers_line(workers: Sequence[str], plan: Plan | None) -> str:
     """The header's line for a run whose workers all run here."""
     note = f" ({plan.note})" if plan is not None and plan.note else ""
-    return line(f"pytest-cudnn: xdist workers: {_assigned(workers, plan) or 'no GPU assignment'}{note}", _LINE)
+    return line(f"pytest-cudnn: xdist workers: {_assigned(workers, plan) or 'no GPU assignment'}{note}", PYTEST_LINE)
 
 
 def stack_summary(env: Environment, verdict: Verdict) -> str:
@@ -238,7 +237,7 @@ def host_line(host: Host, stack: str | None, plan: Plan | None, reason: str | No
         note = f" ({plan.note})" if plan is not None and plan.note else ""
         assigned = _assigned(host.workers, plan) or f"{workers}: no GPU assignment"
         text = f"pytest-cudnn: xdist host {host.key}: {stack}; {assigned}{note}"
-    return line(text, _LINE)
+    return line(text, PYTEST_LINE)
 
 
 def host_entry(
@@ -286,12 +285,12 @@ def collection_lines(collected: Mapping[str, int], hosts: Sequence[Host]) -> lis
             continue
         host = where.get(worker)
         remote = host is not None and not host.local
-        line = f"pytest-cudnn: xdist worker {worker}{f' on {host.key}' if remote and host else ''} collected no test"
-        line += f", {most[0]} collected {most[1]}"
+        text = f"pytest-cudnn: xdist worker {worker}{f' on {host.key}' if remote and host else ''} collected no test"
+        text += f", {most[0]} collected {most[1]}"
         if remote:
-            line += (
+            text += (
                 ": xdist starts a worker on another machine in pyexecnetcache, where this suite's rootdir, pytest.ini "
                 "and testpaths do not apply; name the suite's folder there with --tx SPEC//chdir=FOLDER"
             )
-        lines.append(printable(clip(line, 2000)))
+        lines.append(line(text, PYTEST_LINE))
     return lines

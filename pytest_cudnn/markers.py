@@ -32,7 +32,7 @@ from .diagnosis.frameworks import blocking_finding
 from .diagnosis.stack import loaded_by, no_device_cause, visible_devices
 from .environment import CudaRuntime, Cudnn, Environment, State
 from .signatures import FRAMEWORK_NAMES, MARKERS
-from .text import clip, line, listing, printable
+from .text import PYTEST_LINE, clip, line, listing, printable
 
 __all__ = [
     "MARKERS",
@@ -252,10 +252,7 @@ def _fail(
     if finding is not None:
         message += f"; fix: {finding.fix}" if found_is_finding else f"; {finding.summary}; fix: {finding.fix}"
     # A skip's reason is a line of pytest's -rs summary: what a snapshot says (a GPU's name, a path) is bounded.
-    return Outcome(False, line(message, _MESSAGE), cause)
-
-
-_MESSAGE = 2000
+    return Outcome(False, line(message, PYTEST_LINE), cause)
 
 
 def _version_cause(requirement: Requirement) -> str:

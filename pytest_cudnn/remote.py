@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .text import clip, listing, printable
+from .text import PYTEST_LINE, clip, line, listing, printable
 
 if TYPE_CHECKING:
     from .environment import Environment
@@ -150,7 +150,7 @@ def _waiting_note(late: Sequence[str], limit: float, why: str | None) -> str:
     """'pytest-cudnn: no answer yet from xdist host ssh=box; waiting at most 45 s in all (3 x ...)'."""
     which = f"host {late[0]}" if len(late) == 1 else f"hosts {listing(late)}"
     note = f"pytest-cudnn: no answer yet from xdist {which}; waiting at most {limit:g} s in all"
-    return printable(clip(note + (f" ({why})" if why else ""), 2000))
+    return line(note + (f" ({why})" if why else ""), PYTEST_LINE)
 
 
 def probe_hosts(

@@ -29,7 +29,7 @@ from .environment import (
     by_file,
 )
 from .serde import to_json
-from .text import clip, line, listing, markdown_cell, markdown_rows, summarised
+from .text import PYTEST_LINE, clip, line, listing, markdown_cell, markdown_rows, summarised
 
 __all__ = ["doctor_json", "doctor_text", "header_lines", "markdown_summary"]
 
@@ -453,11 +453,10 @@ def header_lines(
             _HEADER_WHOLE,
             _headed,
         )
-    return [line(text, _HEADER_LINE) for text in lines]
+    return [line(text, PYTEST_LINE) for text in lines]
 
 
 _HEADER_ROWS = 16  # frameworks, findings (with -v), xdist hosts in the session header
-_HEADER_LINE = 2000
 _HEADER_WHOLE = "pytest-cudnn doctor --json lists them all"
 
 

@@ -10,11 +10,23 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-__all__ = ["LINE", "WHOLE", "clip", "line", "listing", "markdown_cell", "markdown_rows", "printable", "summarised"]
+__all__ = [
+    "LINE",
+    "PYTEST_LINE",
+    "WHOLE",
+    "clip",
+    "line",
+    "listing",
+    "markdown_cell",
+    "markdown_rows",
+    "printable",
+    "summarised",
+]
 
 T = TypeVar("T")
 
 LINE = 1000  # characters of one line of text output, at most: a value from elsewhere can be megabytes long
+PYTEST_LINE = 2000  # a line pytest shows (its header, a skip reason, the terminal summary): it holds a whole reason
 WHOLE = "--json lists them all"  # where the whole of a summarised list is, in the command-line tool's views
 
 _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
