@@ -22,11 +22,11 @@ def release() -> Iterator[threading.Event]:
 
 def test_a_call_gives_back_its_value_and_its_exception_and_leaves_no_thread() -> None:
     library = deadline.Library("/opt/lib/libanswer.so")
-    before = threading.enumerate()
     assert library.call(60, "answer", lambda a, b: a + b, 40, 2) == 42
     with pytest.raises(ZeroDivisionError):
         library.call(60, "divide", lambda: 1 // 0)
-    assert threading.enumerate() == before
+    # Its own workers, by name: a thread another test abandoned on purpose may end meanwhile on this xdist worker.
+    assert [t.name for t in threading.enumerate() if t.name in ("pytest-cudnn answer", "pytest-cudnn divide")] == []
     assert library.idle
 
 
