@@ -67,8 +67,7 @@ def open_regular(path: str) -> tuple[int, int]:
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            kind = next((name for test, name in _NOT_REGULAR if test(info.st_mode)), "a special file")
-            raise FileRefused(f"is {kind}, not a regular file", mode=info.st_mode)
+            raise _refusal(path, info.st_mode)
     except BaseException:
         os.close(fd)
         raise

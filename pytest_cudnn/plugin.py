@@ -23,7 +23,7 @@ import pytest
 from .session import REPORT_ATTRIBUTE, inspect_only, leave, run_of
 from .settings import ENV_REQUIRE_GPU
 from .signatures import MARKERS
-from .text import line, summarised
+from .text import REPORT_WHOLE, line, summarised
 
 if TYPE_CHECKING:  # imported where used: a run that uses no marker and no fixture never pays for them
     from .gpu import CudnnHandle, GpuDevice
@@ -333,9 +333,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     if run.require_gpu and run.probed and not run.verdict.ok:
         terminalreporter.line(line(f"pytest-cudnn: --require-gpu: {run.verdict.summary}"), red=True)
     if run.require_gpu and run.probed:
-        hosts = summarised(
-            run.broken_hosts(), _CAUSES, _broken_host, "hosts", "--gpu-report lists them all", _BROKEN.format
-        )
+        hosts = summarised(run.broken_hosts(), _CAUSES, _broken_host, "hosts", REPORT_WHOLE, _BROKEN.format)
         for text in hosts:
             terminalreporter.line(line(text), red=True)
     collected = config.stash.get(_COLLECTED, {})

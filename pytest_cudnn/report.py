@@ -29,7 +29,7 @@ from .environment import (
     by_file,
 )
 from .serde import to_json
-from .text import PYTEST_LINE, clip, line, listing, markdown_cell, markdown_rows, summarised
+from .text import PYTEST_LINE, REPORT_WHOLE, clip, line, listing, markdown_cell, markdown_rows, summarised
 
 __all__ = ["doctor_json", "doctor_text", "header_lines", "markdown_summary"]
 
@@ -464,9 +464,6 @@ def _headed(text: str) -> str:
     return f"pytest-cudnn: {text}"
 
 
-_REPORT_WHOLE = "--gpu-report lists them all"
-
-
 def markdown_summary(
     env: Environment,
     findings: Sequence[Finding],
@@ -487,13 +484,13 @@ def markdown_summary(
         components.append(["TensorFlow", env.tensorflow.version or "?", env.tensorflow.location or ""])
     lines = ["", "### pytest-cudnn", "", f"**{markdown_cell(verdict.summary)}**", ""]
     lines += ["| component | found | where |", "| --- | --- | --- |"]
-    lines += markdown_rows(components, _SUMMARY_ROWS * 3, "components", _REPORT_WHOLE)
+    lines += markdown_rows(components, _SUMMARY_ROWS * 3, "components", REPORT_WHOLE)
     if findings:
         lines += ["", "| severity | code | finding | fix |", "| --- | --- | --- | --- |"]
         rows = [[f.severity.value, f.code, f.summary, f.fix] for f in findings]
-        lines += markdown_rows(rows, _SUMMARY_ROWS, "findings", _REPORT_WHOLE)
+        lines += markdown_rows(rows, _SUMMARY_ROWS, "findings", REPORT_WHOLE)
     if skips:
         lines += ["", "| environment skips | cause | first reason |", "| --- | --- | --- |"]
         rows = [[str(count), cause, reason] for cause, count, reason in skips]
-        lines += markdown_rows(rows, _SUMMARY_ROWS, "causes", _REPORT_WHOLE)
+        lines += markdown_rows(rows, _SUMMARY_ROWS, "causes", REPORT_WHOLE)
     return "\n".join(lines) + "\n\n"

@@ -396,7 +396,7 @@ class GpuRun:
         """The header's xdist lines: the workers' devices, and with workers elsewhere than here one line per host."""
         from .diagnosis import verdict
         from .hosts import host_line, stack_summary, workers_line
-        from .text import summarised
+        from .text import REPORT_WHOLE, summarised
 
         hosts, plans = self.xdist_hosts(), self.plan()
         if len(hosts) == 1 and hosts[0].local:
@@ -407,9 +407,7 @@ class GpuRun:
             stack = stack_summary(env, verdict(self.host_findings(host))) if env is not None else None
             return [host_line(host, stack, plans.get(host.key), self.host_reason(host))]
 
-        return summarised(
-            hosts, _HOSTS, lines_of, "xdist hosts", "--gpu-report lists them all", "pytest-cudnn: {}".format
-        )
+        return summarised(hosts, _HOSTS, lines_of, "xdist hosts", REPORT_WHOLE, "pytest-cudnn: {}".format)
 
     def worker_input(self, worker_id: str) -> dict[str, Any]:
         """What one worker is handed in its workerinput: its own host's environment and devices (none where its

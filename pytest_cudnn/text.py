@@ -13,6 +13,7 @@ from typing import TypeVar
 __all__ = [
     "LINE",
     "PYTEST_LINE",
+    "REPORT_WHOLE",
     "WHOLE",
     "clip",
     "line",
@@ -28,6 +29,7 @@ T = TypeVar("T")
 LINE = 1000  # characters of one line of text output, at most: a value from elsewhere can be megabytes long
 PYTEST_LINE = 2000  # a line pytest shows (its header, a skip reason, the terminal summary): it holds a whole reason
 WHOLE = "--json lists them all"  # where the whole of a summarised list is, in the command-line tool's views
+REPORT_WHOLE = "--gpu-report lists them all"  # and in pytest's
 
 _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
