@@ -103,6 +103,9 @@ class VisibleDevices:
 # instance per GPU instance, and GPUs without MIG beside them; and the most MIG devices it enumerates then.
 MIG_PER_GPU_INSTANCE_FROM = 570
 MIG_MOST = 64
+# The same guide (mig-enumeration in compat/sources.py): MIG devices have UUIDs of their own (MIG-<UUID>), which
+# NVML lists, from driver R470.
+MIG_LISTED_FROM = 470
 
 
 def devices_of(gpu: Gpu) -> tuple[CudaDevice, ...]:

@@ -8,7 +8,7 @@ from dataclasses import replace
 from packaging.version import Version
 
 from .. import phrases
-from ..devices import VisibleDevices, driver_major
+from ..devices import MIG_LISTED_FROM, VisibleDevices, driver_major
 from ..environment import (
     INSTALL_VARIABLES,
     Environment,
@@ -134,11 +134,6 @@ def device_rules(env: Environment) -> Iterator[Finding]:
             [*(gpu_text(gpu) for gpu in gpus), cite("cuda-env-vars")],
             "set CUDA_DEVICE_ORDER=PCI_BUS_ID so CUDA device N is nvidia-smi's GPU N",
         )
-
-
-# NVIDIA MIG User Guide, "CUDA Device Enumeration" (mig-enumeration in compat/sources.py): MIG devices have UUIDs
-# of their own (MIG-<UUID>), which NVML lists, from driver R470.
-MIG_LISTED_FROM = 470
 
 
 def set_for_worker(findings: Sequence[Finding], worker: str | None, outer: str | None) -> list[Finding]:
