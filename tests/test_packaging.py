@@ -21,6 +21,8 @@ from pytest_cudnn.cli import main
 from pytest_cudnn.phrases import framework
 from pytest_cudnn.signatures import FRAMEWORK_NAMES
 
+from .simhost import PYTEST
+
 # One xdist worker builds the sdist and the wheel once for the module (the run uses --dist loadgroup).
 pytestmark = pytest.mark.xdist_group("packaging")
 
@@ -91,7 +93,7 @@ def test_the_tests_collect_from_the_unpacked_sdist(built: tuple[Path, Path], tmp
         archive.extractall(tmp_path, filter="data")
     [unpacked] = tmp_path.iterdir()
     collected = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
+        [*PYTEST, "--collect-only", "-q"],
         cwd=unpacked,
         capture_output=True,
         text=True,

@@ -531,7 +531,7 @@ def test_a_host_that_accepts_and_never_answers_is_given_up_as_the_probe_timeout_
     """With --gpu-probe-timeout=0.1 the controller waits 3 x 0.1 s + 15 s, and says so once the wait is long;
     xdist's own connection to that host then hangs (xdist's behaviour), so pytest is ended here."""
     with silent_listener() as address:
-        command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-W", "error", "-p", "xdist"]
+        command = [*PYTEST, "-W", "error", "-p", "xdist"]
         command += ["--dist", "each", "--tx", "popen", "--tx", f"socket={address}", "--gpu-probe-timeout=0.1"]
         process = subprocess.Popen(
             command,
