@@ -81,7 +81,10 @@ def _satisfied(doctor: dict[str, Any]) -> str:
 def _suite(doctor: dict[str, Any]) -> str:
     """The satisfied test beside markers just out of reach, a context check and a real handle."""
     gpus = doctor["environment"]["driver"]["gpus"]
-    cudnn = next(c for c in doctor["environment"]["cudnns"] if c["state"] == "found")["version"]
+    # Newer than every copy here: a machine may hold several (the lent H100 had the system's 9.14.0 and torch's
+    # wheel 9.19.0), and a requirement without framework= is met by the copy a framework loads.
+    found = [c["version"] for c in doctor["environment"]["cudnns"] if c["state"] == "found"]
+    cudnn = max(found, key=lambda version: tuple(int(part) for part in version.split(".")))
     return (
         _satisfied(doctor)
         + f"""
@@ -208,7 +211,8 @@ report = {"platform": jax.devices()[0].platform, "gpu": jax.devices()[0].device_
     "cupy": """
 import cupy
 cupy.ones(4).sum()
-report = {"cuda": cupy.cuda.runtime.runtimeGetVersion(), "gpu": cupy.cuda.runtime.getDeviceProperties(0)["name"]}
+name = cupy.cuda.runtime.getDeviceProperties(0)["name"]  # bytes (seen with CuPy 14.2 on an H100)
+report = {"cuda": cupy.cuda.runtime.runtimeGetVersion(), "gpu": name.decode() if isinstance(name, bytes) else name}
 """,
 }
 _MAPPED = """
