@@ -27,7 +27,7 @@ from .signatures import FRAMEWORK_NAMES
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
 
-    from .diagnosis import Finding, Verdict
+    from .diagnosis import Diagnosis, Verdict
     from .environment import Environment
 
 __all__ = ["main"]
@@ -241,28 +241,28 @@ def _doctor(args: argparse.Namespace) -> int:
         except InvalidSnapshot as error:
             _error(f"error: snapshot {error}")
             return EXIT_USAGE
-    from .diagnosis import diagnose, verdict
+    from .diagnosis import judge_environment
     from .report import doctor_json, doctor_text
 
-    findings = diagnose(env)
-    result = verdict(findings) if args.framework is None else _framework_result(env, findings, args.framework)
+    diagnosis = judge_environment(env)
+    result = diagnosis.verdict if args.framework is None else _framework_result(diagnosis, args.framework)
     if args.json:
-        _write(json.dumps(doctor_json(env, findings, result), indent=2) + "\n")
+        _write(json.dumps(doctor_json(diagnosis, result), indent=2) + "\n")
     else:
-        _write(doctor_text(env, findings, result, source=args.env))
+        _write(doctor_text(diagnosis, result, source=args.env))
     return EXIT_OK if result.ok else EXIT_BROKEN
 
 
-def _framework_result(env: Environment, findings: list[Finding], name: str) -> Verdict:
+def _framework_result(diagnosis: Diagnosis, name: str) -> Verdict:
+    """``--framework NAME``: that framework's verdict in the diagnosis, as the markers and the report read it."""
     from . import phrases
-    from .diagnosis import Verdict, framework_verdict
+    from .diagnosis import Verdict
     from .diagnosis.frameworks import label
 
-    build = next((b for b in env.frameworks if b.name == name), None)
-    if build is None:
+    judged = diagnosis.framework(name)
+    if judged is None:
         return Verdict(False, f"{phrases.framework(name)} ({name}) is not installed on this Python path")
-    said = framework_verdict(env, build, findings)
-    return Verdict(said.ok, f"{label(build)}: {said.summary}")
+    return Verdict(judged.ok, f"{label(judged.build)}: {judged.summary}")
 
 
 def _output_problem(path: str, force: bool) -> str | None:

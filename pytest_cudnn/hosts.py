@@ -25,7 +25,7 @@ from .environment import ALLOWED_VARIABLES
 from .text import PYTEST_LINE, line
 
 if TYPE_CHECKING:
-    from .diagnosis import Finding, Verdict
+    from .diagnosis import Diagnosis, Verdict
     from .environment import Environment
 
 __all__ = [
@@ -240,28 +240,25 @@ def host_line(host: Host, stack: str | None, plan: Plan | None, reason: str | No
     return line(text, PYTEST_LINE)
 
 
-def host_entry(
-    host: Host,
-    env: Environment | None,
-    findings: Sequence[Finding],
-    verdict: Verdict | None,
-    plan: Plan | None,
-    reason: str | None,
-) -> dict[str, Any]:
-    """One host of ``--gpu-report``'s ``hosts``: ``environment``, ``findings`` and ``verdict`` are the
-    controller's probe of it, null (and ``findings`` empty) when its workers probe for themselves."""
+def host_entry(host: Host, judged: Diagnosis | None, plan: Plan | None, reason: str | None) -> dict[str, Any]:
+    """One host of ``--gpu-report``'s ``hosts``: ``environment``, ``findings``, ``verdict`` and ``frameworks`` are
+    the controller's diagnosis of it, null (and ``findings`` and ``frameworks`` empty) when its workers probe for
+    themselves."""
+    from .report import framework_verdicts
     from .serde import to_json
 
     devices = plan.devices if plan is not None else {}
+    env = judged.env if judged is not None else None
     return {
         "host": host.key,
         "workers": list(host.workers),
-        "probed_by": "controller" if env is not None else "workers",
+        "probed_by": "controller" if judged is not None else "workers",
         "reason": reason,
-        "summary": stack_summary(env, verdict) if env is not None and verdict is not None else None,
+        "summary": stack_summary(judged.env, judged.verdict) if judged is not None else None,
         "environment": env.to_json() if env is not None else None,
-        "findings": [to_json(finding) for finding in findings],
-        "verdict": to_json(verdict) if verdict is not None else None,
+        "findings": [to_json(finding) for finding in judged.findings] if judged is not None else [],
+        "verdict": to_json(judged.verdict) if judged is not None else None,
+        "frameworks": framework_verdicts(judged) if judged is not None else [],
         "devices": {
             worker: [{"index": device.index, "label": device.label, "uuid": device.uuid} for device in share]
             for worker, share in devices.items()

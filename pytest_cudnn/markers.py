@@ -18,18 +18,9 @@ from packaging.version import Version
 
 from . import phrases
 from .devices import CudaDevice
-from .diagnosis import (
-    STOPS_ITS_COPY,
-    Finding,
-    Severity,
-    selected_cudnn,
-    selected_runtime,
-    stack_cudnn,
-    stack_runtime,
-    visible_gpus,
-)
-from .diagnosis.frameworks import blocking_finding
-from .diagnosis.stack import loaded_by, no_device_cause, visible_devices
+from .diagnosis import STOPS_ITS_COPY, Diagnosis, Finding, FrameworkJudgement, Severity, visible_gpus
+from .diagnosis.frameworks import label as framework_label
+from .diagnosis.stack import loaded_by, selected_cudnn, selected_runtime
 from .environment import CudaRuntime, Cudnn, Environment, State
 from .signatures import FRAMEWORK_NAMES, MARKERS
 from .text import PYTEST_LINE, clip, line, listing, printable
@@ -39,13 +30,19 @@ __all__ = [
     "InvalidMarker",
     "Outcome",
     "Requirement",
+    "copy_for",
     "judge",
     "parse_marker",
     "parse_memory",
 ]
 
 # The framework each framework marker is about, by import name.
-_FRAMEWORK_MARKERS = {"requires_torch": "torch", "requires_jax": "jax", "requires_cupy": "cupy"}
+_FRAMEWORK_MARKERS = {
+    "requires_torch": "torch",
+    "requires_jax": "jax",
+    "requires_tensorflow": "tensorflow",
+    "requires_cupy": "cupy",
+}
 
 
 class InvalidMarker(ValueError):
@@ -255,88 +252,112 @@ def _fail(
     return Outcome(False, line(message, PYTEST_LINE), cause)
 
 
+def _ok(requirement: Requirement) -> Outcome:
+    return Outcome(True, printable(requirement.describe()), "")
+
+
 def _version_cause(requirement: Requirement) -> str:
     return requirement.marker.removeprefix("requires_") + "-version"
 
 
-def _gpu_blocker(env: Environment, findings: Sequence[Finding], requirement: Requirement) -> Outcome | None:
+def _host_blocked(requirement: Requirement, diagnosis: Diagnosis) -> Outcome | None:
     """A requirement that needs a GPU fails first of all when none is usable, for the reason the doctor gives."""
-    if env.driver.state is not State.FOUND:
-        finding = next((f for f in findings if f.component == "driver" and f.severity is Severity.ERROR), None)
-        if finding is None:
-            return _fail(requirement, f"no NVIDIA driver ({env.driver.reason or env.driver.state.value})", "no-driver")
-        return _fail(requirement, finding.summary, finding.code, finding, found_is_finding=True)
-    # The doctor's reading and finding, not a second opinion: the finding that says why no device is visible is
-    # the one the doctor raised from this same reading (findings come from diagnose(env)).
-    cause = no_device_cause(env, visible_devices(env))
-    if cause is not None:
-        finding = next((f for f in findings if f.code == cause), None)
-        if finding is None:
-            return _fail(requirement, "no GPU visible to CUDA", cause)
-        return _fail(requirement, finding.summary, finding.code, finding, found_is_finding=True)
-    return None
+    host = diagnosis.host
+    if host is None:
+        return None
+    return _fail(requirement, host.reason, host.cause, host.finding, found_is_finding=host.finding is not None)
 
 
-def judge(
-    requirement: Requirement,
-    env: Environment,
-    findings: Sequence[Finding],
-    device: CudaDevice | None = None,
-) -> Outcome:
-    """Whether ``env`` meets ``requirement``; ``device`` is the GPU the test runs on (default: the first visible)."""
-    ok = Outcome(True, printable(requirement.describe()), "")
+def judge(requirement: Requirement, diagnosis: Diagnosis, device: CudaDevice | None = None) -> Outcome:
+    """Whether the diagnosed environment meets ``requirement``; ``device`` is the GPU the test runs on (default:
+    the first visible). Every answer is read from ``diagnosis``: a framework's verdict, the copies it loads, the
+    finding that stops it; nothing is judged a second way here."""
+    env = diagnosis.env
     if requirement.marker == "requires_driver":
         driver = env.driver
         if driver.state is not State.FOUND:
-            blocked = _gpu_blocker(env, findings, requirement)
-            return blocked or ok
+            return _host_blocked(requirement, diagnosis) or _ok(requirement)
         if not _contains(requirement.spec, driver.version):
             return _fail(requirement, f"driver {driver.version} ({driver.path})", "driver-version")
-        return ok
-    if requirement.marker == "requires_tensorflow":
-        return _judge_tensorflow(requirement, env, findings)
+        return _ok(requirement)
     if requirement.marker in _FRAMEWORK_MARKERS:
-        return _judge_framework(requirement, env, findings)
-    blocked = _gpu_blocker(env, findings, requirement)
+        return _judge_framework(requirement, diagnosis)
+    blocked = _host_blocked(requirement, diagnosis)
     if blocked is not None:
         return blocked
-    named = requirement.framework
-    if named is not None and not any(b.name == named for b in env.frameworks):
-        return _fail(requirement, f"no {phrases.framework(named)} installed", f"{named}-missing")
-    if requirement.marker == "requires_cudnn":
-        cudnn = selected_cudnn(env, requirement.spec, _unusable(findings), named)
-        return _judge_copy(requirement, env, findings, cudnn, "cuDNN")
-    if requirement.marker == "requires_cuda":
-        runtime = selected_runtime(env, requirement.spec, _unusable(findings), named)
-        return _judge_copy(requirement, env, findings, runtime, "CUDA runtime")
+    if requirement.marker in ("requires_cudnn", "requires_cuda"):
+        return _judge_library(requirement, diagnosis)
     return _judge_gpu(requirement, env, device)
 
 
-def _unusable(findings: Sequence[Finding]) -> frozenset[str]:
-    return frozenset(path for f in findings if _stops(f) for path in f.subjects)
+def copy_for(
+    requirement: Requirement, diagnosis: Diagnosis
+) -> list[tuple[FrameworkJudgement | None, CudaRuntime | Cudnn | None]]:
+    """The copies a cuDNN or CUDA requirement judges, each with the framework that loads it: ``framework=X``'s,
+    else every installed GPU framework's that loads one, else the loader's (see :meth:`Diagnosis.copies_for`)."""
+    kind: type[Cudnn] | type[CudaRuntime] = Cudnn if requirement.marker == "requires_cudnn" else CudaRuntime
+    named = requirement.framework
+    if named is not None:
+        judged = diagnosis.framework(named)
+        if judged is None:
+            return []
+        return [(judged, judged.cudnn if kind is Cudnn else judged.runtime)]
+    users = [judged for judged, _ in diagnosis.copies_for(kind) if judged is not None]
+    if users:
+        return [(judged, judged.cudnn if kind is Cudnn else judged.runtime) for judged in users]
+    # No framework loads one: the copy the loader (or TensorFlow's search) gives, one matching if any does.
+    avoid = frozenset(path for f in diagnosis.findings if _stops(f) for path in f.subjects)
+    select = selected_cudnn if kind is Cudnn else selected_runtime
+    return [(None, select(env=diagnosis.env, spec=requirement.spec, avoid=avoid))]
+
+
+def _judge_library(requirement: Requirement, diagnosis: Diagnosis) -> Outcome:
+    """requires_cudnn / requires_cuda: every copy the requirement judges (:func:`copy_for`) must match, and the
+    framework that loads it must be able to run."""
+    named = requirement.framework
+    judged_copies = copy_for(requirement, diagnosis)
+    if named is not None and not judged_copies:
+        return _fail(requirement, f"no {phrases.framework(named)} installed", f"{named}-missing")
+    label = "cuDNN" if requirement.marker == "requires_cudnn" else "CUDA runtime"
+    for judged, copy in judged_copies:
+        outcome = _judge_copy(requirement, diagnosis, judged, copy, label)
+        if not outcome.ok:
+            if named is None and len(judged_copies) > 1 and judged is not None:
+                # Several frameworks, each with its copy: say how to ask about one of them.
+                note = f" (without framework=, every installed framework's {label} must meet it: name one)"
+                return Outcome(False, line(outcome.message + note, PYTEST_LINE), outcome.cause)
+            return outcome
+    return _ok(requirement)
 
 
 def _judge_copy(
     requirement: Requirement,
-    env: Environment,
-    findings: Sequence[Finding],
+    diagnosis: Diagnosis,
+    judged: FrameworkJudgement | None,
     copy: CudaRuntime | Cudnn | None,
     label: str,
 ) -> Outcome:
-    """A cuDNN or CUDA runtime requirement: the copy the stack uses must match and must be able to run."""
+    """One copy: it must exist, match, be able to run, and the framework that loads it (if any) must be able to."""
     kind = requirement.marker.removeprefix("requires_")
     if copy is None:
-        who = phrases.framework(requirement.framework) if requirement.framework else "the loader"
+        who = phrases.framework(judged.name) if judged is not None else "the loader"
+        if judged is not None and not judged.gpu_build:
+            return _fail(requirement, f"{_where(judged)} (a CPU-only build)", judged.cause, judged.finding)
         return _fail(requirement, f"no {label} {who} can find", f"{kind}-missing")
-    users = [f"{phrases.framework(b.name)} {b.version or ''}".strip() for b in loaded_by(env, copy)]
+    users = [f"{phrases.framework(b.name)} {b.version or ''}".strip() for b in loaded_by(diagnosis.env, copy)]
     where = phrases.copy(copy, *([f"loaded by {' and '.join(users)}"] if users else []))
-    broken = _errors_about(findings, copy.path)
+    broken = _errors_about(diagnosis.findings, copy.path)
     # A version that does not match is the cause; but a copy too broken to tell its version fails for that.
     if not _contains(requirement.spec, copy.version) and not (copy.version is None and broken is not None):
         return _fail(requirement, where, _version_cause(requirement))
     if broken is not None:
         return _fail(requirement, where, broken.code, broken)
-    return Outcome(True, printable(requirement.describe()), "")
+    if judged is not None and not judged.ok:
+        # The framework that loads this copy cannot run, so neither can a test that uses the copy through it.
+        if judged.finding is not None:
+            return _fail(requirement, where, judged.cause, judged.finding)
+        return _fail(requirement, f"{where}; {framework_label(judged.build)}: {judged.summary}", judged.cause)
+    return _ok(requirement)
 
 
 def _judge_gpu(requirement: Requirement, env: Environment, device: CudaDevice | None) -> Outcome:
@@ -355,61 +376,32 @@ def _judge_gpu(requirement: Requirement, env: Environment, device: CudaDevice | 
         return _fail(requirement, label, "gpu-capability")
     if requirement.name is not None and not fnmatch.fnmatchcase(device.name or "", requirement.name):
         return _fail(requirement, label, "gpu-name")
-    return Outcome(True, printable(requirement.describe()), "")
+    return _ok(requirement)
 
 
-def _judge_framework(requirement: Requirement, env: Environment, findings: Sequence[Finding]) -> Outcome:
-    """requires_torch / requires_jax: installed within spec and, with gpu=True, able to run GPU work here."""
+def _where(judged: FrameworkJudgement) -> str:
+    build = judged.build
+    name = phrases.framework(build.name)
+    return f"{name} {build.version or '(version unknown)'} ({build.distribution}) at {build.location}"
+
+
+def _judge_framework(requirement: Requirement, diagnosis: Diagnosis) -> Outcome:
+    """requires_torch / requires_jax / requires_tensorflow / requires_cupy: installed within spec and, with
+    gpu=True, exactly what the framework's verdict in the diagnosis says."""
     name = _FRAMEWORK_MARKERS[requirement.marker]
-    build = next((b for b in env.frameworks if b.name == name), None)
-    if build is None:
+    judged = diagnosis.framework(name)
+    if judged is None or judged.build.state is State.ABSENT:
         return _fail(requirement, f"no {phrases.framework(name)} installed", f"{name}-missing")
-    where = (
-        f"{phrases.framework(name)} {build.version or '(version unknown)'} ({build.distribution}) at {build.location}"
-    )
-    if requirement.spec is not None and not _contains(requirement.spec, build.version):
+    where = _where(judged)
+    if requirement.spec is not None and not _contains(requirement.spec, judged.version):
         return _fail(requirement, where, f"{name}-version")
-    if not requirement.gpu:
-        return Outcome(True, printable(requirement.describe()), "")
-    if build.is_cuda_build is False:
-        cpu_only = next((f for f in findings if f.code == "framework-cpu-only" and build.location in f.subjects), None)
-        return _fail(requirement, where + " (a CPU-only build)", "framework-cpu-only", cpu_only)
-    blocked = _gpu_blocker(env, findings, requirement)
-    if blocked is not None:
-        return blocked
-    finding = blocking_finding(build, findings)
-    if finding is not None:
-        return _fail(requirement, where, finding.code, finding)
-    return Outcome(True, printable(requirement.describe()), "")
-
-
-def _judge_tensorflow(requirement: Requirement, env: Environment, findings: Sequence[Finding]) -> Outcome:
-    tf = env.tensorflow
-    if tf.state is State.ABSENT:
-        return _fail(requirement, "no TensorFlow installed", "tensorflow-missing")
-    where = f"TensorFlow {tf.version} ({tf.distribution}) at {tf.location}"
-    if requirement.spec is not None and not _contains(requirement.spec, tf.version):
-        return _fail(requirement, where, "tensorflow-version")
-    if requirement.gpu:
-        if tf.is_cuda_build is False:
-            cpu_only = next(
-                (f for f in findings if f.code in ("tensorflow-cpu-only", "windows-tensorflow-no-gpu")), None
-            )
-            return _fail(requirement, where + " (a CPU-only build)", "tensorflow-cpu-only", cpu_only)
-        blocked = _gpu_blocker(env, findings, requirement)
-        if blocked is not None:
-            return blocked
-        # TensorFlow's own stack: its findings, and errors about the copies it loads.
-        used = {copy.path for copy in (stack_runtime(env), stack_cudnn(env)) if copy is not None}
-        finding = next(
-            (
-                f
-                for f in findings
-                if f.severity is Severity.ERROR
-                and (f.component in ("tensorflow", "driver", "gpu", "loader") or used & set(f.subjects))
-            ),
-            None,
-        )
-        if finding is not None:
-            return _fail(requirement, where, finding.code, finding)
-    return Outcome(True, printable(requirement.describe()), "")
+    if not requirement.gpu or judged.ok:
+        return _ok(requirement)
+    if not judged.gpu_build and judged.build.state is State.FOUND:
+        return _fail(requirement, where + " (a CPU-only build)", judged.cause, judged.finding)
+    if judged.host_wide:
+        return _fail(requirement, judged.summary.removeprefix("cannot run: "), judged.cause, judged.finding,
+                     found_is_finding=judged.finding is not None)  # fmt: skip
+    if judged.finding is not None:
+        return _fail(requirement, where, judged.cause, judged.finding)
+    return _fail(requirement, f"{where}: {judged.summary}", judged.cause)

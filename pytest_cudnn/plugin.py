@@ -231,7 +231,7 @@ def gpu(request: pytest.FixtureRequest) -> GpuDevice:
     run = run_of(request.config)
     device = run.device()
     if device is None:
-        run.refuse_in_fixture(judge(Requirement("requires_gpu"), run.env, run.findings))
+        run.refuse_in_fixture(judge(Requirement("requires_gpu"), run.diagnosis))
     if run.keeps_tests and isinstance(request.node, pytest.Item):
         run.note(request.node, gpu=device.index)
     return device

@@ -10,8 +10,9 @@ from typing import Any
 
 from . import phrases
 from .diagnosis import Finding, Severity, Verdict
-from .diagnosis.frameworks import copies_text, framework_verdict, how_found, label
-from .diagnosis.stack import framework_copies
+from .diagnosis.frameworks import copies_text, how_found, label
+from .diagnosis.result import Diagnosis
+from .diagnosis.stack import visible_gpus
 from .environment import (
     ALLOWED_VARIABLES,
     Candidate,
@@ -222,7 +223,7 @@ def _tensorflow_lines(env: Environment) -> list[str]:
 _FOLDERS = 8  # folders of a RUNPATH said in the text (TensorFlow 2.21's has 668 entries, about 30 folders)
 
 
-def _framework_lines(env: Environment, build: FrameworkBuild, findings: Sequence[Finding]) -> list[str]:
+def _framework_lines(diagnosis: Diagnosis, build: FrameworkBuild) -> list[str]:
     """A framework as its files describe it (what it was built for, where each fact was read), the copies its
     own search loads, and whether it can run GPU work here."""
     label = phrases.framework(build.name)
@@ -240,7 +241,7 @@ def _framework_lines(env: Environment, build: FrameworkBuild, findings: Sequence
     if build.reason:
         lines.append(_line("", build.reason))
     if build.state is State.FOUND:
-        lines.append(_line("", f"verdict: {framework_verdict(env, build, findings).summary}"))
+        lines.append(_line("", f"verdict: {_judged(diagnosis, build).summary}"))
     return lines
 
 
@@ -325,9 +326,11 @@ def _finding_lines(finding: Finding, indent: str = "  ") -> list[str]:
     return lines
 
 
-def doctor_text(env: Environment, findings: Sequence[Finding], verdict: Verdict, *, source: str | None = None) -> str:
-    """The doctor's report: everything read, every finding with its evidence and fix. Each line is made printable:
-    a snapshot or a library may hold escape sequences."""
+def doctor_text(diagnosis: Diagnosis, verdict: Verdict | None = None, *, source: str | None = None) -> str:
+    """The doctor's report: everything read, every finding with its evidence and fix, and ``verdict`` (the
+    diagnosis' own unless given: ``--framework`` gives that framework's). Each line is made printable: a snapshot or
+    a library may hold escape sequences."""
+    env, findings, verdict = diagnosis.env, diagnosis.findings, verdict or diagnosis.verdict
     host = env.host
     origin = f"replayed from {source}, probed {env.probed_at}" if source else f"probed in {env.probe_seconds:.2f} s"
     lines = [f"pytest-cudnn doctor: {host.system} {host.machine}, Python {host.python}, {origin}", ""]
@@ -337,7 +340,7 @@ def doctor_text(env: Environment, findings: Sequence[Finding], verdict: Verdict,
     lines += _copies_block("cuDNN", [_cudnn_line(c) for c in env.cudnns], "none found")
     lines += _tensorflow_lines(env)
     for build in sorted(env.frameworks, key=lambda b: b.name != "tensorflow"):
-        lines += _framework_lines(env, build, findings)
+        lines += _framework_lines(diagnosis, build)
     if env.resolutions:
         lines += ["", "Loader resolution"]
         lines += summarised(
@@ -363,22 +366,54 @@ def doctor_text(env: Environment, findings: Sequence[Finding], verdict: Verdict,
     return "\n".join(line(text) for text in lines) + "\n"
 
 
-def doctor_json(env: Environment, findings: Sequence[Finding], verdict: Verdict) -> dict[str, Any]:
-    """Everything, uncut: JSON escapes what a terminal would act on."""
+# The report document: ``doctor --json`` writes it, and ``--gpu-report`` writes it with the run's keys added (tests,
+# xdist, hosts). Version 2 added schema, schema_version, in_use and each refused framework's cause; the fleet reads
+# version 1 files too. The version changes only when a key changes meaning.
+REPORT_SCHEMA = "pytest-cudnn/report"
+REPORT_SCHEMA_VERSION = 2
+
+
+def doctor_json(diagnosis: Diagnosis, verdict: Verdict | None = None) -> dict[str, Any]:
+    """Everything, uncut: JSON escapes what a terminal would act on. ``verdict`` as for :func:`doctor_text`."""
     return {
-        "environment": env.to_json(),
-        "findings": [to_json(finding) for finding in findings],
-        "verdict": to_json(verdict),
-        "frameworks": framework_verdicts(env, findings),
+        "schema": REPORT_SCHEMA,
+        "schema_version": REPORT_SCHEMA_VERSION,
+        "environment": diagnosis.env.to_json(),
+        "findings": [to_json(finding) for finding in diagnosis.findings],
+        "verdict": to_json(verdict or diagnosis.verdict),
+        "frameworks": framework_verdicts(diagnosis),
+        "in_use": in_use(diagnosis),
     }
 
 
-def framework_verdicts(env: Environment, findings: Sequence[Finding]) -> list[dict[str, Any]]:
-    """Each framework found, and whether it can run GPU work here: for CI, without parsing the text."""
+def in_use(diagnosis: Diagnosis) -> dict[str, Any]:
+    """What the diagnosis decided the stack uses, so that a reader (the fleet) shows it rather than working it out:
+    the CUDA runtime and cuDNN in use (as the header names them) and how many GPUs CUDA sees."""
+
+    def copy(found: CudaRuntime | Cudnn | None) -> dict[str, Any] | None:
+        return {"version": found.version, "path": found.path} if found is not None else None
+
+    return {
+        "cuda_runtime": copy(diagnosis.runtime),
+        "cudnn": copy(diagnosis.cudnn),
+        "visible_gpus": len(visible_gpus(diagnosis.env)),
+    }
+
+
+def framework_verdicts(diagnosis: Diagnosis) -> list[dict[str, Any]]:
+    """Each framework found, whether it can run GPU work here and, when not, the cause (a finding's code): for CI,
+    without parsing the text."""
     return [
-        {"name": build.name, "version": build.version, **to_json(framework_verdict(env, build, findings))}
-        for build in env.frameworks
-    ]
+        {"name": judged.name, "version": judged.version, "ok": judged.ok, "summary": judged.summary,
+         **({"cause": judged.cause} if judged.cause else {})}
+        for judged in diagnosis.frameworks
+    ]  # fmt: skip
+
+
+def _judged(diagnosis: Diagnosis, build: FrameworkBuild) -> Verdict:
+    judged = diagnosis.framework(build.name)
+    assert judged is not None  # the diagnosis judges every build of its environment
+    return judged.verdict
 
 
 def _driver_headline(env: Environment, findings: Sequence[Finding]) -> str:
@@ -390,11 +425,10 @@ def _driver_headline(env: Environment, findings: Sequence[Finding]) -> str:
     return said or f"no usable NVIDIA driver ({driver.reason or driver.state.value})"
 
 
-def _framework_headline(env: Environment, build: FrameworkBuild, findings: Sequence[Finding]) -> str:
+def _framework_headline(diagnosis: Diagnosis, build: FrameworkBuild) -> str:
     """'PyTorch 2.15.0+cu132: CUDA 13.2, cuDNN 9.26.0 (wheels, DT_RPATH), kernels sm_75-sm_120: cannot run: ...'."""
-    copies = framework_copies(env, build)
-    runtime = next((c for c in copies if isinstance(c, CudaRuntime)), None)
-    cudnn = next((c for c in copies if isinstance(c, Cudnn)), None)
+    env, judged = diagnosis.env, diagnosis.framework(build.name)
+    runtime, cudnn = (judged.runtime, judged.cudnn) if judged is not None else (None, None)  # the copies it judged
     cuda_text = runtime.version if runtime and runtime.version else build.cuda.value if build.cuda else None
     cudnn_text = cudnn.version if cudnn and cudnn.version else build.cudnn.value if build.cudnn else None
     runtime_how, cudnn_how = copies_text(env, build, CudaRuntime), copies_text(env, build, Cudnn)
@@ -408,13 +442,11 @@ def _framework_headline(env: Environment, build: FrameworkBuild, findings: Seque
     if build.is_cuda_build is False:
         facts.append("CPU-only build")
     detail = ", ".join(fact for fact in facts if fact)
-    return label(build) + (f": {detail}" if detail else "") + f": {framework_verdict(env, build, findings).summary}"
+    return label(build) + (f": {detail}" if detail else "") + f": {_judged(diagnosis, build).summary}"
 
 
 def header_lines(
-    env: Environment,
-    findings: Sequence[Finding],
-    verdict: Verdict,
+    diagnosis: Diagnosis,
     *,
     runtime: CudaRuntime | None,
     cudnn: Cudnn | None,
@@ -423,6 +455,7 @@ def header_lines(
 ) -> list[str]:
     """pytest's session header: driver and GPUs, the libraries in use, the verdict; findings with -v. Long lists
     are summarised (the JSON report keeps them whole) and every line is printable."""
+    env, findings, verdict = diagnosis.env, diagnosis.findings, diagnosis.verdict
     parts = [
         phrases.copy(runtime) if runtime else "no CUDA runtime in use",
         phrases.copy(cudnn) if cudnn else "no cuDNN in use",
@@ -437,7 +470,7 @@ def header_lines(
         *summarised(
             env.frameworks,
             _HEADER_ROWS,
-            lambda build: [f"pytest-cudnn: {_framework_headline(env, build, findings)}"],
+            lambda build: [f"pytest-cudnn: {_framework_headline(diagnosis, build)}"],
             "frameworks",
             _HEADER_WHOLE,
             _headed,
@@ -464,15 +497,11 @@ def _headed(text: str) -> str:
     return f"pytest-cudnn: {text}"
 
 
-def markdown_summary(
-    env: Environment,
-    findings: Sequence[Finding],
-    verdict: Verdict,
-    skips: Sequence[tuple[str, int, str]],
-) -> str:
+def markdown_summary(diagnosis: Diagnosis, skips: Sequence[tuple[str, int, str]]) -> str:
     """A GitHub step summary block: the verdict, the stack, the findings, the environment skips by cause. Every
     cell is escaped for Markdown and HTML; the block begins and ends with a blank line, so that it stands apart
     from what other steps wrote to the same file."""
+    env, findings, verdict = diagnosis.env, diagnosis.findings, diagnosis.verdict
     driver = env.driver
     components = [["driver", driver.version or driver.state.value, driver.path or driver.reason or ""]]
     for gpu in driver.gpus:

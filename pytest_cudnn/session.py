@@ -27,7 +27,7 @@ from .settings import (
 
 if TYPE_CHECKING:  # the run imports what it uses when it uses it: a --collect-only run pays for none of it
     from .devices import CudaDevice
-    from .diagnosis import Finding, Verdict
+    from .diagnosis import Diagnosis, Finding, Verdict
     from .environment import Environment
     from .gpu import CudnnHandle, GpuDevice
     from .hosts import Host, Plan, Spec
@@ -128,6 +128,7 @@ class GpuRun:
         self.nested = False
         self._env: Environment | None = None
         self._findings: list[Finding] = []
+        self._diagnosis: Diagnosis | None = None
         # (nodeid, xdist worker) -> the test's facts: under --dist each a test runs on every worker, and each run
         # is its own entry (its host, its outcome, its reason)
         self.tests: dict[tuple[str, str | None], dict[str, Any]] = {}
@@ -136,7 +137,7 @@ class GpuRun:
         self.shortfall: str | None = None  # more GPUs per worker asked for than are visible (this host's)
         self._hosts: list[Host] | None = None  # the xdist workers' hosts (controller)
         self._answers: dict[str, Answer] | None = None  # remote hosts' probes, by host key
-        self._host_findings: dict[str, list[Finding]] = {}
+        self._host_diagnoses: dict[str, Diagnosis] = {}
         self._plans: dict[str, Plan] | None = None  # each host's devices per worker, by host key
         self.problems: list[str] = []  # reports that could not be written, said in the terminal summary
         self._device: GpuDevice | None = None
@@ -185,6 +186,9 @@ class GpuRun:
 
                 outer = self.worker.get("cudnn_environment", {}).get("variables", {}).get("CUDA_VISIBLE_DEVICES")
                 self._findings = set_for_worker(self._findings, self.worker_id, outer)
+            from .diagnosis import judge_environment
+
+            self._diagnosis = judge_environment(self._env, tuple(self._findings))
         return self._env
 
     def _load(self) -> Environment:
@@ -214,10 +218,16 @@ class GpuRun:
         return self._findings
 
     @property
-    def verdict(self) -> Verdict:
-        from .diagnosis import verdict
+    def diagnosis(self) -> Diagnosis:
+        """The judgement of this run's environment, made once: the header, the markers, the fixtures and every
+        report read it."""
+        _ = self.env
+        assert self._diagnosis is not None  # made with the environment
+        return self._diagnosis
 
-        return verdict(self.findings)
+    @property
+    def verdict(self) -> Verdict:
+        return self.diagnosis.verdict
 
     def device(self) -> GpuDevice | None:
         """The GPU this process's tests run on: the first CUDA sees (in a worker, the worker's own)."""
@@ -248,7 +258,7 @@ class GpuRun:
             from .markers import judge
 
             device = self._cuda_device()
-            cached = (requirement, judge(requirement, self.env, self.findings, device), requirement.describe())
+            cached = (requirement, judge(requirement, self.diagnosis, device), requirement.describe())
             self._outcomes[id(requirement)] = cached
         if requirement.memory is not None and not self.replaying:
             return self._judge_memory(requirement, cached[1]), cached[2]
@@ -271,9 +281,9 @@ class GpuRun:
         if reading.free is None:
             if not probed.ok and probed.cause != "gpu-memory":
                 return probed  # refused already, for something NVML has no say in
-            unknown = judge(requirement, self.env, self.findings, with_free(probed_device, None))
+            unknown = judge(requirement, self.diagnosis, with_free(probed_device, None))
             return Outcome(False, f"{unknown.message} at test setup: {reading.error}", "gpu-memory-unread")
-        outcome = judge(requirement, self.env, self.findings, with_free(probed_device, reading.free))
+        outcome = judge(requirement, self.diagnosis, with_free(probed_device, reading.free))
         if outcome.ok or outcome.cause != "gpu-memory":
             return outcome
         listed = device.read(holders=True) if device is not None else None  # asked only when short
@@ -293,16 +303,13 @@ class GpuRun:
             return []
         # Imported only now: a nested run that shows nothing must not pay for the diagnosis (about 100 ms, again in
         # every pytester run, as pytester drops the modules a run imported).
-        from .diagnosis import selected_cudnn, selected_runtime
         from .report import header_lines
 
-        env = self.env
+        diagnosis = self.diagnosis
         lines = header_lines(
-            env,
-            self.findings,
-            self.verdict,
-            runtime=selected_runtime(env),
-            cudnn=selected_cudnn(env),
+            diagnosis,
+            runtime=diagnosis.runtime,
+            cudnn=diagnosis.cudnn,
             verbose=verbose,
             source=self.snapshot,
         )
@@ -359,17 +366,19 @@ class GpuRun:
         answer = self._answers_of().get(host.key)
         return answer.reason if answer is not None else host.unprobed
 
-    def host_findings(self, host: Host) -> list[Finding]:
+    def host_diagnosis(self, host: Host) -> Diagnosis | None:
+        """The judgement of a host's environment, made once per host (None when its workers probe for
+        themselves)."""
         if host.local:
-            return self.findings
+            return self.diagnosis
         env = self.host_environment(host)
         if env is None:
-            return []
-        if host.key not in self._host_findings:
-            from .diagnosis import diagnose
+            return None
+        if host.key not in self._host_diagnoses:
+            from .diagnosis import judge_environment
 
-            self._host_findings[host.key] = diagnose(env)
-        return self._host_findings[host.key]
+            self._host_diagnoses[host.key] = judge_environment(env)
+        return self._host_diagnoses[host.key]
 
     def host_of(self, worker_id: str) -> Host | None:
         return next((host for host in self.xdist_hosts() if worker_id in host.workers), None)
@@ -394,7 +403,6 @@ class GpuRun:
 
     def xdist_lines(self) -> list[str]:
         """The header's xdist lines: the workers' devices, and with workers elsewhere than here one line per host."""
-        from .diagnosis import verdict
         from .hosts import host_line, stack_summary, workers_line
         from .text import REPORT_WHOLE, summarised
 
@@ -403,8 +411,8 @@ class GpuRun:
             return [workers_line(hosts[0].workers, plans.get(hosts[0].key))]
 
         def lines_of(host: Host) -> list[str]:
-            env = self.host_environment(host)
-            stack = stack_summary(env, verdict(self.host_findings(host))) if env is not None else None
+            judged = self.host_diagnosis(host)
+            stack = stack_summary(judged.env, judged.verdict) if judged is not None else None
             return [host_line(host, stack, plans.get(host.key), self.host_reason(host))]
 
         return summarised(hosts, _HOSTS, lines_of, "xdist hosts", REPORT_WHOLE, "pytest-cudnn: {}".format)
@@ -448,9 +456,10 @@ class GpuRun:
         from packaging.specifiers import SpecifierSet
 
         from .deadline import Hung
-        from .diagnosis import selected_cudnn, selected_runtime
+        from .diagnosis import selected_runtime
+        from .environment import Cudnn
         from .gpu import CudnnError, create_cudnn_handle
-        from .markers import Outcome, Requirement, judge
+        from .markers import Outcome, Requirement, copy_for, judge
 
         if self.replaying:
             # A snapshot names libraries of another machine, or files anyone could have written: loading one
@@ -463,11 +472,14 @@ class GpuRun:
                     "replayed-environment",
                 )
             )
-        env = self.env
-        outcome = judge(Requirement("requires_cudnn", framework=framework), env, self.findings)
-        cudnn = selected_cudnn(env, framework=framework)
+        diagnosis, env = self.diagnosis, self.env
+        # The copy requires_cudnn(framework=...) judges, and its outcome: the fixture and the marker agree.
+        requirement = Requirement("requires_cudnn", framework=framework)
+        outcome = judge(requirement, diagnosis)
+        judged = copy_for(requirement, diagnosis)
+        cudnn = judged[0][1] if judged else None
         device = self.device()
-        if not outcome.ok or cudnn is None or device is None:
+        if not outcome.ok or not isinstance(cudnn, Cudnn) or device is None:
             self.refuse_in_fixture(outcome)
         if cudnn.create_status not in (None, 0):
             last = f" ({cudnn.last_error})" if cudnn.last_error else ""
@@ -590,10 +602,10 @@ class GpuRun:
         """The JUnit XML testsuite properties. A nested run that never needed the environment has none."""
         if self.nested and not self.probed:
             return []
-        from .diagnosis import selected_cudnn, selected_runtime, visible_gpus
+        from .diagnosis import visible_gpus
 
         env = self.env
-        runtime, cudnn = selected_runtime(env), selected_cudnn(env)
+        runtime, cudnn = self.diagnosis.runtime, self.diagnosis.cudnn
         properties = {
             "gpu.driver": env.driver.version,
             "gpu.count": str(len(visible_gpus(env))),
@@ -620,7 +632,7 @@ class GpuRun:
         if self.step_summary and not self.nested:
             from .report import markdown_summary
 
-            text = markdown_summary(self.env, self.findings, self.verdict, self.skip_groups())
+            text = markdown_summary(self.diagnosis, self.skip_groups())
             try:
                 # Exactly one blank line on each side: Markdown would otherwise join the block to what other
                 # steps wrote around it.
@@ -630,17 +642,13 @@ class GpuRun:
                 self.problems.append(f"could not append to GITHUB_STEP_SUMMARY {self.step_summary}: {reason}")
 
     def document(self) -> dict[str, Any]:
-        from .report import framework_verdicts
-        from .serde import to_json
+        from .report import doctor_json
 
         hosts = self.xdist_hosts()
         if hosts:
             self.plan()
         document: dict[str, Any] = {
-            "environment": self.env.to_json(),
-            "findings": [to_json(f) for f in self.findings],
-            "verdict": to_json(self.verdict),
-            "frameworks": framework_verdicts(self.env, self.findings),
+            **doctor_json(self.diagnosis),  # the doctor's document, and the run's keys after it
             "require_gpu": self.require_gpu,
             "xdist": {worker: [device.index for device in devices] for worker, devices in self.assignment.items()},
             "xdist_devices": {
@@ -662,25 +670,19 @@ class GpuRun:
     def broken_hosts(self) -> list[tuple[str, str]]:
         """The other machines the controller probed for xdist workers whose stack cannot run GPU work, with the
         verdict of each (hosts whose workers probe for themselves are judged there, test by test)."""
-        from .diagnosis import verdict
-
         broken = []
         for host in self.xdist_hosts():
-            if not host.local and self.host_environment(host) is not None:
-                judged = verdict(self.host_findings(host))
-                if not judged.ok:
-                    broken.append((host.key, judged.summary))
+            judged = None if host.local else self.host_diagnosis(host)
+            if judged is not None and not judged.verdict.ok:
+                broken.append((host.key, judged.verdict.summary))
         return broken
 
     def host_entry(self, host: Host) -> dict[str, Any]:
         """One host of the report's ``hosts`` (see :func:`pytest_cudnn.hosts.host_entry`)."""
-        from .diagnosis import verdict
         from .hosts import host_entry
 
-        env = self.host_environment(host)
-        findings = self.host_findings(host)
-        judged = verdict(findings) if env is not None else None
-        return host_entry(host, env, findings, judged, self.plan().get(host.key), self.host_reason(host))
+        judged = self.host_diagnosis(host)
+        return host_entry(host, judged, self.plan().get(host.key), self.host_reason(host))
 
 
 def _reason(error: OSError | FileRefused, path: Path) -> str:

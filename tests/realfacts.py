@@ -85,9 +85,11 @@ def _order_program(order: tuple[str, ...]) -> str:
     for name in order:
         body = "\n".join("    " + line for line in USE[name].strip().splitlines())
         steps.append(
-            f"try:\n{body}\n    steps.append({{'framework': {name!r}, 'ok': True, 'said': said, 'mapped': mapped()}})\n"
+            f"try:\n{body}\n"
+            f"    steps.append({{'framework': {name!r}, 'ok': True, 'said': said, 'mapped': mapped()}})\n"
             f"except BaseException as error:\n"
-            f"    steps.append({{'framework': {name!r}, 'ok': False, 'error': repr(error)[:600], 'mapped': mapped()}})\n"
+            f"    steps.append({{'framework': {name!r}, 'ok': False, 'error': repr(error)[:600],\n"
+            f"                  'mapped': mapped()}})\n"
         )
     return "import json\nsteps = []\n" + MAPPED + "".join(steps) + "print(json.dumps(steps))\n"
 
@@ -111,7 +113,8 @@ def version(path):
     library = ctypes.CDLL(path)
     library.cudnnGetVersion.restype = ctypes.c_size_t
     handle = ctypes.c_void_p()
-    return {"path": path, "version": int(library.cudnnGetVersion()), "create": library.cudnnCreate(ctypes.byref(handle))}
+    created = library.cudnnCreate(ctypes.byref(handle))
+    return {"path": path, "version": int(library.cudnnGetVersion()), "create": created}
 said = [version(path) for path in PATHS]
 print(json.dumps({"loaded": said, "mapped": mapped()}))
 """
@@ -119,7 +122,8 @@ print(json.dumps({"loaded": said, "mapped": mapped()}))
 
 def _child(program: str) -> Any:
     try:
-        done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=TIMEOUT)
+        command = [sys.executable, "-c", program]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, check=False)
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {TIMEOUT} s"}
     lines = done.stdout.strip().splitlines()
@@ -132,7 +136,18 @@ def main() -> int:
     facts: dict[str, Any] = {"orders": [], "pathfinder": {}, "two_cudnns": []}
     for order in ORDERS:
         facts["orders"].append({"order": list(order), "steps": _child(_order_program(order))})
-    for name in ("cudart", "nvrtc", "cublas", "cublasLt", "cudnn", "curand", "cusolver", "cusparse", "cufft", "nvJitLink"):
+    for name in (
+        "cudart",
+        "nvrtc",
+        "cublas",
+        "cublasLt",
+        "cudnn",
+        "curand",
+        "cusolver",
+        "cusparse",
+        "cufft",
+        "nvJitLink",
+    ):
         facts["pathfinder"][name] = _child(f"NAME = {name!r}\n" + PATHFINDER)
     import site
 

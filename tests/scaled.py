@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest_cudnn
 from pytest_cudnn.devices import with_free
-from pytest_cudnn.diagnosis import diagnose, verdict, visible_gpus
+from pytest_cudnn.diagnosis import diagnose, judge_environment, verdict, visible_gpus
 from pytest_cudnn.environment import Environment, Unreadable
 from pytest_cudnn.markers import judge, parse_marker
 from pytest_cudnn.report import doctor_json, doctor_text, header_lines, markdown_summary
@@ -92,11 +92,12 @@ def doctor_work(env: Environment) -> None:
     env = counted(env)
     findings = diagnose(env)
     judged = verdict(findings)
-    doctor_text(env, findings, judged)
-    doctor_text(env, findings, judged, source="s.json")
-    json.dumps(doctor_json(env, findings, judged))
-    header_lines(env, findings, judged, runtime=None, cudnn=None, verbose=True)
-    markdown_summary(env, findings, judged, [("cudnn-version", 3, "requires cuDNN >=10")])
+    diagnosis = judge_environment(env, tuple(findings))
+    doctor_text(diagnosis, judged)
+    doctor_text(diagnosis, judged, source="s.json")
+    json.dumps(doctor_json(diagnosis, judged))
+    header_lines(diagnosis, runtime=None, cudnn=None, verbose=True)
+    markdown_summary(diagnosis, [("cudnn-version", 3, "requires cuDNN >=10")])
 
 
 def judge_work(env: Environment, findings: list[Any], tests: int = 50) -> None:
@@ -104,10 +105,11 @@ def judge_work(env: Environment, findings: list[Any], tests: int = 50) -> None:
     requirement's outcome for the run), and a memory requirement at every test's setup, against the free memory
     NVML reads then."""
     device = visible_gpus(env)[0]
+    diagnosis = judge_environment(env, tuple(findings))
     for requirement in _REQUIREMENTS:
-        judge(requirement, env, findings, device)
+        judge(requirement, diagnosis, device)
     for _ in range(tests):
-        judge(_REQUIREMENTS[0], env, findings, with_free(device, 2 * 1024**3))
+        judge(_REQUIREMENTS[0], diagnosis, with_free(device, 2 * 1024**3))
 
 
 def fleet_reports(folder: Path, runners: int, findings: int = 3, tests: int = 3) -> list[tuple[str, str]]:

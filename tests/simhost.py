@@ -542,6 +542,10 @@ def cudnn_source(version: tuple[int, int, int], cudart_version: int) -> str:
               if (fault("SIMHOST_CUDNN_FAULT", "hang-create")) hang();
               if (driver_version() == 0 || driver_devices(&n) != 0 || n == 0) {{
                 last = "cudaGetDeviceCount(&count) != cudaSuccess"; return {not_initialized}; }}
+              /* A driver of an older CUDA major than the runtime this cuDNN was built for: its runtime's first call
+                 fails (cudaErrorInsufficientDriver), and cudnnCreate with it, as the field test saw (1001). */
+              if (driver_version() / 1000 < {cudart_version} / 1000) {{
+                last = "CUDA driver version is insufficient for CUDA runtime version"; return {not_initialized}; }}
               driver_context();
               *handle = (void *)(long)(0x1000 + ++handles); note("create", *handle); return 0; }}
             int cudnnDestroy(void *handle) {{ note("destroy", handle); return 0; }}

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from pytest_cudnn.devices import CudaDevice
-from pytest_cudnn.diagnosis import diagnose, verdict
+from pytest_cudnn.diagnosis import diagnose, judge_environment, verdict
 from pytest_cudnn.environment import Environment
 from pytest_cudnn.fleet.compare import read_fleet
 from pytest_cudnn.fleet.render import fleet_json, fleet_markdown, fleet_text
@@ -70,11 +70,15 @@ def test_the_doctors_views_are_bounded_and_its_json_complete(make: Callable[[], 
     env = make()
     findings = diagnose(env)
     judged = verdict(findings)
-    assert_bounded(doctor_text(env, findings, judged, source="s.json"), 700)
-    assert_bounded("\n".join(header_lines(env, findings, judged, runtime=None, cudnn=None, verbose=True)), 40, 2000)
+    assert_bounded(doctor_text(judge_environment(env, tuple(findings)), judged, source="s.json"), 700)
+    assert_bounded(
+        "\n".join(header_lines(judge_environment(env, tuple(findings)), runtime=None, cudnn=None, verbose=True)),
+        40,
+        2000,
+    )
     skips = [(f"cause-{index}", 1, LONG) for index in range(1000)]
-    assert_bounded(markdown_summary(env, findings, judged, skips), 120, 2000)
-    data = doctor_json(env, findings, judged)
+    assert_bounded(markdown_summary(judge_environment(env, tuple(findings)), skips), 120, 2000)
+    data = doctor_json(judge_environment(env, tuple(findings)), judged)
     assert Environment.from_json(json.loads(json.dumps(data["environment"]))) == env
     assert len(data["findings"]) == len(findings)
 
@@ -90,13 +94,13 @@ def test_the_doctors_views_are_bounded_and_its_json_complete(make: Callable[[], 
 def test_a_long_list_says_how_many_more_and_where_they_all_are(make: Callable[[], Environment], said: str) -> None:
     env = make()
     findings = diagnose(env)
-    assert said in doctor_text(env, findings, verdict(findings)).splitlines()
+    assert said in doctor_text(judge_environment(env, tuple(findings)), verdict(findings)).splitlines()
 
 
 def test_a_refusals_message_is_bounded_whatever_the_gpu_is_called() -> None:
     """A skip's reason is a line of pytest's -rs summary."""
     env = _long_values()
-    outcome = judge(parse_marker("requires_gpu", (), {"name": "H100*"}), env, diagnose(env))
+    outcome = judge(parse_marker("requires_gpu", (), {"name": "H100*"}), judge_environment(env))
     assert (outcome.ok, outcome.cause) == (False, "gpu-name")
     assert outcome.message.startswith("requires 1 GPU, named 'H100*'; found GPU 0 VVV")
     assert len(outcome.message) <= 2000

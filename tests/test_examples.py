@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from pytest_cudnn.cli import main
-from pytest_cudnn.diagnosis import Severity, diagnose, framework_verdict
+from pytest_cudnn.diagnosis import Severity, judge_environment
 from pytest_cudnn.environment import Environment, load_snapshot
 
 SNAPSHOTS = Path(__file__).parent.parent / "examples" / "snapshots"
@@ -88,9 +88,9 @@ def test_a_simulated_example_names_nothing_of_the_machine_that_made_it(snapshot:
 def _story(name: str) -> tuple[Environment, dict[str, str], list[tuple[str, str]]]:
     """The environment, each framework's verdict, and the (code, severity) of every finding."""
     env = load_snapshot(SNAPSHOTS / f"{name}.json")
-    findings = diagnose(env)
-    verdicts = {build.name: framework_verdict(env, build, findings).summary for build in env.frameworks}
-    return env, verdicts, [(f.code, f.severity.value) for f in findings]
+    diagnosis = judge_environment(env)
+    verdicts = {judged.name: judged.summary for judged in diagnosis.frameworks}
+    return env, verdicts, [(f.code, f.severity.value) for f in diagnosis.findings]
 
 
 def test_torch_215_cannot_run_on_driver_550() -> None:

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from pytest_cudnn import files
 from pytest_cudnn.cli import main
-from pytest_cudnn.diagnosis import diagnose, verdict
+from pytest_cudnn.diagnosis import judge_environment
 from pytest_cudnn.environment import Environment
 from pytest_cudnn.fleet import (
     FleetUsageError,
@@ -40,8 +40,7 @@ from pytest_cudnn.fleet import (
 from pytest_cudnn.fleet import reading as reading_module
 from pytest_cudnn.fleet.model import GpuTest
 from pytest_cudnn.fleet.reading import refusal_groups
-from pytest_cudnn.report import framework_verdicts
-from pytest_cudnn.serde import to_json
+from pytest_cudnn.report import doctor_json
 
 from .envbuilder import EnvBuilder, gpu
 from .simhost import Compiler, SimGpu, SimHost
@@ -69,19 +68,9 @@ def old_t4() -> Environment:
 
 
 def document(env: Environment, tests: list[dict[str, Any]] | None = None, **extra: Any) -> dict[str, Any]:
-    """A report as GpuRun.document() writes it. The probe lists TensorFlow among the frameworks too (EnvBuilder
-    keeps it apart): its verdict is the stack's as far as TensorFlow goes."""
-    findings = diagnose(env)
-    frameworks = framework_verdicts(env, findings)
-    if env.tensorflow.version:
-        ok = verdict(findings).ok
-        said = "can run GPU work here" if ok else verdict(findings).summary.replace("cannot run GPU work", "cannot run")
-        frameworks.append({"name": "tensorflow", "version": env.tensorflow.version, "ok": ok, "summary": said})
+    """A report as GpuRun.document() writes it: the doctor's document and the run's keys."""
     return {
-        "environment": env.to_json(),
-        "findings": [to_json(finding) for finding in findings],
-        "verdict": to_json(verdict(findings)),
-        "frameworks": frameworks,
+        **doctor_json(judge_environment(env)),
         "require_gpu": False,
         "xdist": {},
         "xdist_note": None,

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pytest_cudnn.diagnosis import diagnose
+from pytest_cudnn.diagnosis import diagnose, judge_environment
 from pytest_cudnn.environment import Environment, Failure, State, Via
 from pytest_cudnn.markers import InvalidMarker, Outcome, judge, parse_marker
 
@@ -63,7 +63,7 @@ def tf23_with_cudnn(cudnn: str, **changes: object) -> Environment:
 
 
 def _judge(env: Environment, name: str, *args: Any, **kwargs: Any) -> Outcome:
-    return judge(parse_marker(name, args, kwargs), env, diagnose(env))
+    return judge(parse_marker(name, args, kwargs), judge_environment(env))
 
 
 def test_a_version_skip_is_caused_by_the_version_and_blames_no_unrelated_finding() -> None:
@@ -192,9 +192,13 @@ def test_a_named_framework_is_judged_by_its_own_copy() -> None:
     assert not refused.ok
     assert JAX_CUDNN in refused.message
     assert "loaded by JAX 0.10.2" in refused.message
-    # Unnamed, any framework's copy that matches will do.
-    assert _judge(env, "requires_cudnn", "<9.10").ok
-    assert _judge(env, "requires_cudnn", ">=9.20").ok
+    # Unnamed, every installed framework's copy must meet it (the test may use either): JAX's 9.8 and torch's 9.26.
+    assert _judge(env, "requires_cudnn", ">=9.8,<10").ok
+    for spec, refuser in (("<9.10", "PyTorch 2.15.0+cu132"), (">=9.20", "JAX 0.10.2")):
+        unnamed = _judge(env, "requires_cudnn", spec)
+        assert (unnamed.ok, unnamed.cause) == (False, "cudnn-version"), unnamed
+        assert f"loaded by {refuser}" in unnamed.message
+        assert "without framework=, every installed framework's cuDNN must meet it: name one" in unnamed.message
     absent = _judge(torch_venv(), "requires_cudnn", ">=9", framework="jax")
     assert (absent.ok, absent.cause) == (False, "jax-missing")
 

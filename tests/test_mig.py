@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from pytest_cudnn.cli import main
 from pytest_cudnn.devices import CudaDevice, assign_devices, cuda_visible_value, parse_visible_devices
-from pytest_cudnn.diagnosis import assignable_devices, diagnose, verdict, visible_gpus
+from pytest_cudnn.diagnosis import assignable_devices, diagnose, judge_environment, verdict, visible_gpus
 from pytest_cudnn.environment import Environment, Gpu
 from pytest_cudnn.markers import judge, parse_marker
 
@@ -127,7 +127,7 @@ def worker_env(value: str) -> Environment:
 )
 def test_memory_is_judged_against_the_mig_device_not_its_gpu(value: str, memory: str, ok: bool) -> None:
     env = worker_env(value)
-    outcome = judge(parse_marker("requires_gpu", (), {"memory": memory}), env, diagnose(env))
+    outcome = judge(parse_marker("requires_gpu", (), {"memory": memory}), judge_environment(env))
     assert outcome.ok is ok
     if not ok:
         assert "GPU 0 MIG 3 NVIDIA H100 80GB HBM3 MIG 1g.10gb" in outcome.message
@@ -137,7 +137,7 @@ def test_memory_is_judged_against_the_mig_device_not_its_gpu(value: str, memory:
 def test_two_gpus_are_not_there_for_a_process_that_sees_one_mig_device() -> None:
     env = EnvBuilder.healthy().with_gpus(SPLIT, WHOLE).build()
     assert labels(visible_gpus(env)) == ["GPU 0 MIG 0"]
-    outcome = judge(parse_marker("requires_gpu", (2,), {}), env, diagnose(env))
+    outcome = judge(parse_marker("requires_gpu", (2,), {}), judge_environment(env))
     assert not outcome.ok
     assert "(a CUDA process sees a single MIG device)" in outcome.message
 
@@ -156,7 +156,7 @@ def test_a_gpu_with_mig_on_and_no_mig_devices_is_an_error_when_nothing_else_runs
     beside = EnvBuilder.healthy().with_gpus(empty, WHOLE).build()
     assert [f.severity.value for f in diagnose(alone) if f.code == "mig-no-devices"] == ["error"]
     assert [f.severity.value for f in diagnose(beside) if f.code == "mig-no-devices"] == ["warning"]
-    outcome = judge(parse_marker("requires_gpu", (), {}), alone, diagnose(alone))
+    outcome = judge(parse_marker("requires_gpu", (), {}), judge_environment(alone))
     assert (outcome.ok, outcome.cause) == (False, "mig-no-devices")
 
 
@@ -201,7 +201,7 @@ def assert_doctor_and_marker_agree(env: Environment) -> tuple[bool, str]:
     runs exactly when the doctor reports no reason for CUDA to see no device, and when it skips, it quotes that
     reason, with its fix. Returns the test's (ok, cause)."""
     findings = diagnose(env)
-    outcome = judge(parse_marker("requires_gpu", (), {}), env, findings)
+    outcome = judge(parse_marker("requires_gpu", (), {}), judge_environment(env, tuple(findings)))
     says_no_gpu = [
         f for f in findings if f.code in SAYS_NO_GPU or (f.code == "mig-no-devices" and f.severity.value == "error")
     ]

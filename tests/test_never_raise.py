@@ -20,7 +20,7 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_cudnn.diagnosis import diagnose, selected_cudnn, selected_runtime, verdict
+from pytest_cudnn.diagnosis import diagnose, judge_environment, selected_cudnn, selected_runtime, verdict
 from pytest_cudnn.environment import Environment
 from pytest_cudnn.markers import MARKERS, parse_marker
 from pytest_cudnn.report import doctor_json, doctor_text, header_lines, markdown_summary
@@ -164,22 +164,22 @@ SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[Heal
 def test_the_diagnosis_and_every_rendering_answer_for_any_environment(env: Environment) -> None:
     findings = diagnose(env)
     result = verdict(findings)
-    text = doctor_text(env, findings, result, source="snap.json")
+    text = doctor_text(judge_environment(env, tuple(findings)), result, source="snap.json")
     assert _printable(text, "\n"), text
-    document = json.dumps(doctor_json(env, findings, result))
+    document = json.dumps(doctor_json(judge_environment(env, tuple(findings)), result))
     assert json.loads(document)["verdict"]["ok"] is result.ok
     for verbose in (False, True):
         for line in header_lines(
-            env,
-            findings,
-            result,
+            judge_environment(env, tuple(findings)),
             runtime=selected_runtime(env),
             cudnn=selected_cudnn(env),
             verbose=verbose,
             source="snap.json",
         ):
             assert _printable(line), line
-    summary = markdown_summary(env, findings, result, [("cudnn-version", 2, "requires cuDNN >=9; found \x1b[0m|")])
+    summary = markdown_summary(
+        judge_environment(env, tuple(findings)), [("cudnn-version", 2, "requires cuDNN >=9; found \x1b[0m|")]
+    )
     assert _printable(summary, "\n"), summary
 
 
@@ -190,7 +190,7 @@ def test_every_marker_is_judged_for_any_environment(env: Environment) -> None:
 
     findings = diagnose(env)
     for requirement in REQUIREMENTS:
-        outcome = judge(requirement, env, findings)
+        outcome = judge(requirement, judge_environment(env, tuple(findings)))
         assert _printable(outcome.message), outcome.message
         assert outcome.ok or outcome.cause
 
@@ -245,11 +245,13 @@ def test_a_hostile_value_in_any_one_field_is_answered() -> None:
             env = _replaced(rich, path, value)
             findings = diagnose(env)
             result = verdict(findings)
-            assert _printable(doctor_text(env, findings, result), "\n"), path
-            json.dumps(doctor_json(env, findings, result))
-            header_lines(env, findings, result, runtime=selected_runtime(env), cudnn=selected_cudnn(env))
-            markdown_summary(env, findings, result, [])
+            assert _printable(doctor_text(judge_environment(env, tuple(findings)), result), "\n"), path
+            json.dumps(doctor_json(judge_environment(env, tuple(findings)), result))
+            header_lines(
+                judge_environment(env, tuple(findings)), runtime=selected_runtime(env), cudnn=selected_cudnn(env)
+            )
+            markdown_summary(judge_environment(env, tuple(findings)), [])
             for requirement in REQUIREMENTS:
                 from pytest_cudnn.markers import judge
 
-                assert _printable(judge(requirement, env, findings).message), path
+                assert _printable(judge(requirement, judge_environment(env, tuple(findings))).message), path

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from pytest_cudnn.diagnosis import Severity, diagnose, selected_cudnn, selected_runtime, verdict
+from pytest_cudnn.diagnosis import Severity, diagnose, judge_environment, selected_cudnn, selected_runtime, verdict
 from pytest_cudnn.environment import Environment, Via
 from pytest_cudnn.report import doctor_json, doctor_text, header_lines, markdown_summary
 
@@ -16,9 +16,7 @@ HOSTILE = "A100\x1b[2J\x1b]0;title\x07\r\u202e|<b>*x*</b>`"
 def _header(env: Environment, verbose: bool = True) -> list[str]:
     findings = diagnose(env)
     return header_lines(
-        env,
-        findings,
-        verdict(findings),
+        judge_environment(env, tuple(findings)),
         runtime=selected_runtime(env),
         cudnn=selected_cudnn(env),
         verbose=verbose,
@@ -38,7 +36,7 @@ def test_the_header_summarises_long_lists_and_the_json_keeps_them() -> None:
     assert "and 9,996 more" in lines[0]
     assert max(len(line) for line in lines) <= 2100
     findings = diagnose(env)
-    document = json.loads(json.dumps(doctor_json(env, findings, verdict(findings))))
+    document = json.loads(json.dumps(doctor_json(judge_environment(env, tuple(findings)), verdict(findings))))
     assert len(document["environment"]["driver"]["gpus"]) == 10_000
     assert len(document["environment"]["variables"]["CUDA_VISIBLE_DEVICES"]) == 100_002
 
@@ -46,7 +44,7 @@ def test_the_header_summarises_long_lists_and_the_json_keeps_them() -> None:
 def test_a_long_variable_is_clipped_wherever_it_is_echoed() -> None:
     env = huge()
     findings = diagnose(env)
-    text = doctor_text(env, findings, verdict(findings))
+    text = doctor_text(judge_environment(env, tuple(findings)), verdict(findings))
     assert max(len(line) for line in text.splitlines()) < 1000
     assert "(100,002 characters)" in text
     assert all(len(line) < 1000 for line in _header(env))
@@ -56,17 +54,21 @@ def test_text_from_a_library_or_a_snapshot_is_printable_everywhere() -> None:
     env = EnvBuilder.healthy().with_gpus(gpu(name=HOSTILE)).build()
     findings = diagnose(env)
     result = verdict(findings)
-    for text in (doctor_text(env, findings, result), *_header(env), markdown_summary(env, findings, result, [])):
+    for text in (
+        doctor_text(judge_environment(env, tuple(findings)), result),
+        *_header(env),
+        markdown_summary(judge_environment(env, tuple(findings)), []),
+    ):
         assert "\x1b" not in text
         assert "\r" not in text
         assert "\u202e" not in text
-    assert "A100\\x1b[2J\\x1b]0;title\\x07\\r\\u202e" in doctor_text(env, findings, result)
+    assert "A100\\x1b[2J\\x1b]0;title\\x07\\r\\u202e" in doctor_text(judge_environment(env, tuple(findings)), result)
 
 
 def test_the_step_summary_escapes_every_cell_and_stands_apart() -> None:
     env = EnvBuilder.healthy().with_gpus(gpu(name=HOSTILE)).build()
     findings = diagnose(env)
-    summary = markdown_summary(env, findings, verdict(findings), [("gpu-name", 3, "found GPU 0 a|b")])
+    summary = markdown_summary(judge_environment(env, tuple(findings)), [("gpu-name", 3, "found GPU 0 a|b")])
     assert summary.startswith("\n### pytest-cudnn\n")
     assert summary.endswith("\n\n")
     assert "<b>" not in summary
@@ -82,15 +84,15 @@ def test_one_wording_for_a_gpu() -> None:
     said = "GPU 0 Tesla T4 (compute capability 7.5, Turing, 14.0 GiB free)"
     assert said in _header(env)[0]
     assert "GPU 0 Tesla T4 (compute capability 7.5, Turing), 14.0 GiB free of" in doctor_text(
-        env, findings, verdict(findings)
+        judge_environment(env, tuple(findings)), verdict(findings)
     )
-    assert "sm 7.5" not in doctor_text(env, findings, verdict(findings))
+    assert "sm 7.5" not in doctor_text(judge_environment(env, tuple(findings)), verdict(findings))
 
 
 def test_linux_output_names_linux_libraries() -> None:
     env = EnvBuilder.healthy().without_driver().build()
     findings = diagnose(env)
-    text = doctor_text(env, findings, verdict(findings)) + "\n".join(_header(env))
+    text = doctor_text(judge_environment(env, tuple(findings)), verdict(findings)) + "\n".join(_header(env))
     assert "libnvidia-ml.so.1" in text
     assert ".dll" not in text
 
@@ -99,7 +101,7 @@ def test_a_library_tensorflow_finds_through_its_runpath_is_not_said_missing() ->
     # The healthy TensorFlow 2.18 venv: its wheels are reached through TensorFlow's RUNPATH, not a plain dlopen.
     env = EnvBuilder.healthy().build()
     findings = diagnose(env)
-    text = doctor_text(env, findings, verdict(findings))
+    text = doctor_text(judge_environment(env, tuple(findings)), verdict(findings))
     assert "the loader finds no copy" not in text
     assert "libcudnn.so.9: a plain dlopen finds no copy; TensorFlow finds " in text
     assert verdict(findings).ok
@@ -137,6 +139,6 @@ def test_the_header_names_the_copies_a_framework_loads_and_how_they_were_found()
     findings = diagnose(env)
     # One error for one cause: the runtime's own driver rule leaves torch's copy to the framework rule.
     assert [f.code for f in findings if f.severity is Severity.ERROR] == ["framework-driver-too-old"]
-    text = doctor_text(env, findings, verdict(findings))
+    text = doctor_text(judge_environment(env, tuple(findings)), verdict(findings))
     assert f"loads libcudnn.so.9 from {cudnn}  (wheel, through DT_RPATH of libtorch_cuda.so)" in text
     assert "verdict: cannot run: PyTorch 2.15.0+cu132 cannot run here" in text

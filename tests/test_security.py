@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from pytest_cudnn.cli import main
-from pytest_cudnn.diagnosis import diagnose, verdict
+from pytest_cudnn.diagnosis import diagnose, judge_environment, verdict
 from pytest_cudnn.environment import ALLOWED_VARIABLES, Environment, load_snapshot
 from pytest_cudnn.report import doctor_json, doctor_text, markdown_summary
 
@@ -60,9 +60,9 @@ def test_replaying_a_snapshot_executes_nothing_and_loads_nothing(
     env = load_snapshot(hostile)
     findings = diagnose(env)
     result = verdict(findings)
-    doctor_text(env, findings, result, source=str(hostile))
-    json.dumps(doctor_json(env, findings, result))
-    markdown_summary(env, findings, result, [])
+    doctor_text(judge_environment(env, tuple(findings)), result, source=str(hostile))
+    json.dumps(doctor_json(judge_environment(env, tuple(findings)), result))
+    markdown_summary(judge_environment(env, tuple(findings)), [])
     assert not marker.exists()
 
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_cudnn.diagnosis import diagnose, selected_cudnn, selected_runtime, verdict
+from pytest_cudnn.diagnosis import diagnose, judge_environment, selected_cudnn, selected_runtime, verdict
 from pytest_cudnn.environment import Environment, InvalidSnapshot
 from pytest_cudnn.markers import judge, parse_marker
 from pytest_cudnn.report import doctor_json, doctor_text, header_lines, markdown_summary
@@ -76,11 +76,15 @@ def _use(env: Environment) -> None:
     """Everything that reads an environment after it is loaded."""
     findings = diagnose(env)
     result = verdict(findings)
-    doctor_text(env, findings, result, source="fuzz.json")
-    json.dumps(doctor_json(env, findings, result))
-    markdown_summary(env, findings, result, [])
+    doctor_text(judge_environment(env, tuple(findings)), result, source="fuzz.json")
+    json.dumps(doctor_json(judge_environment(env, tuple(findings)), result))
+    markdown_summary(judge_environment(env, tuple(findings)), [])
     header_lines(
-        env, findings, result, runtime=selected_runtime(env), cudnn=selected_cudnn(env), verbose=True, source="x"
+        judge_environment(env, tuple(findings)),
+        runtime=selected_runtime(env),
+        cudnn=selected_cudnn(env),
+        verbose=True,
+        source="x",
     )
     for name, args, kwargs in (
         ("requires_cudnn", (">=8",), {}),
@@ -89,7 +93,7 @@ def _use(env: Environment) -> None:
         ("requires_tensorflow", (">=2",), {"gpu": True}),
         ("requires_gpu", (), {"count": 1, "memory": "1GiB", "compute_capability": ">=7.0", "name": "*A100*"}),
     ):
-        judge(parse_marker(name, args, kwargs), env, findings)
+        judge(parse_marker(name, args, kwargs), judge_environment(env, tuple(findings)))
 
 
 @FUZZ

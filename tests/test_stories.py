@@ -124,9 +124,11 @@ def test_story_cudnn_failed_to_initialize_driver_older_than_the_toolkit(host: Si
     host.add_tensorflow("2.4.0", "tensorflow-2.4.0-linux.py")
     code, report = host.doctor_json()
     assert code == 1
-    assert codes(report, "error") == ["driver-too-old-for-cuda"]
+    # The driver is the cause; cudnnCreate failing on it is the story's own symptom, said of the copy.
+    assert codes(report, "error") == ["driver-too-old-for-cuda", "cudnn-create-failed"]
     too_old = finding(report, "driver-too-old-for-cuda")
     assert too_old["summary"] == "the NVIDIA driver 440.33.01 is too old for CUDA 11.0"
+    assert report["verdict"]["summary"].startswith(f"cannot run GPU work: {too_old['summary']}")
     # CUDA 11.0 needs only its own GA toolkit's driver, below the CUDA 11 minor-version floor (450.80.02).
     assert "driver 440.33.01 is below 450.51.05, the driver of the CUDA 11.0 GA toolkit" in too_old["evidence"]
     assert f"CUDA runtime 11.0 at {lib / 'libcudart.so.11.0'} (via LD_LIBRARY_PATH)" in too_old["evidence"]

@@ -27,7 +27,7 @@ import pytest
 
 import pytest_cudnn.hosts
 from pytest_cudnn.devices import CudaDevice, devices_of
-from pytest_cudnn.diagnosis import diagnose, verdict
+from pytest_cudnn.diagnosis import diagnose, judge_environment, verdict
 from pytest_cudnn.environment import Environment
 from pytest_cudnn.fleet import Runner, read_runner
 from pytest_cudnn.hosts import (
@@ -375,9 +375,8 @@ def test_the_header_shows_one_line_per_host(
 
 def test_a_remote_hosts_report_entry_holds_its_own_probe() -> None:
     host = Host("socket=127.0.0.1:4242", ("gw1", "gw2"), "socket=127.0.0.1:4242")
-    findings = diagnose(TWO_GPUS)
     plan = plan_devices(_devices(gpu(0), gpu(1)), list(host.workers), 1)
-    entry = json.loads(json.dumps(host_entry(host, TWO_GPUS, findings, verdict(findings), plan, None)))
+    entry = json.loads(json.dumps(host_entry(host, judge_environment(TWO_GPUS), plan, None)))
     assert Environment.from_json(entry.pop("environment"), "the entry") == TWO_GPUS
     assert entry == {
         "host": "socket=127.0.0.1:4242",
@@ -387,6 +386,7 @@ def test_a_remote_hosts_report_entry_holds_its_own_probe() -> None:
         "summary": "driver 550.54.15, 2 GPUs, the GPU stack holds together",
         "findings": [],
         "verdict": {"ok": True, "summary": "the GPU stack holds together"},
+        "frameworks": [{"name": "tensorflow", "version": "2.18.0", "ok": True, "summary": "can run GPU work here"}],
         "devices": {
             "gw1": [{"index": 0, "label": "GPU 0", "uuid": gpu(0).uuid}],
             "gw2": [{"index": 1, "label": "GPU 1", "uuid": gpu(1).uuid}],
@@ -397,7 +397,7 @@ def test_a_remote_hosts_report_entry_holds_its_own_probe() -> None:
 
 def test_a_host_its_workers_probe_has_no_environment_in_the_report() -> None:
     host = Host("socket=127.0.0.1:9", ("gw1",), "socket=127.0.0.1:9")
-    entry = host_entry(host, None, [], None, None, "could not connect: Connection refused")
+    entry = host_entry(host, None, None, "could not connect: Connection refused")
     assert (entry["probed_by"], entry["reason"], entry["environment"], entry["verdict"], entry["devices"]) == (
         "workers",
         "could not connect: Connection refused",

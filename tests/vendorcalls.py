@@ -26,6 +26,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +95,10 @@ class _Calls:
         return value
 
 
+def _value(number: Any) -> Any:
+    return number.value
+
+
 def _text(buffer: Any) -> str:
     """A C string: a ctypes buffer's, or a structure's char array (ctypes gives that one as bytes)."""
     return bytes(buffer if isinstance(buffer, bytes) else buffer.value).decode("utf-8", "replace")
@@ -106,22 +111,24 @@ def _nvml(calls: _Calls, holder: int | None) -> None:
     calls.call(nvml, "nvmlInitWithFlags(0)", "nvmlInitWithFlags", [ctypes.c_uint(0)])
     for name in ("nvmlSystemGetDriverVersion", "nvmlSystemGetNVMLVersion"):
         text = ctypes.create_string_buffer(80)
-        calls.call(nvml, f"{name}(80)", name, [text, ctypes.c_uint(80)], lambda text=text: _text(text))
+        calls.call(nvml, f"{name}(80)", name, [text, ctypes.c_uint(80)], partial(_text, text))
     small = ctypes.create_string_buffer(4)
     calls.call(nvml, "nvmlSystemGetDriverVersion(4)", "nvmlSystemGetDriverVersion", [small, ctypes.c_uint(4)])
     for name in ("nvmlSystemGetCudaDriverVersion", "nvmlSystemGetCudaDriverVersion_v2"):
         number = ctypes.c_int()
-        calls.call(nvml, f"{name}()", name, [ctypes.byref(number)], lambda number=number: number.value)
+        calls.call(nvml, f"{name}()", name, [ctypes.byref(number)], partial(_value, number))
     count = ctypes.c_uint()
     calls.call(nvml, "nvmlDeviceGetCount_v2()", "nvmlDeviceGetCount_v2", [ctypes.byref(count)], lambda: count.value)
     handle = ctypes.c_void_p()
     if calls.call(nvml, "nvmlDeviceGetHandleByIndex_v2(0)", "nvmlDeviceGetHandleByIndex_v2", [0, ctypes.byref(handle)]):
         return
     past = ctypes.c_void_p()
-    calls.call(nvml, "nvmlDeviceGetHandleByIndex_v2(count)", "nvmlDeviceGetHandleByIndex_v2", [count, ctypes.byref(past)])
+    calls.call(
+        nvml, "nvmlDeviceGetHandleByIndex_v2(count)", "nvmlDeviceGetHandleByIndex_v2", [count, ctypes.byref(past)]
+    )
     uuid = ctypes.create_string_buffer(96)
     for name, buffer in (("nvmlDeviceGetName", ctypes.create_string_buffer(96)), ("nvmlDeviceGetUUID", uuid)):
-        calls.call(nvml, f"{name}(96)", name, [handle, buffer, ctypes.c_uint(96)], lambda buffer=buffer: _text(buffer))
+        calls.call(nvml, f"{name}(96)", name, [handle, buffer, ctypes.c_uint(96)], partial(_text, buffer))
     calls.call(nvml, "nvmlDeviceGetName(4)", "nvmlDeviceGetName", [handle, small, ctypes.c_uint(4)])
     pci = _PciInfo()
     calls.call(
@@ -157,7 +164,9 @@ def _nvml(calls: _Calls, holder: int | None) -> None:
         instance = ctypes.c_uint()
         calls.call(nvml, f"{name}(gpu)", name, [handle, ctypes.byref(instance)])
     attributes = _Attributes()
-    calls.call(nvml, "nvmlDeviceGetAttributes_v2(gpu)", "nvmlDeviceGetAttributes_v2", [handle, ctypes.byref(attributes)])
+    calls.call(
+        nvml, "nvmlDeviceGetAttributes_v2(gpu)", "nvmlDeviceGetAttributes_v2", [handle, ctypes.byref(attributes)]
+    )
     found = ctypes.c_void_p()
     calls.call(
         nvml, "nvmlDeviceGetHandleByUUID(own)", "nvmlDeviceGetHandleByUUID", [uuid.value, ctypes.byref(found)],
@@ -215,7 +224,7 @@ def _cudart(calls: _Calls, path: str) -> None:
     cudart = ctypes.CDLL(path)
     for name in ("cudaRuntimeGetVersion", "cudaDriverGetVersion", "cudaGetDeviceCount"):
         number = ctypes.c_int(-1)
-        calls.call(cudart, name, name, [ctypes.byref(number)], lambda number=number: number.value)
+        calls.call(cudart, name, name, [ctypes.byref(number)], partial(_value, number))
     for code in (0, 35, 100):
         calls.value(cudart, f"cudaGetErrorString({code})", "cudaGetErrorString", ctypes.c_char_p, [code])
 
@@ -227,7 +236,7 @@ def _cudnn(calls: _Calls, path: str) -> None:
     for kind in (0, 1, 2, 3):
         number = ctypes.c_int(-1)
         calls.call(cudnn, f"cudnnGetProperty({kind})", "cudnnGetProperty", [kind, ctypes.byref(number)],
-                   lambda number=number: number.value)  # fmt: skip
+                   partial(_value, number))  # fmt: skip
     for code in (0, 1, 4, 3000):
         calls.value(cudnn, f"cudnnGetErrorString({code})", "cudnnGetErrorString", ctypes.c_char_p, [code])
     handle = ctypes.c_void_p()
@@ -244,7 +253,11 @@ def _cudnn(calls: _Calls, path: str) -> None:
 
 def raw_calls(plan: dict[str, Any]) -> list[dict[str, Any]]:
     calls = _Calls()
-    for part, run in (("nvml", lambda: _nvml(calls, plan["holder"])), ("libcuda", lambda: _driver(calls))):
+    parts: tuple[tuple[str, Callable[[], None]], ...] = (
+        ("nvml", lambda: _nvml(calls, plan["holder"])),
+        ("libcuda", lambda: _driver(calls)),
+    )
+    for part, run in parts:
         try:
             run()
         except OSError as error:
@@ -268,7 +281,9 @@ def record(doctor: dict[str, Any]) -> dict[str, Any]:
 
     cudarts, cudnns = found_copies(doctor, "cuda_runtimes"), found_copies(doctor, "cudnns")
     jobs = [{"kind": "nvml"}, {"kind": "cuda", "name": "libcuda.so.1"}]
-    jobs += [{"kind": "cudart", "path": path} for path in cudarts] + [{"kind": "cudnn", "path": path} for path in cudnns]
+    jobs += [{"kind": "cudart", "path": path} for path in cudarts] + [
+        {"kind": "cudnn", "path": path} for path in cudnns
+    ]
     answers = [answer for _, answer in run_jobs(jobs, TIMEOUT)]
     holder = subprocess.Popen([sys.executable, "-c", HOLDER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
@@ -277,17 +292,22 @@ def record(doctor: dict[str, Any]) -> dict[str, Any]:
         time.sleep(0.5)
         plan = {"holder": holder.pid if held == "0" else None, "cudart": cudarts, "cudnn": cudnns}
         done = subprocess.run(
-            [sys.executable, __file__, "--raw", json.dumps(plan)], capture_output=True, text=True, timeout=TIMEOUT
+            [sys.executable, __file__, "--raw", json.dumps(plan)],
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
         )
     finally:
         holder.kill()
         holder.wait()
     calls = json.loads(done.stdout) if done.returncode == 0 else [{"error": done.stderr[-2000:]}]
-    return redacted({
+    made: dict[str, Any] = redacted({
         "holder_status": held,
-        "jobs": [{"job": job, "answer": answer} for job, answer in zip(jobs, answers)],
+        "jobs": [{"job": job, "answer": answer} for job, answer in zip(jobs, answers, strict=True)],
         "calls": calls,
     })  # fmt: skip
+    return made
 
 
 def main(argv: list[str]) -> int:

@@ -3,8 +3,8 @@
 Pure package: an :class:`~pytest_cudnn.environment.Environment` plus the sourced knowledge in
 :mod:`pytest_cudnn.compat` give a list of :class:`Finding`. The rules are split by component (driver, runtime,
 cudnn, tensorflow, loader, variables), each a small generator; :mod:`.stack` says which copies the stack uses,
-:mod:`.model` what a finding is. Codes are stable kebab-case strings for grep and JSON, all listed in
-:data:`CODES`.
+:mod:`.model` what a finding is, :mod:`.result` the judgement every view reads (:class:`Diagnosis`). Codes are
+stable kebab-case strings for grep and JSON, all listed in :data:`CODES`.
 """
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ from __future__ import annotations
 from ..environment import Environment
 from .cudnn import cudnn_rules
 from .driver import driver_rules, gpu_rules
-from .frameworks import framework_rules, framework_verdict
+from .frameworks import framework_rules
 from .loader import loader_rules
 from .model import CODES, ORDER, STOPS_ITS_COPY, Finding, Rule, Severity, Verdict, verdict
+from .result import Diagnosis, FrameworkJudgement, diagnosis_of, judge_environment
 from .runtime import gpu_arch_rules, runtime_rules
 from .stack import assignable_devices, selected_cudnn, selected_runtime, stack_cudnn, stack_runtime, visible_gpus
 from .tensorflow import tensorflow_rules
@@ -23,12 +24,15 @@ from .variables import device_rules, path_rules, windows_rules
 __all__ = [
     "CODES",
     "STOPS_ITS_COPY",
+    "Diagnosis",
     "Finding",
+    "FrameworkJudgement",
     "Severity",
     "Verdict",
     "assignable_devices",
     "diagnose",
-    "framework_verdict",
+    "diagnosis_of",
+    "judge_environment",
     "selected_cudnn",
     "selected_runtime",
     "stack_cudnn",

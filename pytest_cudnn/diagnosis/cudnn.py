@@ -80,18 +80,6 @@ def cudnn_rules(env: Environment) -> Iterator[Finding]:
                 f"install the CUDA {major_minor(cudnn.cudart_version)} runtime, or the cuDNN build for your CUDA",
                 (cudnn.path,),
             )
-        if gpus and cudnn.create_status not in (None, 0):
-            last = f"; cuDNN says: {cudnn.last_error}" if cudnn.last_error else ""
-            yield make_finding(
-                "cudnn-create-failed",
-                Severity.ERROR,
-                "cudnn",
-                f"cudnnCreate fails with {cudnn.create_status} ({cudnn.create_error}) although the driver sees GPUs",
-                (cudnn_evidence(cudnn), f"cudnnCreate: {cudnn.create_status} {cudnn.create_error}{last}"),
-                "run with CUDNN_LOGERR_DBG=1 (cuDNN 8) or CUDNN_LOGLEVEL_DBG=2 (cuDNN 9) and CUDNN_LOGDEST_DBG=stderr "
-                "for the reason; check the driver and CUDA findings above",
-                (cudnn.path,),
-            )
         for gpu in gpus:
             yield from _cudnn_gpu(cudnn, gpu)
 
@@ -134,6 +122,21 @@ def _cudnn_copy(env: Environment, cudnn: Cudnn) -> Iterator[Finding]:
             f"cuDNN at {cudnn.path} {failed_how(cudnn.failure)}",
             evidence,
             failure_fix(cudnn.failure, cudnn.reason, "cuDNN"),
+            (cudnn.path,),
+        )
+    elif cudnn.create_status not in (None, 0) and gpus_with_capability(env):
+        # Any copy, not only the stack's: a framework's own copy that cannot make a handle stops the tests that
+        # use it (the doctor once printed "cudnnCreate: 1001" for torch's copy and raised nothing).
+        last = f"; cuDNN says: {cudnn.last_error}" if cudnn.last_error else ""
+        yield make_finding(
+            "cudnn-create-failed",
+            severity,
+            "cudnn",
+            f"{_cudnn_label(cudnn)} at {cudnn.path}: cudnnCreate fails with {cudnn.create_status} "
+            f"({cudnn.create_error}) although the driver sees GPUs",
+            (cudnn_evidence(cudnn), f"cudnnCreate: {cudnn.create_status} {cudnn.create_error}{last}"),
+            "run with CUDNN_LOGERR_DBG=1 (cuDNN 8) or CUDNN_LOGLEVEL_DBG=2 (cuDNN 9) and CUDNN_LOGDEST_DBG=stderr "
+            "for the reason; check the driver and CUDA findings above",
             (cudnn.path,),
         )
 

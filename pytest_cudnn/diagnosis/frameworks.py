@@ -18,7 +18,7 @@ from ..compat import torch as torch_facts
 from ..compat.libraries import provider
 from ..environment import CudaRuntime, Cudnn, Environment, FrameworkBuild, LoadedLibrary, State
 from .kernels import runs_on
-from .model import Finding, Severity, Verdict, cite, folder_of, make_finding, parse_version
+from .model import Finding, Severity, cite, folder_of, make_finding, parse_version
 from .stack import any_gpu_framework, gpu_frameworks, gpu_text, gpus_with_capability, load_copy
 
 _CUDA_BUILD = {
@@ -327,19 +327,3 @@ def concerns(build: FrameworkBuild, finding: Finding) -> bool:
 def blocking_finding(build: FrameworkBuild, findings: Sequence[Finding]) -> Finding | None:
     """The first error that stops ``build`` from running GPU work here."""
     return next((f for f in findings if f.severity is Severity.ERROR and concerns(build, f)), None)
-
-
-def framework_verdict(env: Environment, build: FrameworkBuild, findings: Sequence[Finding]) -> Verdict:
-    """Whether ``build`` can run GPU work here, and if not the first reason."""
-    if build.state is not State.FOUND:
-        return Verdict(False, f"not readable: {build.reason or build.state.value}")
-    if build.is_cuda_build is False:
-        return Verdict(False, "it will not use the GPU")
-    error = blocking_finding(build, findings)
-    if error is not None:
-        return Verdict(False, f"cannot run: {error.summary}")
-    if env.driver.state is not State.FOUND:
-        return Verdict(False, "cannot run: no NVIDIA driver to run on")
-    if not env.driver.gpus:
-        return Verdict(False, "cannot run: the driver reports no GPU")
-    return Verdict(True, "can run GPU work here")

@@ -22,6 +22,7 @@ from ..environment import SCHEMA as ENVIRONMENT_SCHEMA
 from ..environment import Environment, InvalidSnapshot, State
 from ..files import DocumentRefused, read_json_document
 from ..hosts import shown_spec
+from ..report import REPORT_SCHEMA, REPORT_SCHEMA_VERSION
 from ..serde import DecodeError, from_json
 from ..text import clip, listing
 from .model import SCHEMA as FLEET_SCHEMA
@@ -164,6 +165,12 @@ def _check_kind(data: Any) -> dict[str, Any]:
         raise ReportError("is a snapshot (pytest-cudnn snapshot), not a report: pytest --gpu-report PATH writes one")
     if schema == FLEET_SCHEMA:
         raise ReportError("is a fleet view (pytest-cudnn fleet --json), not a runner's report")
+    version = data.get("schema_version", 1)
+    if schema == REPORT_SCHEMA and (not isinstance(version, int) or version > REPORT_SCHEMA_VERSION):
+        raise ReportError(
+            f"schema_version: {clip(repr(version), 40)}, newer than this pytest-cudnn reads "
+            f"(1 to {REPORT_SCHEMA_VERSION}): upgrade pytest-cudnn"
+        )
     if "environment" not in data:
         raise ReportError("is not a pytest-cudnn report: it has no 'environment' (pytest --gpu-report PATH writes one)")
     if "tests" not in data and {"findings", "verdict"} <= set(data) and not {"require_gpu", "xdist"} & set(data):
@@ -218,7 +225,9 @@ def _runner(name: str, path: str, data: Any) -> Runner:
         ok=verdict.ok,
         verdict=verdict.summary,
         require_gpu=require_gpu,
-        stack=_stack(env, tuple(FrameworkVerdict(f.name, f.version, f.ok, f.summary) for f in frameworks)),
+        stack=_stack(
+            env, tuple(FrameworkVerdict(f.name, f.version, f.ok, f.summary) for f in frameworks), report.get("in_use")
+        ),
         findings=tuple(FleetFinding(f.code, f.severity.value, f.summary) for f in findings),
         tests=entries,
         refusals=refusal_groups(entries),
@@ -248,12 +257,31 @@ def _environment(data: Any, path: str) -> Environment:
         raise ReportError(f"environment{joiner}{error.problem}") from None
 
 
-def _stack(env: Environment, frameworks: tuple[FrameworkVerdict, ...]) -> Stack:
+@dataclass(frozen=True)
+class _Copy:
+    version: str | None
+    path: str
+
+
+@dataclass(frozen=True)
+class _InUse:
+    cuda_runtime: _Copy | None
+    cudnn: _Copy | None
+    visible_gpus: int
+
+
+def _stack(env: Environment, frameworks: tuple[FrameworkVerdict, ...], recorded: Any) -> Stack:
+    """The runner's stack as its report says it decided (``in_use``, schema_version 2). A report of version 1 did
+    not record it: the copies are then those its environment names in use, read by today's rules."""
     driver = env.driver
     models: dict[tuple[str | None, int | None], int] = {}
     for gpu in driver.gpus:
         models[(gpu.name, gpu.memory_total)] = models.get((gpu.name, gpu.memory_total), 0) + 1
-    runtime, cudnn = selected_runtime(env), selected_cudnn(env)
+    if recorded is not None:
+        used = _decode(_InUse, recorded, "in_use")
+        runtime, cudnn, visible = used.cuda_runtime, used.cudnn, used.visible_gpus
+    else:
+        runtime, cudnn, visible = selected_runtime(env), selected_cudnn(env), len(visible_gpus(env))
     return Stack(
         python=env.host.python,
         driver=driver.version if driver.state is State.FOUND else None,
@@ -261,7 +289,7 @@ def _stack(env: Environment, frameworks: tuple[FrameworkVerdict, ...]) -> Stack:
         driver_reason=None if driver.state is State.FOUND else driver.reason,
         cuda_driver=env.cuda_driver.version or driver.cuda_version,
         gpus=tuple(GpuModel(gpu_name, count, memory) for (gpu_name, memory), count in models.items()),
-        visible_gpus=len(visible_gpus(env)),
+        visible_gpus=visible,
         cuda_runtime=runtime.version if runtime else None,
         cuda_runtime_path=runtime.path if runtime else None,
         cudnn=cudnn.version if cudnn else None,

@@ -1,0 +1,190 @@
+"""The judgement of one environment, worked out once: what every view reads.
+
+A :class:`Diagnosis` holds the findings, the verdict on the host, and for each installed framework a
+:class:`FrameworkJudgement`: whether it can run GPU work here, the finding (or the missing driver or device) that
+stops it, and the CUDA runtime and cuDNN copies it loads, which are the copies its verdict judged. The doctor's
+text, JSON and ``--framework`` exit, the session header, every marker, the cuDNN handle fixtures, the JUnit
+properties, the step summary, ``--gpu-report`` and the fleet read it; none of them works the answer out again.
+
+The one rule for what stops a framework is :func:`.frameworks.concerns` (a finding about its folder or a copy it
+loads, TensorFlow's own rules for TensorFlow, or the host every framework runs on). The one rule for a cuDNN or
+CUDA requirement that names no framework is :meth:`Diagnosis.copies_for`: the copy of every installed GPU framework
+that loads one must meet it; with none, the copy the loader (or TensorFlow's search) gives.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..environment import BuildFact, CudaRuntime, Cudnn, Environment, FrameworkBuild, State
+from .frameworks import blocking_finding
+from .model import Finding, Severity, Verdict, verdict
+from .stack import no_device_cause, selected_cudnn, selected_runtime, visible_devices
+
+__all__ = ["Diagnosis", "FrameworkJudgement", "HostBlocker", "diagnosis_of", "judge_environment"]
+
+# The findings that say a build will not use the GPU: TensorFlow's come from its build info (and Windows' native
+# TensorFlow after 2.10), the others' from their own files.
+_CPU_ONLY = {"framework-cpu-only": False, "tensorflow-cpu-only": True, "windows-tensorflow-no-gpu": True}
+
+
+@dataclass(frozen=True)
+class HostBlocker:
+    """Why no GPU work can run on this host at all: no driver, or no device CUDA can see."""
+
+    cause: str  # the finding's code ("driver-not-loadable", "no-gpu", ...) or "no-driver" when no finding says
+    reason: str  # the finding's summary, or what was read
+    finding: Finding | None
+
+
+@dataclass(frozen=True)
+class FrameworkJudgement:
+    """One installed framework's verdict and the copies it was judged with."""
+
+    build: FrameworkBuild
+    ok: bool
+    summary: str  # "can run GPU work here", "cannot run: <the finding's summary>", "it will not use the GPU"
+    cause: str  # "" when ok; else the code of the finding that stops it, "framework-cpu-only", "framework-unreadable"
+    finding: Finding | None  # the finding that stops it, when one does
+    host_wide: bool  # stopped by the host (no driver, no visible device), not by anything of its own
+    runtime: CudaRuntime | None  # the CUDA runtime it loads, as probed
+    cudnn: Cudnn | None  # the cuDNN it loads, as probed
+
+    @property
+    def name(self) -> str:
+        return self.build.name
+
+    @property
+    def version(self) -> str | None:
+        return self.build.version
+
+    @property
+    def gpu_build(self) -> bool:
+        """Installed, read, and not a CPU-only build."""
+        return self.build.state is State.FOUND and self.build.is_cuda_build is not False
+
+    @property
+    def verdict(self) -> Verdict:
+        return Verdict(self.ok, self.summary)
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """Everything judged about one environment (see the module docstring)."""
+
+    env: Environment
+    findings: tuple[Finding, ...]
+    verdict: Verdict
+    host: HostBlocker | None
+    frameworks: tuple[FrameworkJudgement, ...]
+    runtime: CudaRuntime | None  # the CUDA runtime in use: a framework's, else TensorFlow's, else the loader's
+    cudnn: Cudnn | None  # the cuDNN in use, likewise (the header's and the JUnit properties' copies)
+
+    def framework(self, name: str) -> FrameworkJudgement | None:
+        return next((judged for judged in self.frameworks if judged.name == name), None)
+
+    def copies_for(self, kind: type[Cudnn] | type[CudaRuntime]) -> list[tuple[FrameworkJudgement | None, str]]:
+        """Who must meet a cuDNN (or CUDA runtime) requirement that names no framework, with the path of the copy
+        each loads: every installed GPU framework that loads one. None of them loads one: ``[(None, "")]``, the
+        loader's copy (which the caller selects by the requirement's specifier)."""
+        users: list[tuple[FrameworkJudgement | None, str]] = []
+        for judged in self.frameworks:
+            copy = judged.cudnn if kind is Cudnn else judged.runtime
+            if judged.gpu_build and copy is not None:
+                users.append((judged, copy.path))
+        return users or [(None, "")]
+
+
+def host_blocker(env: Environment, findings: tuple[Finding, ...]) -> HostBlocker | None:
+    """No driver, or no device CUDA can see: the reason the doctor gives, from the finding it raised."""
+    if env.driver.state is not State.FOUND:
+        finding = next((f for f in findings if f.component == "driver" and f.severity is Severity.ERROR), None)
+        if finding is None:
+            return HostBlocker("no-driver", f"no NVIDIA driver ({env.driver.reason or env.driver.state.value})", None)
+        return HostBlocker(finding.code, finding.summary, finding)
+    cause = no_device_cause(env, visible_devices(env))
+    if cause is None:
+        return None
+    finding = next((f for f in findings if f.code == cause), None)
+    return HostBlocker(cause, finding.summary if finding else "no GPU visible to CUDA", finding)
+
+
+def _judge(
+    env: Environment, build: FrameworkBuild, findings: tuple[Finding, ...], host: HostBlocker | None
+) -> FrameworkJudgement:
+    runtime = selected_runtime(env, framework=build.name) if build.state is State.FOUND else None
+    cudnn = selected_cudnn(env, framework=build.name) if build.state is State.FOUND else None
+
+    def judged(
+        ok: bool, summary: str, cause: str, finding: Finding | None = None, host_wide: bool = False
+    ) -> FrameworkJudgement:
+        return FrameworkJudgement(build, ok, summary, cause, finding, host_wide, runtime, cudnn)
+
+    if build.state is not State.FOUND:
+        return judged(False, f"not readable: {build.reason or build.state.value}", "framework-unreadable")
+    if build.is_cuda_build is False:
+        tensorflow = build.name == "tensorflow"
+        cpu_only = next(
+            (f for f in findings if f.code in _CPU_ONLY and _CPU_ONLY[f.code] == tensorflow
+             and (tensorflow or build.location in f.subjects)),
+            None,
+        )  # fmt: skip
+        cause = cpu_only.code if cpu_only else ("tensorflow-cpu-only" if tensorflow else "framework-cpu-only")
+        return judged(False, "it will not use the GPU", cause, cpu_only)
+    if host is not None:
+        return judged(False, f"cannot run: {host.reason}", host.cause, host.finding, host_wide=True)
+    error = blocking_finding(build, findings)
+    if error is not None:
+        return judged(False, f"cannot run: {error.summary}", error.code, error)
+    return judged(True, "can run GPU work here", "")
+
+
+def builds(env: Environment) -> tuple[FrameworkBuild, ...]:
+    """Every installed framework in the shape all share. An environment made before TensorFlow joined the frameworks
+    (or by hand) holds it only in ``env.tensorflow``: it is judged from there, with the facts its build info gave."""
+    if env.tensorflow.state is State.ABSENT or any(build.name == "tensorflow" for build in env.frameworks):
+        return env.frameworks
+    tf = env.tensorflow
+    source = tf.build_info_path or tf.location or ""
+    cuda = BuildFact(tf.cuda_version, source, "cuda_version") if tf.cuda_version else None
+    cudnn = BuildFact(tf.cudnn_version, source, "cudnn_version") if tf.cudnn_version else None
+    made = FrameworkBuild(
+        "tensorflow",
+        tf.state,
+        tf.reason,
+        tf.distribution,
+        tf.version,
+        tf.location,
+        tf.is_cuda_build,
+        cuda,
+        cudnn,
+        (),
+        (),
+    )
+    return (*env.frameworks, made)
+
+
+def judge_environment(env: Environment, findings: tuple[Finding, ...] | None = None) -> Diagnosis:
+    """The diagnosis of ``env`` (``findings``: those already worked out for it by :func:`..diagnose`)."""
+    from . import diagnose  # the rules' package imports this module
+
+    if findings is None:
+        findings = tuple(diagnose(env))
+    host = host_blocker(env, findings)
+    frameworks = tuple(_judge(env, build, findings, host) for build in builds(env))
+    in_use = (selected_runtime(env), selected_cudnn(env))
+    return Diagnosis(env, findings, verdict(list(findings)), host, frameworks, *in_use)
+
+
+def diagnosis_of(env: Environment) -> Diagnosis:
+    """:func:`judge_environment`, kept for the last environment by identity (the environment is frozen, and a run
+    judges one environment per host): every view of a run reads the same value."""
+    last = _LAST[0] if _LAST else None  # read once: another thread may replace it meanwhile
+    if last is not None and last.env is env:
+        return last
+    made = judge_environment(env)
+    _LAST[:] = [made]
+    return made
+
+
+_LAST: list[Diagnosis] = []
