@@ -121,8 +121,9 @@ def live_machine(workdir: Path) -> Machine:
     return Machine("live", environ, workdir)
 
 
-def stand_in_machine(host: SimHost) -> Machine:
-    host.add_driver(gpus=(STAND_IN_GPU,), version=STAND_IN_DRIVER, cuda_version=13000, nvidia_smi=True)
+def stand_in_machine(host: SimHost, gpus: Sequence[SimGpu] = (STAND_IN_GPU,), driver: str = STAND_IN_DRIVER) -> Machine:
+    """``host`` with ``gpus`` behind ``driver`` (CUDA 13.0), a CUDA 13.0 runtime and cuDNN 9.14.0 built for it."""
+    host.add_driver(gpus=gpus, version=driver, cuda_version=13000, nvidia_smi=True)
     host.add_stack("usr/local/cuda-13.0/lib64", 13000, (9, 14, 0))
     log = host.root / "contexts.log"
     environ = host.environ({"SIMHOST_CONTEXT_LOG": str(log)})

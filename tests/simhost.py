@@ -149,6 +149,12 @@ class SimMig:
     memory_free: int = 4800 * 2**20
 
 
+# GPUs that support MIG, by a part of their name (NVIDIA Multi-Instance GPU User Guide, "Supported GPUs":
+# https://docs.nvidia.com/datacenter/tesla/mig-user-guide/supported-gpus.html). Others answer NVML's MIG calls
+# NVML_ERROR_NOT_SUPPORTED.
+MIG_CAPABLE = ("A100", "A30", "H100", "H200")
+
+
 @dataclass
 class SimGpu:
     name: str = "NVIDIA A100-SXM4-40GB"
@@ -157,8 +163,52 @@ class SimGpu:
     compute_capability: tuple[int, int] = (8, 0)
     memory_total: int = 40 * 1024**3
     memory_free: int = 39 * 1024**3
-    mig_mode: int = -1  # -1: no MIG (NVML_ERROR_NOT_SUPPORTED, as before Ampere); 0 disabled; 1 enabled
+    # -1: no MIG (NVML_ERROR_NOT_SUPPORTED: a GPU before Ampere, a consumer card); 0 MIG-capable, disabled;
+    # 1 enabled; None: by the name (MIG_CAPABLE), disabled where it can be enabled.
+    mig_mode: int | None = None
     mig: Sequence[SimMig] = ()  # its MIG devices, with mig_mode=1
+
+    @property
+    def mig_state(self) -> int:
+        """``mig_mode``, with None decided by what the GPU is."""
+        if self.mig_mode is not None:
+            return self.mig_mode
+        return 0 if any(part in self.name for part in MIG_CAPABLE) else -1
+
+
+# nvmlErrorString's texts, as driver 580.159.04 gave them on the lent H100 (tests/data/real-gpu/
+# h100-calls-extra.jsonl); every other code is "Unknown Error".
+NVML_ERROR_TEXTS = {
+    0: "Success",
+    1: "Uninitialized",
+    2: "Invalid Argument",
+    3: "Not Supported",
+    4: "Insufficient Permissions",
+    5: "Already Initialized",
+    6: "Not Found",
+    7: "Insufficient Size",
+    8: "Insufficient External Power",
+    9: "Driver Not Loaded",
+    10: "Timeout",
+    11: "Interrupt Request Issue",
+    12: "NVML Shared Library Not Found",
+    13: "Function Not Found",
+    14: "Corrupted infoROM",
+    15: "GPU is lost",
+    16: "GPU requires reset",
+    17: "GPU access blocked by the operating system",
+    18: "Driver/library version mismatch",
+    19: "In use by another client",
+    20: "Insufficient Memory",
+    21: "No data",
+    22: "vGPU ECC not supported",
+    23: "Insufficient Resources",
+    24: "Invalid Frequency",
+    25: "Argument version mismatch",
+    26: "Requested functionality has been deprecated",
+    27: "System is not in ready state",
+    28: "No supported GPUs were found",
+}
 
 
 def _mig_rows(gpus: Sequence[SimGpu]) -> str:
@@ -190,18 +240,25 @@ def nvml_source(
     MIG: a GPU with ``mig_mode=1`` answers nvmlDeviceGetMigMode, nvmlDeviceGetMaxMigDeviceCount (7, an A100's or
     H100's most) and nvmlDeviceGetMigDeviceHandleByIndex (NVML_ERROR_NOT_FOUND, 6, for an empty slot); a MIG device
     handle answers the name, UUID, memory, instance id and attribute calls, and its parent's capability and PCI
-    calls. A handle is ``i + 1`` for GPU i and ``0x1000 + k`` for the k-th MIG device of the table.
+    calls. A handle is ``i + 1`` for GPU i and ``0x1000 + k`` for the k-th MIG device of the table. A MIG-capable
+    GPU with MIG off (``mig_mode=0``) answers as the lent H100 did, a GPU without MIG (-1) NOT_SUPPORTED throughout.
 
     Live state, for tests that change the machine during a run: each call that reads memory or processes reads
     ``$SIMHOST_NVML_STATE`` when it is set, a file of lines ``free UUID BYTES`` (the device's free memory now) and
     ``proc UUID PID BYTES NAME`` (a compute process on that device, as nvmlDeviceGetComputeRunningProcesses_v3
-    and nvmlSystemGetProcessName report it)."""
+    and nvmlSystemGetProcessName report it). The live processes that made a context through the libcuda
+    stand-in (``$SIMHOST_CONTEXT_LOG``) are compute processes of their GPU too, named by their argv[0].
+
+    The answers follow NVIDIA's own, call by call, where the lent H100 was asked (tests/test_vendor_calls.py):
+    nvmlInit/nvmlShutdown counted, calls without an init in force UNINITIALIZED (1), strings that do not fit
+    INSUFFICIENT_SIZE (7), nvmlErrorString's texts."""
     rows = ",\n".join(
         f"  {{{_c_string(g.name)}, {_c_string(g.uuid)}, {_c_string(g.pci_bus_id)}, {g.compute_capability[0]}, "
-        f"{g.compute_capability[1]}, {g.memory_total}ULL, {g.memory_free}ULL, {g.mig_mode}}}"
+        f"{g.compute_capability[1]}, {g.memory_total}ULL, {g.memory_free}ULL, {g.mig_state}}}"
         for g in gpus
     )
     fail = -1 if fail_from_index is None else fail_from_index
+    error_texts = "\n".join(f"    case {code}: return {_c_string(text)};" for code, text in NVML_ERROR_TEXTS.items())
     return _FAULTS + textwrap.dedent(
         """\
         #include <string.h>
@@ -239,99 +296,151 @@ def nvml_source(
           while (fscanf(f, "%%7s %%127s %%llu%%*[^\\n]", kind, uuid, &value) == 3)
             if (!strcmp(kind, "free") && !strcmp(uuid, uuid_of(h))) probed = value;
           fclose(f); return probed; }
+        /* nvmlInit and nvmlShutdown count: each shutdown undoes one init, one too many answers
+           NVML_ERROR_UNINITIALIZED (1), and so does every other call while no init is in force (measured on the lent
+           H100: tests/data/real-gpu/h100-calls-extra.jsonl). */
+        static int inits;
+        #define READY() do { if (inits <= 0) return 1; } while (0)
+        static int init(void) { if (%(init_error)d) return %(init_error)d; inits++; return 0; }
         /* Each initialisation is appended to $SIMHOST_NVML_LOG, so tests can count probes. */
         int nvmlInitWithFlags(unsigned flags) {
           const char *path = getenv("SIMHOST_NVML_LOG"); FILE *f;
           if (path && (f = fopen(path, "a"))) { fprintf(f, "init\\n"); fclose(f); }
           if (fault("SIMHOST_NVML_FAULT", "hang-init")) hang();
-          return %(init_error)d; }
-        int nvmlInit_v2(void) { if (fault("SIMHOST_NVML_FAULT", "hang-init")) hang(); return %(init_error)d; }
-        int nvmlShutdown(void) { return 0; }
+          return init(); }
+        int nvmlInit_v2(void) { if (fault("SIMHOST_NVML_FAULT", "hang-init")) hang(); return init(); }
+        int nvmlShutdown(void) { if (inits <= 0) return 1; inits--; return 0; }
         const char *nvmlErrorString(int code) {
           switch (code) {
-            case 3: return "Not Supported";
-            case 6: return "Not Found";
-            case 9: return "Driver Not Loaded";
-            case 15: return "GPU is lost";
-            case 18: return "RM has detected an NVML/RM version mismatch";
+        %(error_texts)s
             default: return "Unknown Error";
           }
         }
-        int nvmlSystemGetDriverVersion(char *out, unsigned size) { snprintf(out, size, "%%s", %(driver)s); return 0; }
-        int nvmlSystemGetNVMLVersion(char *out, unsigned size) { snprintf(out, size, "12.%%s", %(driver)s); return 0; }
-        int nvmlSystemGetCudaDriverVersion(int *v) { *v = %(cuda)d; return 0; }
-        int nvmlSystemGetCudaDriverVersion_v2(int *v) { *v = %(cuda)d; return 0; }
-        int nvmlDeviceGetCount_v2(unsigned *n) { *n = count; return 0; }
+        /* A string answer: NVML_ERROR_INSUFFICIENT_SIZE (7) when it does not fit with its NUL
+           (measured: a driver version of 10 characters answers 7 in 10 bytes, 0 in 11). */
+        static int text_out(char *out, unsigned size, const char *text) {
+          size_t length = strlen(text); if (!out) return 2; if (length + 1 > size) return 7;
+          memcpy(out, text, length + 1); return 0; }
+        int nvmlSystemGetDriverVersion(char *out, unsigned size) { READY(); return text_out(out, size, %(driver)s); }
+        /* The NVML version is the CUDA major before the driver's version ("13.580.159.04", measured). */
+        int nvmlSystemGetNVMLVersion(char *out, unsigned size) {
+          READY(); return text_out(out, size, "%(cuda_major)d." %(driver)s); }
+        int nvmlSystemGetCudaDriverVersion(int *v) { READY(); *v = %(cuda)d; return 0; }
+        int nvmlSystemGetCudaDriverVersion_v2(int *v) { READY(); *v = %(cuda)d; return 0; }
+        int nvmlDeviceGetCount_v2(unsigned *n) { READY(); *n = count; return 0; }
+        /* An unknown UUID is NVML_ERROR_NOT_FOUND (6), an index past the last GPU NVML_ERROR_INVALID_ARGUMENT (2)
+           (both measured); a GPU that fell off the bus is lost (15). */
         int nvmlDeviceGetHandleByUUID(const char *uuid, void **h) {
+          READY();
           for (unsigned i = 0; i < count; i++)
-            if (!bad(i) && !strcmp(uuid, gpus[i].uuid)) { *h = (void *)(unsigned long)(i + 1); return 0; }
+            if (!strcmp(uuid, gpus[i].uuid)) {
+              if (bad(i)) return 15; *h = (void *)(unsigned long)(i + 1); return 0; }
           for (unsigned k = 0; k < mig_count; k++)
-            if (migs[k].parent >= 0 && !bad(migs[k].parent) && !strcmp(uuid, migs[k].uuid)) {
-              *h = (void *)(unsigned long)(0x1000 + k); return 0; }
-          return 13; }
+            if (migs[k].parent >= 0 && !strcmp(uuid, migs[k].uuid)) {
+              if (bad(migs[k].parent)) return 15; *h = (void *)(unsigned long)(0x1000 + k); return 0; }
+          return 6; }
         int nvmlDeviceGetHandleByIndex_v2(unsigned i, void **h) {
-          if (bad(i)) return 15; *h = (void *)(unsigned long)(i + 1); return 0; }
+          READY(); if (i >= count) return 2; if (bad(i)) return 15; *h = (void *)(unsigned long)(i + 1); return 0; }
         int nvmlDeviceGetName(void *h, char *out, unsigned size) {
-          int i = index_of(h), k = mig_of(h); if (bad(i)) return 15;
-          snprintf(out, size, "%%s", k >= 0 ? migs[k].name : gpus[i].name); return 0; }
+          int i = index_of(h), k = mig_of(h); READY(); if (bad(i)) return 15;
+          return text_out(out, size, k >= 0 ? migs[k].name : gpus[i].name); }
         int nvmlDeviceGetUUID(void *h, char *out, unsigned size) {
-          int i = index_of(h); if (bad(i)) return 15; snprintf(out, size, "%%s", uuid_of(h)); return 0; }
+          int i = index_of(h); READY(); if (bad(i)) return 15; return text_out(out, size, uuid_of(h)); }
+        /* busIdLegacy is the same id with a 4-digit domain (nvml.h, NVML_DEVICE_PCI_BUS_ID_LEGACY_FMT; measured
+           "0000:00:06.0" beside busId "00000000:00:06.0"). */
         int nvmlDeviceGetPciInfo_v3(void *h, pci_t *p) {
-          int i = index_of(h); if (bad(i)) return 15; memset(p, 0, sizeof *p);
-          snprintf(p->busId, sizeof p->busId, "%%s", gpus[i].bus); return 0; }
+          int i = index_of(h); const char *bus, *colon; size_t domain; READY(); if (bad(i)) return 15;
+          bus = gpus[i].bus; colon = strchr(bus, ':'); domain = colon ? (size_t)(colon - bus) : 0;
+          memset(p, 0, sizeof *p); snprintf(p->busId, sizeof p->busId, "%%s", bus);
+          snprintf(p->busIdLegacy, sizeof p->busIdLegacy, "%%s", bus + (domain > 4 ? domain - 4 : 0));
+          sscanf(bus, "%%x:%%x:%%x", &p->domain, &p->bus, &p->device); return 0; }
         int nvmlDeviceGetCudaComputeCapability(void *h, int *major, int *minor) {
-          int i = index_of(h); if (bad(i)) return 15; *major = gpus[i].major; *minor = gpus[i].minor; return 0; }
+          int i = index_of(h); READY(); if (bad(i)) return 15;
+          *major = gpus[i].major; *minor = gpus[i].minor; return 0; }
         int nvmlDeviceGetMemoryInfo(void *h, memory_t *m) {
-          int i = index_of(h), k = mig_of(h); if (bad(i)) return 15;
+          int i = index_of(h), k = mig_of(h); READY(); if (bad(i)) return 15;
           if (fault("SIMHOST_NVML_FAULT", "hang-memory")) hang();
           if (fault("SIMHOST_NVML_FAULT", "lost-memory")) return 15;
           m->total = k >= 0 ? migs[k].total : gpus[i].total;
           m->free = free_now(h, k >= 0 ? migs[k].free : gpus[i].free); m->used = m->total - m->free; return 0; }
+        /* MIG (gpu_t.mig): -1 a GPU without MIG, which answers every MIG question NVML_ERROR_NOT_SUPPORTED (3);
+           0 a MIG-capable GPU with MIG off, measured on the H100: mode 0/0, at most 0 MIG devices, none at any
+           index (6), and a whole GPU's instance ids are NVML_ERROR_INVALID_ARGUMENT (2); 1 MIG on. */
         int nvmlDeviceGetMigMode(void *h, unsigned *current, unsigned *pending) {
-          int i = index_of(h); if (bad(i)) return 15; if (mig_of(h) >= 0 || gpus[i].mig < 0) return 3;
+          int i = index_of(h); READY(); if (bad(i)) return 15; if (mig_of(h) >= 0 || gpus[i].mig < 0) return 3;
           *current = *pending = (unsigned)gpus[i].mig; return 0; }
         int nvmlDeviceGetMaxMigDeviceCount(void *h, unsigned *n) {
-          int i = index_of(h); if (bad(i)) return 15; if (gpus[i].mig < 0) return 3;
+          int i = index_of(h); READY(); if (bad(i)) return 15; if (gpus[i].mig < 0) return 3;
           *n = gpus[i].mig == 1 ? 7 : 0; return 0; }
         int nvmlDeviceGetMigDeviceHandleByIndex(void *h, unsigned slot, void **out) {
-          int i = index_of(h); if (bad(i)) return 15; if (gpus[i].mig != 1) return 3;
-          for (unsigned k = 0; k < mig_count; k++)
+          int i = index_of(h); READY(); if (bad(i)) return 15; if (gpus[i].mig < 0) return 3;
+          for (unsigned k = 0; gpus[i].mig == 1 && k < mig_count; k++)
             if (migs[k].parent == i && migs[k].slot == slot) { *out = (void *)(unsigned long)(0x1000 + k); return 0; }
           return 6; }
+        static int whole_gpu(void *h) { int i = index_of(h); return bad(i) ? 15 : gpus[i].mig < 0 ? 3 : 2; }
         int nvmlDeviceGetGpuInstanceId(void *h, unsigned *id) {
-          int k = mig_of(h); if (k < 0) return 3; *id = migs[k].gi; return 0; }
+          int k = mig_of(h); READY(); if (k < 0) return whole_gpu(h); *id = migs[k].gi; return 0; }
         int nvmlDeviceGetComputeInstanceId(void *h, unsigned *id) {
-          int k = mig_of(h); if (k < 0) return 3; *id = migs[k].ci; return 0; }
+          int k = mig_of(h); READY(); if (k < 0) return whole_gpu(h); *id = migs[k].ci; return 0; }
         int nvmlDeviceGetAttributes_v2(void *h, attr_t *a) {
-          int k = mig_of(h); if (k < 0) return 3; memset(a, 0, sizeof *a);
+          int k = mig_of(h); READY(); if (k < 0) return 3; memset(a, 0, sizeof *a);
           a->sms = migs[k].sms; a->gslices = migs[k].gslices; a->cslices = migs[k].cslices;
           a->mem_mb = migs[k].total >> 20; return 0; }
-        /* The compute processes $SIMHOST_NVML_STATE lists on this device (NVML_ERROR_INSUFFICIENT_SIZE, 7, with
-           the count needed when the buffer is too small, as the real call answers). */
+        /* The processes holding a CUDA context: the libcuda stand-in appends "PID DEVICE" to $SIMHOST_CONTEXT_LOG
+           for each context it makes (the stand-in nvidia-smi lists the same); those still alive are listed. */
+        static FILE *contexts(void) { const char *p = getenv("SIMHOST_CONTEXT_LOG"); return p ? fopen(p, "r") : 0; }
+        static int alive(int pid) {
+          char proc[32]; snprintf(proc, sizeof proc, "/proc/%%d", pid); return !access(proc, F_OK); }
+        static int holds_context(unsigned want) {
+          int pid, device, found = 0; FILE *f = contexts(); if (!f) return 0;
+          while (fscanf(f, "%%d %%d", &pid, &device) == 2) found |= (unsigned)pid == want;
+          fclose(f); return found && alive((int)want); }
+        /* What a context costs on the device: the lent H100's answer for one primary context, driver 580.159.04. */
+        #define CONTEXT_BYTES 543162368ULL
+        static void listed(process_t *out, unsigned room, unsigned *found, unsigned pid, unsigned long long used,
+                           unsigned gi, unsigned ci) {
+          if (out && *found < room) { out[*found].pid = pid; out[*found].used = used; out[*found].gi = gi;
+                                      out[*found].ci = ci; }
+          (*found)++; }
+        /* The compute processes on this device: those $SIMHOST_NVML_STATE lists, and on a whole GPU those holding a
+           context on it. NVML_ERROR_INSUFFICIENT_SIZE (7) with the count needed when the buffer is too small or
+           NULL (measured), the instance ids 0xFFFFFFFF on a whole GPU (measured). */
         int nvmlDeviceGetComputeRunningProcesses_v3(void *h, unsigned *n, process_t *out) {
-          char kind[8], uuid[128]; unsigned pid, found = 0; unsigned long long used; FILE *f;
-          int i = index_of(h), k = mig_of(h); if (bad(i)) return 15;
+          char kind[8], uuid[128]; unsigned pid, found = 0, room = *n, seen[256], seen_count = 0;
+          unsigned long long used; FILE *f; int i = index_of(h), k = mig_of(h), holder, device;
+          READY(); if (bad(i)) return 15;
           if ((f = state())) {
             while (fscanf(f, "%%7s %%127s", kind, uuid) == 2) {
-              if (!strcmp(kind, "proc") && fscanf(f, "%%u %%llu", &pid, &used) == 2 && !strcmp(uuid, uuid_of(h))) {
-                if (out && found < *n) {
-                  out[found].pid = pid; out[found].used = used;
-                  out[found].gi = k >= 0 ? migs[k].gi : 0xFFFFFFFFu;
-                  out[found].ci = k >= 0 ? migs[k].ci : 0xFFFFFFFFu; }
-                found++; }
+              if (!strcmp(kind, "proc") && fscanf(f, "%%u %%llu", &pid, &used) == 2 && !strcmp(uuid, uuid_of(h)))
+                listed(out, room, &found, pid, used, k >= 0 ? migs[k].gi : 0xFFFFFFFFu,
+                       k >= 0 ? migs[k].ci : 0xFFFFFFFFu);
               fscanf(f, "%%*[^\\n]"); }
             fclose(f); }
-          if (found > *n) { *n = found; return 7; }
-          *n = found; return 0; }
+          if (k < 0 && (f = contexts())) {
+            while (fscanf(f, "%%d %%d", &holder, &device) == 2) {
+              int again = 0;
+              for (unsigned s = 0; s < seen_count; s++) again |= seen[s] == (unsigned)holder;
+              if (device != i || again || seen_count == 256 || !alive(holder)) continue;
+              seen[seen_count++] = (unsigned)holder;
+              listed(out, room, &found, (unsigned)holder, CONTEXT_BYTES, 0xFFFFFFFFu, 0xFFFFFFFFu); }
+            fclose(f); }
+          *n = found; return found > room || (found && !out) ? 7 : 0; }
+        /* A process's name: the one $SIMHOST_NVML_STATE gives it, or a context holder's argv[0] (measured: a holder
+           started as "zz-argv0" is named so), cut to the buffer (measured: 0 and "zz-" in 4 bytes); 6 for others. */
         int nvmlSystemGetProcessName(unsigned want, char *out, unsigned size) {
-          char kind[8], uuid[128], name[256]; unsigned pid; unsigned long long used; FILE *f = state();
+          char kind[8], uuid[128], name[256], proc[64]; unsigned pid; unsigned long long used; FILE *f = state();
+          size_t got;
+          READY();
           if (f) {
             while (fscanf(f, "%%7s %%127s", kind, uuid) == 2) {
               if (!strcmp(kind, "proc") && fscanf(f, "%%u %%llu %%255s", &pid, &used, name) == 3 && pid == want) {
                 fclose(f); snprintf(out, size, "%%s", name); return 0; }
               fscanf(f, "%%*[^\\n]"); }
             fclose(f); }
-          return 6; }
+          snprintf(proc, sizeof proc, "/proc/%%u/cmdline", want);
+          if (!holds_context(want) || !(f = fopen(proc, "r"))) return 6;
+          got = fread(name, 1, sizeof name - 1, f); fclose(f); name[got] = 0;
+          snprintf(out, size, "%%s", name); return 0; }
         """
     ) % {
         "rows": rows or '  {"", "", "", 0, 0, 0ULL, 0ULL, -1}',
@@ -342,6 +451,8 @@ def nvml_source(
         "init_error": init_error,
         "driver": _c_string(driver),
         "cuda": cuda_version,
+        "cuda_major": cuda_version // 1000,
+        "error_texts": error_texts,
     }
 
 
@@ -465,6 +576,78 @@ def cudnn_encoded(major: int, minor: int, patch: int) -> int:
     return major * 10000 + minor * 100 + patch if major >= 9 else major * 1000 + minor * 100 + patch
 
 
+# cudnnStatus_t, the codes cudnnGetErrorString names (any other: "CUDNN_UNKNOWN_STATUS", measured on cuDNN 9.14.0).
+# cuDNN 7 and 8 number them from 0 (cuDNN 8.7.0 API Reference, cudnnStatus_t:
+# https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn-870/api/index.html; the values as the cuDNN 8 headers
+# give them, e.g. JuliaGPU/CUDA.jl src/dnn/libcudnn_types.jl). cuDNN 9 groups them by thousands (cudnn_graph
+# Library, cudnnStatus_t: https://docs.nvidia.com/deeplearning/cudnn/latest/api/cudnn-graph-library.html); the
+# values and names here are what cudnnGetErrorString of cuDNN 9.14.0 answered on the lent H100
+# (tests/data/real-gpu/h100-calls-extra.jsonl).
+CUDNN_STATUSES_8 = {
+    "CUDNN_STATUS_SUCCESS": 0,
+    "CUDNN_STATUS_NOT_INITIALIZED": 1,
+    "CUDNN_STATUS_ALLOC_FAILED": 2,
+    "CUDNN_STATUS_BAD_PARAM": 3,
+    "CUDNN_STATUS_INTERNAL_ERROR": 4,
+    "CUDNN_STATUS_INVALID_VALUE": 5,
+    "CUDNN_STATUS_ARCH_MISMATCH": 6,
+    "CUDNN_STATUS_MAPPING_ERROR": 7,
+    "CUDNN_STATUS_EXECUTION_FAILED": 8,
+    "CUDNN_STATUS_NOT_SUPPORTED": 9,
+    "CUDNN_STATUS_LICENSE_ERROR": 10,
+}
+CUDNN_STATUSES_9 = {
+    "CUDNN_STATUS_SUCCESS": 0,
+    "CUDNN_STATUS_NOT_INITIALIZED": 1001,
+    "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH": 1002,
+    "CUDNN_STATUS_SERIALIZATION_VERSION_MISMATCH": 1003,
+    "CUDNN_STATUS_DEPRECATED": 1004,
+    "CUDNN_STATUS_LICENSE_ERROR": 1005,
+    "CUDNN_STATUS_RUNTIME_IN_PROGRESS": 1006,
+    "CUDNN_STATUS_RUNTIME_FP_OVERFLOW": 1007,
+    "CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED": 1008,
+    "CUDNN_STATUS_BAD_PARAM": 2000,
+    "CUDNN_STATUS_INVALID_VALUE": 2001,
+    "CUDNN_STATUS_BAD_PARAM_NULL_POINTER": 2002,
+    "CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER": 2003,
+    "CUDNN_STATUS_BAD_PARAM_NOT_FINALIZED": 2004,
+    "CUDNN_STATUS_BAD_PARAM_OUT_OF_BOUND": 2005,
+    "CUDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT": 2006,
+    "CUDNN_STATUS_BAD_PARAM_STREAM_MISMATCH": 2007,
+    "CUDNN_STATUS_BAD_PARAM_SHAPE_MISMATCH": 2008,
+    "CUDNN_STATUS_BAD_PARAM_DUPLICATED_ENTRIES": 2009,
+    "CUDNN_STATUS_BAD_PARAM_ATTRIBUTE_TYPE": 2010,
+    "CUDNN_STATUS_BAD_PARAM_CUDA_GRAPH_MISMATCH": 2011,
+    "CUDNN_STATUS_BAD_PARAM_DESCRIPTOR_TYPE": 2012,
+    "CUDNN_STATUS_NOT_SUPPORTED": 3000,
+    "CUDNN_STATUS_NOT_SUPPORTED_GRAPH_PATTERN": 3001,
+    "CUDNN_STATUS_NOT_SUPPORTED_SHAPE": 3002,
+    "CUDNN_STATUS_NOT_SUPPORTED_DATA_TYPE": 3003,
+    "CUDNN_STATUS_NOT_SUPPORTED_LAYOUT": 3004,
+    "CUDNN_STATUS_NOT_SUPPORTED_INCOMPATIBLE_CUDA_DRIVER": 3005,
+    "CUDNN_STATUS_NOT_SUPPORTED_INCOMPATIBLE_CUDART": 3006,
+    "CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH": 3007,
+    "CUDNN_STATUS_NOT_SUPPORTED_RUNTIME_PREREQUISITE_MISSING": 3008,
+    "CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE": 3009,
+    "CUDNN_STATUS_NOT_SUPPORTED_SHARED_MEMORY_INSUFFICIENT": 3010,
+    "CUDNN_STATUS_NOT_SUPPORTED_PADDING": 3011,
+    "CUDNN_STATUS_NOT_SUPPORTED_BAD_LAUNCH_PARAM": 3012,
+    "CUDNN_STATUS_NOT_SUPPORTED_CUDA_GRAPH_NATIVE_API": 3013,
+    "CUDNN_STATUS_INTERNAL_ERROR": 4000,
+    "CUDNN_STATUS_INTERNAL_ERROR_COMPILATION_FAILED": 4001,
+    "CUDNN_STATUS_INTERNAL_ERROR_UNEXPECTED_VALUE": 4002,
+    "CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED": 4003,
+    "CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED": 4004,
+    "CUDNN_STATUS_INTERNAL_ERROR_BAD_LAUNCH_PARAM": 4005,
+    "CUDNN_STATUS_INTERNAL_ERROR_TEXTURE_CREATION_FAILED": 4006,
+    "CUDNN_STATUS_EXECUTION_FAILED": 5000,
+    "CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER": 5001,
+    "CUDNN_STATUS_EXECUTION_FAILED_CUBLAS": 5002,
+    "CUDNN_STATUS_EXECUTION_FAILED_CUDART": 5003,
+    "CUDNN_STATUS_EXECUTION_FAILED_CURAND": 5004,
+}
+
+
 def cudnn_source(version: tuple[int, int, int], cudart_version: int) -> str:
     """libcudnn front library stand-in. A split release (8, 9) loads its first sub-library from its own
     folder on the first call and aborts, as the real one does, when that fails. A sub-library that exports
@@ -473,7 +656,10 @@ def cudnn_source(version: tuple[int, int, int], cudart_version: int) -> str:
     cudnnCreate hang as the NVML stand-in's faults do (see :func:`nvml_source`)."""
     major, minor, patch = version
     first = {8: "libcudnn_ops_infer.so.8", 9: "libcudnn_graph.so.9"}.get(major)
-    not_initialized = 1001 if major >= 9 else 1
+    statuses = CUDNN_STATUSES_9 if major >= 9 else CUDNN_STATUSES_8
+    not_initialized, bad_param = statuses["CUDNN_STATUS_NOT_INITIALIZED"], statuses["CUDNN_STATUS_BAD_PARAM"]
+    # Lines of the f-string below, indented as it is before its dedent.
+    error_names = f"\n{' ' * 16}".join(f"case {value}: return {_c_string(name)};" for name, value in statuses.items())
     check = (
         textwrap.dedent(
             f"""\
@@ -526,11 +712,16 @@ def cudnn_source(version: tuple[int, int, int], cudart_version: int) -> str:
             f"""\
             size_t cudnnGetVersion(void) {{ siblings(); return {cudnn_encoded(major, minor, patch)}; }}
             size_t cudnnGetCudartVersion(void) {{ siblings(); return {cudart_version}; }}
+            /* libraryPropertyType_t: MAJOR_VERSION 0, MINOR_VERSION 1, PATCH_LEVEL 2; any other is BAD_PARAM
+               (measured: cudnnGetProperty(3) of cuDNN 9.14.0 answers 2000). */
             int cudnnGetProperty(int type, int *value) {{
-              siblings(); *value = type == 0 ? {major} : type == 1 ? {minor} : {patch}; return 0; }}
+              siblings(); if (type < 0 || type > 2) return {bad_param};
+              *value = type == 0 ? {major} : type == 1 ? {minor} : {patch}; return 0; }}
             const char *cudnnGetErrorString(int s) {{
-              return s == 0 ? "CUDNN_STATUS_SUCCESS" : s == {not_initialized} ? "CUDNN_STATUS_NOT_INITIALIZED"
-                : "CUDNN_STATUS_INTERNAL_ERROR"; }}
+              switch (s) {{
+                {error_names}
+                default: return "CUDNN_UNKNOWN_STATUS";
+              }} }}
             /* Every handle created and destroyed is appended to $SIMHOST_CUDNN_LOG, so tests can check
                that each one created is destroyed. */
             static void note(const char *what, void *handle) {{
