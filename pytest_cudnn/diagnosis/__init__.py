@@ -15,6 +15,7 @@ from .driver import driver_rules, gpu_rules
 from .frameworks import framework_rules, framework_verdict
 from .loader import loader_rules
 from .model import CODES, ORDER, STOPS_ITS_COPY, Finding, Rule, Severity, Verdict, verdict
+from .process import process_findings, process_rules
 from .runtime import gpu_arch_rules, runtime_rules
 from .stack import assignable_devices, selected_cudnn, selected_runtime, stack_cudnn, stack_runtime, visible_gpus
 from .tensorflow import tensorflow_rules
@@ -29,6 +30,7 @@ __all__ = [
     "assignable_devices",
     "diagnose",
     "framework_verdict",
+    "process_findings",
     "selected_cudnn",
     "selected_runtime",
     "stack_cudnn",
@@ -49,6 +51,7 @@ RULES: tuple[Rule, ...] = (
     path_rules,
     device_rules,
     windows_rules,
+    process_rules,  # frameworks that share one process: .process
 )
 
 
