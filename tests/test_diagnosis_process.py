@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from pytest_cudnn.compat.sources import SOURCES
 from pytest_cudnn.diagnosis import CODES, diagnose, process_findings
 from pytest_cudnn.diagnosis.process import imports, order_facts
-from pytest_cudnn.environment import BuildFact, Environment, FrameworkBuild, LoadedLibrary, State, Via
+from pytest_cudnn.environment import BuildFact, Environment, FrameworkBuild, LoadedLibrary, State, Via, load_snapshot
 
 from .envbuilder import SITE, EnvBuilder, rpath_load
 
@@ -197,7 +199,8 @@ def test_the_doctor_says_torch_breaks_after_jax_and_which_order_works() -> None:
     assert [f.code for f in found] == ["framework-import-order-conflict"]
     (conflict,) = found
     assert conflict.summary == (
-        "PyTorch 2.15.0+cu132 imported after JAX 0.10.2 gets its copy of libcudnn.so.9 (version 9.8.0): PyTorch 2.15.0+cu132 refuses it: compiled with cuDNN 9.26.0"
+        "PyTorch 2.15.0+cu132 imported after JAX 0.10.2 gets its copy of libcudnn.so.9 (version 9.8.0): "
+        "PyTorch 2.15.0+cu132 refuses it: compiled with cuDNN 9.26.0"
     )
     assert f"alone: {TORCH_CUDNN} (version 9.26.0)" in conflict.evidence
     assert f"after JAX 0.10.2: {JAX_CUDNN} (version 9.8.0), mapped first by JAX (JAX's preload of nvidia.cudnn)" in (
@@ -229,3 +232,23 @@ def test_when_neither_order_works_for_both_the_doctor_says_so() -> None:
 )
 def test_nothing_order_dependent_nothing_said(make: Callable[[], Environment]) -> None:
     assert codes(make()) == []
+
+
+# The lent H100 (tests/data/real-gpu): torch and JAX worked in both orders ---------------------------------------------
+
+
+def test_on_the_h100_snapshot_torch_and_jax_work_in_both_orders_as_measured() -> None:
+    """h100-facts.json: torch then JAX and JAX then torch both ran ("ok": true); each maps the wheels' copies. The
+    model gives every framework the same copies in both orders (one set of wheels), and the doctor says nothing."""
+    root = Path(__file__).parent / "data" / "real-gpu"
+    env = load_snapshot(root / "h100-snapshot.json")
+    measured = json.loads((root / "h100-facts.json").read_text())
+    ran = {tuple(o["order"]): [step["ok"] for step in o["steps"]] for o in measured["orders"]}
+    assert ran[("torch", "jax")] == ran[("jax", "torch")] == [True, True]
+    for order in (["torch", "jax"], ["jax", "torch"]):
+        turns = imports(env, order)
+        assert [turn.framework for turn in turns] == order
+        assert all(len(turn.libraries) >= 2 for turn in turns)  # the CUDA runtime and cuDNN at least
+        assert all(turn.loads_all for turn in turns)
+        assert all(library.path == library.alone for turn in turns for library in turn.libraries)
+    assert codes(env) == []
