@@ -115,9 +115,14 @@ def _same(env: Environment, first: str | None, second: str | None, name: str) ->
     return one is not None and one is other
 
 
-def imports(env: Environment, order: Sequence[str]) -> tuple[Turn, ...]:
+# The judgements already made, by (framework, copy, who mapped it): one run judges each pair once.
+_Judged = dict[tuple[str, str, str | None], "Refusal | None"]
+
+
+def imports(env: Environment, order: Sequence[str], judged: _Judged | None = None) -> tuple[Turn, ...]:
     """Each framework of ``order`` (import names; those not installed or not read are passed over) as it loads in
-    one process, imported in that order."""
+    one process, imported in that order. ``judged``: judgements to reuse and fill (see :func:`order_facts`)."""
+    judged = {} if judged is None else judged
     builds = {b.name: b for b in _builds(env)}
     mapped: dict[str, tuple[str, str]] = {}  # name -> (the copy mapped first, the framework that mapped it)
     turns: list[Turn] = []
@@ -127,9 +132,11 @@ def imports(env: Environment, order: Sequence[str]) -> tuple[Turn, ...]:
         libraries: list[Library] = []
         missing: list[str] = []
         refusals: list[Refusal] = []
+        seen: set[str] = set()
         for load in build.loads:
-            if not load.required or any(library.name == load.name for library in libraries):
+            if not load.required or load.name in seen:
                 continue
+            seen.add(load.name)
             earlier = mapped.get(load.name)
             path, given_by = earlier if earlier else (load.path, None)
             if given_by is not None and _same(env, path, load.path, load.name):
@@ -137,8 +144,12 @@ def imports(env: Environment, order: Sequence[str]) -> tuple[Turn, ...]:
             libraries.append(Library(load.name, load.path, path, given_by))
             if path is None:
                 missing.append(load.name)
-            elif (refusal := _refusal(env, build, dataclasses.replace(load, path=path), given_by)) is not None:
-                refusals.append(refusal)
+            else:
+                key = (name, path, given_by)
+                if key not in judged:
+                    judged[key] = _refusal(env, build, dataclasses.replace(load, path=path), given_by)
+                if (refusal := judged[key]) is not None:
+                    refusals.append(refusal)
         for load in build.loads:
             if load.path is not None:
                 mapped.setdefault(load.name, (load.path, name))
@@ -162,10 +173,11 @@ def _refusal(env: Environment, build: FrameworkBuild, load: LoadedLibrary, given
 def order_facts(env: Environment) -> tuple[OrderFacts, ...]:
     """For each framework whose loads were read: its turn alone, and after each other one."""
     names = [b.name for b in _builds(env)]
+    judged: _Judged = {}
     facts = []
     for name in names:
-        alone = imports(env, [name])[-1]
-        after = tuple(imports(env, [other, name])[-1] for other in names if other != name)
+        alone = imports(env, [name], judged)[-1]
+        after = tuple(imports(env, [other, name], judged)[-1] for other in names if other != name)
         facts.append(OrderFacts(name, alone, after))
     return tuple(facts)
 
