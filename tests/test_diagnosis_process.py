@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -252,3 +253,27 @@ def test_on_the_h100_snapshot_torch_and_jax_work_in_both_orders_as_measured() ->
         assert all(turn.loads_all for turn in turns)
         assert all(library.path == library.alone for turn in turns for library in turn.libraries)
     assert codes(env) == []
+
+
+def test_in_every_order_of_three_frameworks_a_name_is_served_by_the_first_framework_that_mapped_it() -> None:
+    """The mixed example (torch, JAX and TensorFlow, one cuDNN on LD_LIBRARY_PATH): for each of the 6 orders, a
+    library a framework gets from an earlier one is that earlier one's first copy of the name, and one it gets
+    itself is its own search's."""
+    env = load_snapshot(Path(__file__).parent.parent / "examples" / "snapshots" / "mixed-torch-jax-tf.json")
+    builds = {b.name: b for b in env.frameworks if b.loads}
+    assert set(builds) == {"torch", "jax", "tensorflow"}
+    for order in itertools.permutations(builds):
+        turns = imports(env, order)
+        assert [turn.framework for turn in turns] == list(order)
+        for turn in turns:
+            assert turn.before == order[: order.index(turn.framework)]
+            for library in turn.libraries:
+                if library.given_by is None:
+                    assert library.path == library.alone
+                    continue
+                assert library.given_by in turn.before
+                mapper = builds[library.given_by]
+                first = next(load for load in mapper.loads if load.name == library.name and load.path)
+                assert library.path == first.path
+                earlier = turn.before[: turn.before.index(library.given_by)]
+                assert not any(load.name == library.name and load.path for b in earlier for load in builds[b].loads)

@@ -140,7 +140,7 @@ def imports(env: Environment, order: Sequence[str], judged: _Judged | None = Non
             earlier = mapped.get(load.name)
             path, given_by = earlier if earlier else (load.path, None)
             if given_by is not None and _same(env, path, load.path, load.name):
-                given_by = None  # the same file its own search finds: nothing changes
+                path, given_by = load.path, None  # the same file its own search finds: nothing changes
             libraries.append(Library(load.name, load.path, path, given_by))
             if path is None:
                 missing.append(load.name)
