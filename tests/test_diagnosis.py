@@ -12,6 +12,7 @@ from pytest_cudnn.diagnosis import CODES, Finding, Severity, diagnose, verdict
 from pytest_cudnn.environment import Environment, Failure, PathCheck, State, Unreadable, Via
 
 from .envbuilder import SITE, WHEEL_CUDNN, EnvBuilder, gpu, mig, missing_load, partitioned, rpath_load
+from .test_diagnosis_process import tf_needs_cusolver
 
 Case = Callable[[], Environment]
 
@@ -469,6 +470,11 @@ CASES: list[tuple[str, bool, Case]] = [
     ("framework-library-missing", False, torch_loading()),
     ("framework-copies-differ", True, torch_and_jax(f"{SITE}/other/nvidia/cudnn/lib/libcudnn.so.9")),
     ("framework-copies-differ", False, torch_and_jax(TORCH_CUDNN)),
+    # Frameworks in one process (tests/test_diagnosis_process.py): torch after JAX gets JAX's older cuDNN.
+    ("framework-import-order-conflict", True, torch_and_jax(f"{SITE}/other/nvidia/cudnn/lib/libcudnn.so.9")),
+    ("framework-import-order-conflict", False, torch_and_jax(TORCH_CUDNN)),
+    ("framework-needs-import-order", True, tf_needs_cusolver),
+    ("framework-needs-import-order", False, lambda: tf_needs_cusolver(torch_preloads=False)),
     ("library-folder-unreadable", True, unreadable("/opt/cudnn/lib")),
     ("library-folder-unreadable", False, unreadable()),
     ("cuda-visible-devices-mig", True, visible("MIG-11111111-2222-3333-4444-555555555555")),

@@ -267,6 +267,12 @@ SOURCES: dict[str, str] = {
         "GetCusolverDsoHandle, GetCusparseDsoHandle, GetCudnnDsoHandle; any failure returns 'Cannot dlopen all CUDA "
         "libraries.' (logged as 'Cannot dlopen some GPU libraries ... Skipping registering GPU devices')"
     ),
+    "glibc-already-loaded": (
+        "glibc elf/dl-load.c, _dl_map_object: 'Look for this name among those already loaded.' ... 'If the "
+        "requested name matches the soname of a loaded object, use that object.' (walked in load order; a path "
+        "matches only the same file, so a load by absolute path maps a second copy that requests by name never "
+        "reach); measured on an H100, tests/data/real-gpu/h100-facts.json (two_cudnns)"
+    ),
     "torch-preload": (
         "torch/__init__.py in the torch wheels on PyPI, _load_global_deps: ctypes.CDLL(libtorch_global_deps.so); "
         "on OSError naming a CUDA library, for each (lib_folder, lib_name): _preload_cuda_deps, 'Preloads cuda deps "

@@ -15,6 +15,7 @@ from .driver import driver_rules, gpu_rules
 from .frameworks import framework_rules
 from .loader import loader_rules
 from .model import CODES, ORDER, STOPS_ITS_COPY, Finding, Rule, Severity, Verdict, verdict
+from .process import process_findings, process_rules
 from .result import Diagnosis, FrameworkJudgement, diagnosis_of, judge_environment
 from .runtime import gpu_arch_rules, runtime_rules
 from .stack import assignable_devices, selected_cudnn, selected_runtime, stack_cudnn, stack_runtime, visible_gpus
@@ -33,6 +34,7 @@ __all__ = [
     "diagnose",
     "diagnosis_of",
     "judge_environment",
+    "process_findings",
     "selected_cudnn",
     "selected_runtime",
     "stack_cudnn",
@@ -53,6 +55,7 @@ RULES: tuple[Rule, ...] = (
     path_rules,
     device_rules,
     windows_rules,
+    process_rules,  # frameworks that share one process: .process
 )
 
 

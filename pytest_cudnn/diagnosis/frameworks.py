@@ -14,12 +14,13 @@ from typing import TypeVar
 from .. import phrases
 from ..compat import cuda as cuda_facts
 from ..compat import jax as jax_facts
+from ..compat import tensorflow as tf_facts
 from ..compat import torch as torch_facts
 from ..compat.libraries import provider
 from ..environment import CudaRuntime, Cudnn, Environment, FrameworkBuild, LoadedLibrary, State
 from .kernels import runs_on
 from .model import Finding, Severity, cite, folder_of, make_finding, parse_version
-from .stack import any_gpu_framework, gpu_frameworks, gpu_text, gpus_with_capability, load_copy
+from .stack import any_gpu_framework, gpu_frameworks, gpu_text, gpus_with_capability, load_copy, tensorflow_needs
 
 _CUDA_BUILD = {
     "torch": "pip install torch (the Linux wheels on PyPI are CUDA builds), or a CUDA variant from PyTorch's index",
@@ -103,16 +104,7 @@ def _missing(build: FrameworkBuild) -> Iterator[Finding]:
     for load in build.loads:
         if load.path is not None or not load.required:
             continue
-        wheel = provider(load.name, cuda_major(build))
-        if load.shadowed:
-            fix = (
-                f"add {folder_of(load.shadowed[0])} to LD_LIBRARY_PATH (its search never looks there), or install "
-                f"a {phrases.framework(build.name)} release whose search does"
-            )
-        elif wheel and wheel.requirement:
-            fix = f"pip install {wheel.requirement}, or add the folder that holds {load.name} to LD_LIBRARY_PATH"
-        else:
-            fix = f"install {load.name}, or add the folder that holds it to LD_LIBRARY_PATH"
+        fix = missing_fix(build, load)
         searched = ", ".join(load.searched[:8]) + (
             f" and {len(load.searched) - 8} more" if len(load.searched) > 8 else ""
         )
@@ -129,6 +121,19 @@ def _missing(build: FrameworkBuild) -> Iterator[Finding]:
             fix,
             subjects(build),
         )
+
+
+def missing_fix(build: FrameworkBuild, load: LoadedLibrary) -> str:
+    """What makes ``build``'s own search find ``load``, a library it found nowhere."""
+    wheel = provider(load.name, cuda_major(build))
+    if load.shadowed:
+        return (
+            f"add {folder_of(load.shadowed[0])} to LD_LIBRARY_PATH (its search never looks there), or install "
+            f"a {phrases.framework(build.name)} release whose search does"
+        )
+    if wheel and wheel.requirement:
+        return f"pip install {wheel.requirement}, or add the folder that holds {load.name} to LD_LIBRARY_PATH"
+    return f"install {load.name}, or add the folder that holds it to LD_LIBRARY_PATH"
 
 
 def cuda_major(build: FrameworkBuild) -> int | None:
@@ -192,28 +197,10 @@ def _cudnn(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
     cudnn, load = _loaded(env, build, Cudnn)
     if cudnn is None or load is None or not cudnn.version:
         return
-    capabilities = [cc for gpu in gpus_with_capability(env) if (cc := parse_version(gpu.compute_capability))]
-    lowest = min(capabilities, default=None)
-    problem, source = None, ""
-    if build.name == "torch" and build.cudnn is not None:
-        capability = (lowest.release[0], lowest.release[1]) if lowest and len(lowest.release) > 1 else None
-        if not torch_facts.accepts_cudnn(build.cudnn.value, cudnn.version, capability, torch_version=build.version):
-            problem = f"PyTorch {build.version} refuses it: compiled with cuDNN {build.cudnn.value}"
-            if capability is not None and torch_facts.accepts_cudnn(build.cudnn.value, cudnn.version):
-                problem += f"; cuDNN 9.11 and newer refuse devices below compute capability 7.5 (lowest {lowest})"
-            source = "torch-cudnn-rule"
-    elif build.name == "jax" and build.cudnn is not None and cudnn.version_raw:
-        built = _cudnn_number(build.cudnn.value)
-        if built is not None:
-            passed = jax_facts.version_check("cuDNN", built, cudnn.version_raw)
-            bad = jax_facts.known_bad(cudnn.version_raw, built, None, len(env.driver.gpus) or 1)
-            if passed is False:
-                problem = f"JAX needs cuDNN {build.cudnn.value} or newer (same major, at least its minor)"
-            elif bad:
-                problem = "a combination JAX refuses: " + "; ".join(bad)
-            source = "jax-check-cuda-versions"
-    if problem is None:
+    refusal = cudnn_refusal(env, build, cudnn)
+    if refusal is None:
         return
+    problem, source = refusal
     yield make_finding(
         "framework-cudnn-mismatch",
         Severity.ERROR,
@@ -228,6 +215,42 @@ def _cudnn(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
         f"wins from {folder_of(load.path or '')}",
         subjects(build),
     )
+
+
+def cudnn_refusal(env: Environment, build: FrameworkBuild, cudnn: Cudnn) -> tuple[str, str] | None:
+    """Why ``build`` refuses the cuDNN copy ``cudnn`` by its own rule, and the rule's source key; None when it
+    accepts it, or when no rule or no version says."""
+    if not cudnn.version:
+        return None
+    capabilities = [cc for gpu in gpus_with_capability(env) if (cc := parse_version(gpu.compute_capability))]
+    lowest = min(capabilities, default=None)
+    if build.name == "torch" and build.cudnn is not None:
+        capability = (lowest.release[0], lowest.release[1]) if lowest and len(lowest.release) > 1 else None
+        if torch_facts.accepts_cudnn(build.cudnn.value, cudnn.version, capability, torch_version=build.version):
+            return None
+        problem = f"PyTorch {build.version} refuses it: compiled with cuDNN {build.cudnn.value}"
+        if capability is not None and torch_facts.accepts_cudnn(build.cudnn.value, cudnn.version):
+            problem += f"; cuDNN 9.11 and newer refuse devices below compute capability 7.5 (lowest {lowest})"
+        return problem, "torch-cudnn-rule"
+    if build.name == "jax" and build.cudnn is not None and cudnn.version_raw:
+        built = _cudnn_number(build.cudnn.value)
+        if built is None:
+            return None
+        if jax_facts.version_check("cuDNN", built, cudnn.version_raw) is False:
+            needs = f"JAX needs cuDNN {build.cudnn.value} or newer (same major, at least its minor)"
+            return needs, "jax-check-cuda-versions"
+        bad = jax_facts.known_bad(cudnn.version_raw, built, None, len(env.driver.gpus) or 1)
+        return ("a combination JAX refuses: " + "; ".join(bad), "jax-check-cuda-versions") if bad else None
+    if build.name == "tensorflow":
+        # TensorFlow's compiled cuDNN as precise as known (build info gives the major; the tested table the minor).
+        tf_needs = tensorflow_needs(env)
+        compiled = tf_needs.cudnn_compiled if tf_needs else None
+        if compiled is None or parse_version(compiled) is None or parse_version(cudnn.version) is None:
+            return None
+        if tf_facts.accepts_cudnn(compiled, cudnn.version):
+            return None
+        return f"TensorFlow needs cuDNN {compiled} or a newer minor of that major", "tf-cudnn-rule"
+    return None
 
 
 def _cudnn_number(text: str) -> int | None:

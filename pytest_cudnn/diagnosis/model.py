@@ -91,6 +91,8 @@ CODES: dict[str, str] = {
     "framework-library-missing": "a CUDA library a framework cannot do without is not found by its own search",
     "framework-cudnn-mismatch": "the cuDNN a framework loads fails that framework's own cuDNN rule",
     "framework-copies-differ": "two frameworks load different copies of one library; a process gets one",
+    "framework-needs-import-order": "a framework loads every library it needs only after another framework's import",
+    "framework-import-order-conflict": "after another framework's import, a framework gets a copy it refuses",
     "framework-no-kernels-for-gpu": "a PyTorch build carries no kernels for the GPU",
     "framework-ptx-only": "the GPU runs a PyTorch build only through PTX JIT compilation",
     "windows-tensorflow-no-gpu": "native Windows TensorFlow after 2.10 has no GPU support",
