@@ -515,6 +515,37 @@ def probe_jax_versions(job: Result) -> Result:
     return answer
 
 
+def probe_pathfinder(job: Result) -> Result:
+    """CuPy's locator, NVIDIA's ``cuda.pathfinder``, run as CuPy runs it: ``load_nvidia_dynamic_lib(name)`` for each
+    name in order, in one process (a library's dependencies are loaded first, and a copy already loaded serves
+    later requests). Each answer: the file it loaded and how it was found (``found_via``), or its error. The child
+    runs without site (-S): the caller's site prefixes and user-site flag make pathfinder's site-packages search
+    (site.getsitepackages(), the user site) what it is in the caller."""
+    import site
+
+    site.PREFIXES[:] = [prefix for prefix in job.get("prefixes") or () if isinstance(prefix, str)]
+    site.ENABLE_USER_SITE = bool(job.get("user_site"))
+    from cuda import pathfinder  # type: ignore[import-not-found, unused-ignore]
+
+    answers: Result = {}
+    for name in job["names"]:
+        try:
+            found = pathfinder.load_nvidia_dynamic_lib(name)
+        except Exception as error:  # DynamicLibNotFoundError and whatever else the search raised: its own words
+            answers[name] = {"error": f"{error.__class__.__name__}: {str(error)[:_PATHFINDER_ERROR]}"}
+            continue
+        answers[name] = {
+            "abs_path": getattr(found, "abs_path", None),
+            "found_via": getattr(found, "found_via", None),
+            "was_already_loaded_from_elsewhere": getattr(found, "was_already_loaded_from_elsewhere", None),
+        }
+    return {"version": getattr(pathfinder, "__version__", None), "libraries": answers}
+
+
+# pathfinder's "not found" error lists every folder it looked in, with their files: the head says what it sought.
+_PATHFINDER_ERROR = 600
+
+
 JOBS: dict[str, Callable[[Result], Result]] = {
     "nvml": probe_nvml,
     "cuda": probe_cuda_driver,
@@ -522,4 +553,5 @@ JOBS: dict[str, Callable[[Result], Result]] = {
     "cudnn": probe_cudnn,
     "resolve": probe_resolve,
     "jax_versions": probe_jax_versions,
+    "pathfinder": probe_pathfinder,
 }
