@@ -15,6 +15,7 @@ from .. import phrases
 from ..compat import cuda as cuda_facts
 from ..compat import jax as jax_facts
 from ..compat import torch as torch_facts
+from ..compat.cupy import ctk_fix
 from ..compat.libraries import provider
 from ..environment import CudaRuntime, Cudnn, Environment, FrameworkBuild, LoadedLibrary, State
 from .kernels import runs_on
@@ -104,7 +105,9 @@ def _missing(build: FrameworkBuild) -> Iterator[Finding]:
         if load.path is not None or not load.required:
             continue
         wheel = provider(load.name, cuda_major(build))
-        if load.shadowed:
+        if build.name == "cupy":
+            fix = _cupy_fix(build, load)
+        elif load.shadowed:
             fix = (
                 f"add {folder_of(load.shadowed[0])} to LD_LIBRARY_PATH (its search never looks there), or install "
                 f"a {phrases.framework(build.name)} release whose search does"
@@ -122,13 +125,28 @@ def _missing(build: FrameworkBuild) -> Iterator[Finding]:
             "framework",
             f"{label(build)} cannot use the GPU: it cannot load {load.name}",
             (
-                f"{load.how} by {load.requester or 'its Python preload'}",
+                f"{load.how} by {load.requester or _PRELOADER.get(build.name, 'its Python preload')}",
                 f"searched: {searched or 'nothing'}",
                 f"installed where its search never looks: {', '.join(load.shadowed)}" if load.shadowed else "",
             ),
             fix,
             subjects(build),
         )
+
+
+# Who loads a framework's libraries from Python when no object asks for them by name.
+_PRELOADER = {"cupy": "cuda.pathfinder's load_nvidia_dynamic_lib (CuPy's locator)"}
+
+
+def _cupy_fix(build: FrameworkBuild, load: LoadedLibrary) -> str:
+    """CuPy's own extra first ("cupy-install-ctk"), then the one wheel for the soname of CuPy's CUDA major."""
+    major = cuda_major(build)
+    wheels = [p for name in load.name.split(" or ") if (p := provider(name, major)) and p.cuda_major == major]
+    wheel = f", or pip install {wheels[0].requirement}" if wheels and wheels[0].requirement else ""
+    return (
+        f"{ctk_fix(build.distribution)} (CuPy's extra that installs the CUDA libraries it loads from PyPI){wheel}, "
+        f"or add the folder that holds {load.name} to LD_LIBRARY_PATH"
+    )
 
 
 def cuda_major(build: FrameworkBuild) -> int | None:
