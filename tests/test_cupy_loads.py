@@ -305,3 +305,39 @@ def test_a_cupy_only_environment_needs_no_cuda_runtime_file() -> None:
     # Beside a framework that loads a runtime file, its absence is an error again.
     b.with_torch()
     assert "no-cuda-runtime" in [f.code for f in diagnose(b.build())]
+
+
+@NEEDS_GCC
+def test_the_child_job_searches_the_callers_site_packages_whatever_its_own_site_says(
+    tmp_path: Path, compiler: Compiler
+) -> None:
+    """On the lent H100 a ``python -I -S`` child of a Debian Python 3.12 venv answered /usr's dist-packages from
+    site.getsitepackages(), so pathfinder there found the system toolkit's NVRTC, not the wheel CuPy maps: the job
+    searches the folders the caller hands it, and nothing else."""
+    pathfinder = importlib.util.find_spec("cuda.pathfinder")
+    assert pathfinder is not None, "cuda-pathfinder is in the test extra"
+    assert pathfinder.submodule_search_locations is not None
+    site = tmp_path / "elsewhere" / "site-packages"
+    nvrtc = plant_nvidia_wheel(site, compiler, "cuda_nvrtc", others=("libnvrtc.so.12",)) / "libnvrtc.so.12"
+    job = {"kind": "pathfinder", "names": ["nvrtc"], "site_dirs": [str(site)]}
+    program = (
+        "import json, sys; sys.path[:0] = sys.argv[1:3]\n"
+        "from pytest_cudnn.native.calls import probe_pathfinder\n"
+        "print(json.dumps(probe_pathfinder(json.loads(sys.argv[3]))))\n"
+    )
+    roots = [str(REPO), str(Path(pathfinder.submodule_search_locations[0]).parent.parent)]
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", program, *roots, json.dumps(job)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+    )
+    answer = json.loads(done.stdout)
+    assert answer["libraries"]["nvrtc"] == {
+        "abs_path": str(nvrtc),
+        "found_via": "site-packages",
+        "was_already_loaded_from_elsewhere": False,
+    }, answer
+    assert isinstance(answer["version"], str)

@@ -518,14 +518,18 @@ def probe_jax_versions(job: Result) -> Result:
 def probe_pathfinder(job: Result) -> Result:
     """CuPy's locator, NVIDIA's ``cuda.pathfinder``, run as CuPy runs it: ``load_nvidia_dynamic_lib(name)`` for each
     name in order, in one process (a library's dependencies are loaded first, and a copy already loaded serves
-    later requests). Each answer: the file it loaded and how it was found (``found_via``), or its error. The child
-    runs without site (-S): the caller's site prefixes and user-site flag make pathfinder's site-packages search
-    (site.getsitepackages(), the user site) what it is in the caller."""
+    later requests). Each answer: the file it loaded and how it was found (``found_via``), or its error.
+
+    pathfinder's site-packages step reads site.getsitepackages() and the user site. This child runs without site
+    (-S), where a distribution's Python may answer other folders (Debian's Python 3.12 in a venv answered /usr's
+    dist-packages, seen on the lent H100): the caller's own list, user site included, is handed over and is what
+    site.getsitepackages() answers here."""
     import site
 
-    site.PREFIXES[:] = [prefix for prefix in job.get("prefixes") or () if isinstance(prefix, str)]
-    site.ENABLE_USER_SITE = bool(job.get("user_site"))
-    from cuda import pathfinder  # type: ignore[import-not-found, unused-ignore]
+    folders = [folder for folder in job.get("site_dirs") or () if isinstance(folder, str)]
+    site.getsitepackages = lambda prefixes=None: list(folders)
+    site.ENABLE_USER_SITE = False  # already in the list, where pathfinder would put it
+    from cuda import pathfinder  # type: ignore[import-not-found, import-untyped, unused-ignore]
 
     answers: Result = {}
     for name in job["names"]:

@@ -147,9 +147,8 @@ def pathfinder_job(build: FrameworkBuild, site_path: Sequence[str]) -> dict[str,
     return {
         "kind": "pathfinder",
         "names": [library.name for library in CUPY_LIBRARIES],
-        # The child runs without site (-S): these make site.getsitepackages() and the user site what they are here.
-        "prefixes": list(getattr(site, "PREFIXES", [sys.prefix, sys.exec_prefix])),
-        "user_site": bool(site.ENABLE_USER_SITE),
+        # The child runs without site (-S): the folders pathfinder searches here, for it to search there.
+        "site_dirs": list(pathfinder_site_dirs()),
     }
 
 
