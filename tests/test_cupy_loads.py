@@ -341,3 +341,17 @@ def test_the_child_job_searches_the_callers_site_packages_whatever_its_own_site_
         "was_already_loaded_from_elsewhere": False,
     }, answer
     assert isinstance(answer["version"], str)
+
+
+def test_every_cupy_fact_names_its_source() -> None:
+    from pytest_cudnn.compat import cupy as facts
+    from pytest_cudnn.compat.sources import SOURCES
+
+    keys = [row.source for row in facts.CUPY_LIBRARIES]
+    keys += [facts.CTK_EXTRA[1], facts.PATHFINDER_ANCHORS[1], *(key for _, key in facts.STATIC_CUDA_RUNTIME)]
+    assert [key for key in keys if key not in SOURCES] == []
+    assert "pathfinder-search" in SOURCES
+    assert "cupy-pathfinder-loads" in SOURCES
+    assert {row.name for row in facts.CUPY_LIBRARIES} >= {
+        dep for row in facts.CUPY_LIBRARIES for dep in row.dependencies
+    }
