@@ -290,4 +290,38 @@ SOURCES: dict[str, str] = {
         "cuda_runtime, cuda_cupti, cufft, curand, nvjitlink, cusparse, cusparselt, cusolver, nccl, nvshmem, cufile, "
         "then nvtx libnvToolsExt.so.*[0-9]. Confirmed by /proc/self/maps after import torch (tox -e frameworks)"
     ),
+    "cupy-static-cudart": (
+        "CuPy 14 links the CUDA runtime statically: cupy-cuda13x 14.2.0 on an H100 had no libcudart mapped after "
+        "cupy.ones(4).sum(), and cupy.cuda.runtime.runtimeGetVersion() said 13020 on a driver whose CUDA is 13.0 "
+        "(tests/data/real-gpu/h100-facts.json, README.md beside it); shared/docs/frameworks.md, 'Who wins'"
+    ),
+    "cupy-install-ctk": (
+        "CuPy's wheel description on PyPI (cupy-cuda13x, cupy-cuda12x 14.x): 'You need to install CUDA Toolkit 13.x "
+        "locally to use these packages. Alternatively, you can install this package together with all needed CUDA "
+        "components from PyPI by passing the [ctk] tag: pip install cupy-cuda13x[ctk]'; "
+        "https://docs.cupy.dev/en/stable/install.html, 'Installing CuPy from PyPI'"
+    ),
+    "cupy-pathfinder-loads": (
+        "cupy/cupy cupy_backends/cuda/libs/__init__.py @ 1f8c4cf0afcb8369e572bdfa23de07deb08870f1: the submodules "
+        "'cublas', 'cusolver', 'cusparse', 'curand', 'cufft', 'nccl' call _pathfinder.load_nvidia_dynamic_lib(name) "
+        'before their import and raise ImportError on DynamicLibNotFoundError; \'Do NOT add "nvrtc" here. It is '
+        "run-time linked ... its loading is further deferred (to inside SoftLink)'. Field test (issue 20 case 4): "
+        "'DynamicLibNotFoundError: Failure finding \"libnvrtc.so.13 or libnvrtc.so.12\"'"
+    ),
+    "pathfinder-search": (
+        "NVIDIA/cuda-python cuda_pathfinder, cuda/pathfinder/_dynamic_libs/load_nvidia_dynamic_lib.py (release "
+        "1.9.0, PyPI cuda-pathfinder): load_nvidia_dynamic_lib's 'Search order': 0. already loaded in the current "
+        "process, 1. NVIDIA Python wheels (site-packages), 2. Conda environment (CONDA_PREFIX), 3. OS default "
+        "mechanisms (dlopen), 4. environment variables (CUDA_PATH, then CUDA_HOME); _load_lib_no_cache loads a "
+        "descriptor's dependencies before the library. search_steps.py: EARLY_FIND_STEPS (find_in_site_packages, "
+        "find_in_conda), then system search, then LATE_FIND_STEPS; _utils/find_sub_dirs.py: the site-packages "
+        "folders are site.getsitepackages(), the user site inserted after a venv's own when site.ENABLE_USER_SITE"
+    ),
+    "pathfinder-descriptors": (
+        "NVIDIA/cuda-python cuda_pathfinder, cuda/pathfinder/_dynamic_libs/descriptor_catalog.py (release 1.9.0): "
+        "nvrtc ('libnvrtc.so.13', 'libnvrtc.so.12'; site_packages_linux 'nvidia/cu13/lib', "
+        "'nvidia/cuda_nvrtc/lib'), cublas (dependencies ('cublasLt',)), cublasLt, cufft, curand, cusolver "
+        "(dependencies nvJitLink, cusparse, cublasLt, cublas), cusparse ('libcusparse.so.12'; dependencies "
+        "('nvJitLink',)), nvJitLink; default anchor_rel_dirs_linux ('lib64', 'lib')"
+    ),
 }

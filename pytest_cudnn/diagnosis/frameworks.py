@@ -16,6 +16,7 @@ from ..compat import cuda as cuda_facts
 from ..compat import jax as jax_facts
 from ..compat import tensorflow as tf_facts
 from ..compat import torch as torch_facts
+from ..compat.cupy import ctk_fix
 from ..compat.libraries import provider
 from ..environment import CudaRuntime, Cudnn, Environment, FrameworkBuild, LoadedLibrary, State
 from .kernels import runs_on
@@ -114,7 +115,7 @@ def _missing(build: FrameworkBuild) -> Iterator[Finding]:
             "framework",
             f"{label(build)} cannot use the GPU: it cannot load {load.name}",
             (
-                f"{load.how} by {load.requester or 'its Python preload'}",
+                f"{load.how} by {load.requester or _PRELOADER.get(build.name, 'its Python preload')}",
                 f"searched: {searched or 'nothing'}",
                 f"installed where its search never looks: {', '.join(load.shadowed)}" if load.shadowed else "",
             ),
@@ -125,6 +126,8 @@ def _missing(build: FrameworkBuild) -> Iterator[Finding]:
 
 def missing_fix(build: FrameworkBuild, load: LoadedLibrary) -> str:
     """What makes ``build``'s own search find ``load``, a library it found nowhere."""
+    if build.name == "cupy":
+        return _cupy_fix(build, load)
     wheel = provider(load.name, cuda_major(build))
     if load.shadowed:
         return (
@@ -134,6 +137,21 @@ def missing_fix(build: FrameworkBuild, load: LoadedLibrary) -> str:
     if wheel and wheel.requirement:
         return f"pip install {wheel.requirement}, or add the folder that holds {load.name} to LD_LIBRARY_PATH"
     return f"install {load.name}, or add the folder that holds it to LD_LIBRARY_PATH"
+
+
+# Who loads a framework's libraries from Python when no object asks for them by name.
+_PRELOADER = {"cupy": "cuda.pathfinder's load_nvidia_dynamic_lib (CuPy's locator)"}
+
+
+def _cupy_fix(build: FrameworkBuild, load: LoadedLibrary) -> str:
+    """CuPy's own extra first ("cupy-install-ctk"), then the one wheel for the soname of CuPy's CUDA major."""
+    major = cuda_major(build)
+    wheels = [p for name in load.name.split(" or ") if (p := provider(name, major)) and p.cuda_major == major]
+    wheel = f", or pip install {wheels[0].requirement}" if wheels and wheels[0].requirement else ""
+    return (
+        f"{ctk_fix(build.distribution)} (CuPy's extra that installs the CUDA libraries it loads from PyPI){wheel}, "
+        f"or add the folder that holds {load.name} to LD_LIBRARY_PATH"
+    )
 
 
 def cuda_major(build: FrameworkBuild) -> int | None:

@@ -9,6 +9,7 @@ from packaging.version import Version
 
 from .. import phrases
 from ..compat import cuda as cuda_facts
+from ..compat.cupy import STATIC_CUDA_RUNTIME
 from ..environment import (
     CudaRuntime,
     Environment,
@@ -25,6 +26,7 @@ from .model import (
 )
 from .stack import (
     copy_in_use,
+    gpu_frameworks,
     gpu_text,
     gpus_with_capability,
     loaded_by,
@@ -40,7 +42,7 @@ _FRAMEWORK_JUDGED = ("torch", "jax")
 
 
 def runtime_rules(env: Environment) -> Iterator[Finding]:
-    if not env.cuda_runtimes:
+    if not env.cuda_runtimes and not _static_runtimes_only(env):
         yield make_finding(
             "no-cuda-runtime",
             Severity.ERROR,
@@ -65,6 +67,14 @@ def runtime_rules(env: Environment) -> Iterator[Finding]:
     all_fail = in_use or len({f.subjects for f in failing}) == len(runtimes)
     for finding in failing:
         yield finding if all_fail else dataclasses.replace(finding, severity=Severity.WARNING)
+
+
+def _static_runtimes_only(env: Environment) -> bool:
+    """Whether every GPU framework here carries its own CUDA runtime, linked in (CuPy): then no libcudart file is
+    needed, and none is to be installed for them ("cupy-static-cudart")."""
+    frameworks = gpu_frameworks(env)
+    static = {name for name, _ in STATIC_CUDA_RUNTIME}
+    return bool(frameworks) and all(build.name in static for build in frameworks)
 
 
 def failed_how(failure: Failure | None) -> str:

@@ -515,6 +515,41 @@ def probe_jax_versions(job: Result) -> Result:
     return answer
 
 
+def probe_pathfinder(job: Result) -> Result:
+    """CuPy's locator, NVIDIA's ``cuda.pathfinder``, run as CuPy runs it: ``load_nvidia_dynamic_lib(name)`` for each
+    name in order, in one process (a library's dependencies are loaded first, and a copy already loaded serves
+    later requests). Each answer: the file it loaded and how it was found (``found_via``), or its error.
+
+    pathfinder's site-packages step reads site.getsitepackages() and the user site. This child runs without site
+    (-S), where a distribution's Python may answer other folders (Debian's Python 3.12 in a venv answered /usr's
+    dist-packages, seen on the lent H100): the caller's own list, user site included, is handed over and is what
+    site.getsitepackages() answers here."""
+    import site
+
+    folders = [folder for folder in job.get("site_dirs") or () if isinstance(folder, str)]
+    site.getsitepackages = lambda prefixes=None: list(folders)
+    site.ENABLE_USER_SITE = False  # already in the list, where pathfinder would put it
+    from cuda import pathfinder  # type: ignore[import-not-found, import-untyped, unused-ignore]
+
+    answers: Result = {}
+    for name in job["names"]:
+        try:
+            found = pathfinder.load_nvidia_dynamic_lib(name)
+        except Exception as error:  # DynamicLibNotFoundError and whatever else the search raised: its own words
+            answers[name] = {"error": f"{error.__class__.__name__}: {str(error)[:_PATHFINDER_ERROR]}"}
+            continue
+        answers[name] = {
+            "abs_path": getattr(found, "abs_path", None),
+            "found_via": getattr(found, "found_via", None),
+            "was_already_loaded_from_elsewhere": getattr(found, "was_already_loaded_from_elsewhere", None),
+        }
+    return {"version": getattr(pathfinder, "__version__", None), "libraries": answers}
+
+
+# pathfinder's "not found" error lists every folder it looked in, with their files: the head says what it sought.
+_PATHFINDER_ERROR = 600
+
+
 JOBS: dict[str, Callable[[Result], Result]] = {
     "nvml": probe_nvml,
     "cuda": probe_cuda_driver,
@@ -522,4 +557,5 @@ JOBS: dict[str, Callable[[Result], Result]] = {
     "cudnn": probe_cudnn,
     "resolve": probe_resolve,
     "jax_versions": probe_jax_versions,
+    "pathfinder": probe_pathfinder,
 }

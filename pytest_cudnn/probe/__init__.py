@@ -131,6 +131,8 @@ def probe_environment(
             jobs += [{"kind": "resolve", "name": name} for name in names]
         versions = [(i, job) for i, build in enumerate(frameworks) if (job := versions_job(build)) is not None]
         jobs += [job for _, job in versions]
+        located = _pathfinder_jobs(frameworks, site_path) if not windows else []
+        jobs += [job for _, job in located]
         if child is None:
             results = [
                 {
@@ -154,6 +156,13 @@ def probe_environment(
         updated = list(frameworks)
         for i, job in versions:
             updated[i] = with_versions(updated[i], job, next(answers))
+        frameworks = tuple(updated)
+    if located:
+        from .pathfinder import with_pathfinder
+
+        updated = list(frameworks)
+        for i, _ in located:
+            updated[i] = with_pathfinder(updated[i], next(answers))
         frameworks = tuple(updated)
 
     resolutions = [
@@ -226,12 +235,31 @@ def _frameworks(
         site_path,
     )
     found = [dataclasses.replace(build, loads=framework_loads(build, search)) for build in found]
+    if any(build.name == "cupy" for build in found):
+        from .pathfinder import cupy_loads, places
+
+        where = places(layout.variables)
+        found = [
+            dataclasses.replace(build, loads=cupy_loads(build, search, where)) if build.name == "cupy" else build
+            for build in found
+        ]
     tf_build = next((build for build in found if build.name == "tensorflow"), None)
     tf_object = framework_object(tf_build, "libtensorflow_framework.so.2") if tf_build else None
     if tf_object is not None:
         # The folders TensorFlow's dlopen searches are those of this object's DT_RUNPATH, not every wheel beside it.
         tensorflow = dataclasses.replace(tensorflow, library_dirs=own_folders(tf_object))
     return tuple(found), tensorflow
+
+
+def _pathfinder_jobs(
+    frameworks: Sequence[FrameworkBuild], site_path: Sequence[str]
+) -> list[tuple[int, dict[str, Any]]]:
+    """CuPy's locator's own search, for the child to run, where cuda.pathfinder is installed."""
+    if not any(build.name == "cupy" for build in frameworks):
+        return []
+    from .pathfinder import pathfinder_job
+
+    return [(i, job) for i, build in enumerate(frameworks) if (job := pathfinder_job(build, site_path)) is not None]
 
 
 def _framework_folders(frameworks: Iterable[FrameworkBuild]) -> list[tuple[str, Via]]:

@@ -3,9 +3,9 @@
 Where each fact lives (shared/docs/frameworks.md, measured with cupy-cuda12x 14.2):
 * the distribution's name says the CUDA major it was built for: ``cupy-cuda12x``, ``cupy-cuda11x``, ...;
 * ``cupy/.data/_wheel.json`` says it too: ``{"cuda": "12.x", ...}``;
-* no cuDNN since CuPy 14 (its cuDNN code was removed); the CUDA runtime is linked in statically, and the other
-  libraries (cuBLAS, NVRTC, ...) are found on first use by ``cuda.pathfinder`` (already loaded, the NVIDIA wheels,
-  conda, the loader, CUDA_HOME): not modelled here, so CuPy's loads are empty and its build's CUDA is judged.
+* no cuDNN since CuPy 14 (its cuDNN code was removed); the CUDA runtime is linked in statically, so its build's
+  CUDA is what the driver is judged against. The other libraries (NVRTC, cuBLAS, ...) are found on first use by
+  ``cuda.pathfinder``: :mod:`.pathfinder` gives CuPy's loads.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@
   absolute path; what is not there, XLA dlopens by name from ``xla_cuda_plugin.so`` (its DT_RPATH first).
 * TensorFlow: each library of ``TryDlopenCUDALibraries`` dlopened by name from ``libtensorflow_framework.so.2``
   (LD_LIBRARY_PATH first, then its DT_RUNPATH).
+* CuPy: through NVIDIA's cuda-pathfinder, not here: :mod:`.pathfinder`.
 
 The first copy of a name loaded into a process serves every later request for it: within a framework, a preloaded
 copy also serves the DT_NEEDED of its objects. The search itself is :mod:`pytest_cudnn.loader`, glibc's rules.
