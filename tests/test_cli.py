@@ -116,6 +116,7 @@ def test_console_script_and_version(host: SimHost) -> None:
     assert completed.stdout.startswith("pytest-cudnn ")
 
 
+@pytest.mark.e2e
 def test_the_doctor_imports_no_framework_and_not_pytest() -> None:
     code = (
         "import sys; from pytest_cudnn import cli; from pytest_cudnn.probe import probe_environment;"
@@ -263,6 +264,7 @@ def _closed_pipe_run(args: list[str], unbuffered: str = "") -> subprocess.Comple
         os.close(write)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("unbuffered", BUFFERING)
 @pytest.mark.parametrize("args", [["doctor", "--env", str(HEALTHY)], ["--json", "--env", str(HEALTHY)], ["snapshot"]])
 def test_a_closed_standard_output_ends_quietly(args: list[str], unbuffered: str) -> None:
@@ -280,6 +282,7 @@ def _is_full_device() -> bool:
     return stat.S_ISCHR(info.st_mode) and (os.major(info.st_rdev), os.minor(info.st_rdev)) == (1, 7)
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not _is_full_device(), reason="needs /dev/full, a device whose every write fails")
 @pytest.mark.parametrize("unbuffered", BUFFERING)
 @pytest.mark.parametrize(
@@ -310,6 +313,7 @@ def test_a_full_standard_output_is_one_line_and_an_exit_code_of_its_own(
     assert cli.EXIT_OUTPUT_FAILED not in (cli.EXIT_OK, cli.EXIT_BROKEN, cli.EXIT_USAGE, cli.EXIT_CLOSED_OUTPUT)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("unbuffered", BUFFERING)
 def test_a_reader_that_leaves_in_the_middle_ends_the_doctor_quietly(unbuffered: str, tmp_path: Path) -> None:
     """``pytest-cudnn doctor --json | head -1`` with more output than a pipe holds (64 KiB on Linux, pipe(7)): the

@@ -7,7 +7,11 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
+
 from .simhost import Compiler
+
+pytestmark = pytest.mark.e2e  # the compiler the kit calls is a child process
 
 # A compiler that records each call and takes its time, so that the callers overlap: it writes the source,
 # a second later, to the -o path (the kit's command line is ARGV -o OUT SOURCE).
