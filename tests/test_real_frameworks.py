@@ -21,7 +21,8 @@ import pytest
 
 import pytest_cudnn
 
-pytestmark = pytest.mark.framework_wheels
+# e2e: each test reads the doctor and the frameworks from child processes.
+pytestmark = [pytest.mark.framework_wheels, pytest.mark.e2e]
 
 # The folder holding the pytest_cudnn this run imported: the children run from it, so that `-m pytest_cudnn` is the
 # code under test rather than another installed copy.
