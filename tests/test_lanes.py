@@ -52,12 +52,15 @@ SUITE = """
         assert n == n
 """
 
+# The inner runs: this plugin alone, without Hypothesis' own plugin (2 s of imports a run).
+INNER = ("-p", "tests.lanes", "-p", "no:cacheprovider", "-p", "no:hypothesispytest")
+
 REFUSED = ["test_runs_a_child", "test_swallows_the_refusal", "test_forks", "test_through_a_fixture"]
 
 
 def test_a_test_not_marked_e2e_that_starts_a_process_fails_naming_what_it_started(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_suite=SUITE)
-    recorded = pytester.inline_run("-p", "tests.lanes", "-p", "no:cacheprovider", "-p", "no:hypothesispytest")
+    recorded = pytester.inline_run(*INNER)
     reports = [r for r in recorded.getreports("pytest_runtest_logreport") if r.when == "call" or r.failed]
     outcomes = {r.nodeid.split("::")[-1]: r.outcome for r in reports}
     assert {name for name, outcome in outcomes.items() if outcome == "failed"} == set(REFUSED)
@@ -80,5 +83,5 @@ def test_a_test_not_marked_e2e_that_starts_a_process_fails_naming_what_it_starte
 )
 def test_the_marks_select_the_lanes(pytester: pytest.Pytester, selection: str, selected: set[str]) -> None:
     pytester.makepyfile(test_suite=SUITE)
-    result = pytester.runpytest("-p", "tests.lanes", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "--co", "-q", "-m", selection)
+    result = pytester.runpytest(*INNER, "--co", "-q", "-m", selection)
     assert {line.split("::")[-1] for line in result.stdout.lines if "::" in line} == selected
