@@ -201,32 +201,27 @@ def test_a_snapshot_cut_short_while_written_leaves_no_file_behind(
         )
 
 
-def _children(pid: int) -> list[int]:
-    try:
-        return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    except OSError:
-        return []
-
-
 @pytest.mark.parametrize("command", ["doctor", "snapshot"])
 def test_ctrl_c_in_a_terminal_stops_a_hanging_probe_with_130_and_one_line(host: SimHost, command: str) -> None:
     host.add_cudart(host.folder("opt/hang"), 12020, behaviour="hang")
     host.ld_library_path.append(str(host.root / "opt" / "hang"))
+    hung = host.root / "hang.log"  # the stand-in writes its process id there once it hangs
     # A terminal's Ctrl-C sends SIGINT to the whole foreground process group: the command and its probe processes.
     process = subprocess.Popen(
         interruptible([sys.executable, "-m", "pytest_cudnn", command, "--timeout", "60"]),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=host.environ(),
+        env=host.environ({"SIMHOST_HANG_LOG": str(hung)}),
         cwd=host.root,
         start_new_session=True,
     )
     try:
-        deadline = time.monotonic() + 30
-        while not _children(process.pid) and time.monotonic() < deadline:  # the probe has started
-            time.sleep(0.05)
-        time.sleep(1)  # and reached the library that hangs
+        deadline = time.monotonic() + 60  # a bound on the wait, not a measure of speed
+        while not (hung.exists() and hung.read_text().strip()):
+            assert process.poll() is None, f"the command ended before the probe hung: {process.communicate()}"
+            assert time.monotonic() < deadline, "the probe never reached the library that hangs"
+            time.sleep(0.02)
         os.killpg(process.pid, signal.SIGINT)
         out, err = process.communicate(timeout=30)
     finally:
