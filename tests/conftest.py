@@ -11,7 +11,8 @@ from pytest_cudnn.environment import Environment
 
 from .simhost import Compiler, SimHost
 
-pytest_plugins = ["pytester"]
+# tests/lanes.py: the e2e and slow marks, and the guard that keeps a test not marked e2e from starting a process.
+pytest_plugins = ["pytester", "tests.lanes"]
 
 
 @pytest.fixture(scope="session")

@@ -27,6 +27,8 @@ from pytest_cudnn.text import LINE
 from tests.envbuilder import EnvBuilder, gpu, mig, partitioned
 from tests.scaled import fleet_reports, grown
 
+pytestmark = pytest.mark.slow  # hosts and fleets of up to 20,000 entries, each rendered every way
+
 LONG = "V" * 100_000
 
 

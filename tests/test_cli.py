@@ -116,6 +116,7 @@ def test_console_script_and_version(host: SimHost) -> None:
     assert completed.stdout.startswith("pytest-cudnn ")
 
 
+@pytest.mark.e2e
 def test_the_doctor_imports_no_framework_and_not_pytest() -> None:
     code = (
         "import sys; from pytest_cudnn import cli; from pytest_cudnn.probe import probe_environment;"
@@ -200,32 +201,27 @@ def test_a_snapshot_cut_short_while_written_leaves_no_file_behind(
         )
 
 
-def _children(pid: int) -> list[int]:
-    try:
-        return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    except OSError:
-        return []
-
-
 @pytest.mark.parametrize("command", ["doctor", "snapshot"])
 def test_ctrl_c_in_a_terminal_stops_a_hanging_probe_with_130_and_one_line(host: SimHost, command: str) -> None:
     host.add_cudart(host.folder("opt/hang"), 12020, behaviour="hang")
     host.ld_library_path.append(str(host.root / "opt" / "hang"))
+    hung = host.root / "hang.log"  # the stand-in writes its process id there once it hangs
     # A terminal's Ctrl-C sends SIGINT to the whole foreground process group: the command and its probe processes.
     process = subprocess.Popen(
         interruptible([sys.executable, "-m", "pytest_cudnn", command, "--timeout", "60"]),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=host.environ(),
+        env=host.environ({"SIMHOST_HANG_LOG": str(hung)}),
         cwd=host.root,
         start_new_session=True,
     )
     try:
-        deadline = time.monotonic() + 30
-        while not _children(process.pid) and time.monotonic() < deadline:  # the probe has started
-            time.sleep(0.05)
-        time.sleep(1)  # and reached the library that hangs
+        deadline = time.monotonic() + 60  # a bound on the wait, not a measure of speed
+        while not (hung.exists() and hung.read_text().strip()):
+            assert process.poll() is None, f"the command ended before the probe hung: {process.communicate()}"
+            assert time.monotonic() < deadline, "the probe never reached the library that hangs"
+            time.sleep(0.02)
         os.killpg(process.pid, signal.SIGINT)
         out, err = process.communicate(timeout=30)
     finally:
@@ -263,6 +259,7 @@ def _closed_pipe_run(args: list[str], unbuffered: str = "") -> subprocess.Comple
         os.close(write)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("unbuffered", BUFFERING)
 @pytest.mark.parametrize("args", [["doctor", "--env", str(HEALTHY)], ["--json", "--env", str(HEALTHY)], ["snapshot"]])
 def test_a_closed_standard_output_ends_quietly(args: list[str], unbuffered: str) -> None:
@@ -280,6 +277,7 @@ def _is_full_device() -> bool:
     return stat.S_ISCHR(info.st_mode) and (os.major(info.st_rdev), os.minor(info.st_rdev)) == (1, 7)
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not _is_full_device(), reason="needs /dev/full, a device whose every write fails")
 @pytest.mark.parametrize("unbuffered", BUFFERING)
 @pytest.mark.parametrize(
@@ -310,6 +308,7 @@ def test_a_full_standard_output_is_one_line_and_an_exit_code_of_its_own(
     assert cli.EXIT_OUTPUT_FAILED not in (cli.EXIT_OK, cli.EXIT_BROKEN, cli.EXIT_USAGE, cli.EXIT_CLOSED_OUTPUT)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("unbuffered", BUFFERING)
 def test_a_reader_that_leaves_in_the_middle_ends_the_doctor_quietly(unbuffered: str, tmp_path: Path) -> None:
     """``pytest-cudnn doctor --json | head -1`` with more output than a pipe holds (64 KiB on Linux, pipe(7)): the

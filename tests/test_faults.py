@@ -125,6 +125,7 @@ def test_a_library_that_cannot_be_opened_is_an_error_naming_it(host: SimHost) ->
     assert runtime["reason"].startswith(f"{library}: OSError: ")
 
 
+@pytest.mark.e2e
 def test_a_child_interpreter_that_cannot_start_is_an_error_not_a_crash(tmp_path: Any) -> None:
     from pytest_cudnn.probe import ProbeOptions, probe_environment
 

@@ -749,6 +749,7 @@ def test_the_fleet_docstring_examples_hold() -> None:
     assert result.failed == 0
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("form", [[], ["--markdown"], ["--json"]])
 def test_a_closed_standard_output_ends_the_fleet_quietly(tmp_path: Path, form: list[str]) -> None:
     reports = [path for _, path in two_runners(tmp_path)]
@@ -756,6 +757,7 @@ def test_a_closed_standard_output_ends_the_fleet_quietly(tmp_path: Path, form: l
     assert (completed.returncode, completed.stderr) == (141, "")
 
 
+@pytest.mark.e2e
 def test_fleet_imports_no_framework_no_pytest_and_never_probes(tmp_path: Path) -> None:
     (_, first), (_, second) = two_runners(tmp_path)
     code = (
@@ -889,6 +891,7 @@ def test_the_example_workflow_runs_every_matrix_runner_and_names_each_report() -
     assert listed.group(1).split() == [f"reports/{runner}/gpu-report.json" for runner in runners]
 
 
+@pytest.mark.e2e
 def test_the_example_workflows_commands_are_the_products(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Its pytest options are the plugin's, and its fleet commands run as written on reports laid out as
     download-artifact lays them out."""

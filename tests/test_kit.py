@@ -7,17 +7,32 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
+
 from .simhost import Compiler
 
-# A compiler that records each call and takes its time, so that the callers overlap: it writes the source,
-# a second later, to the -o path (the kit's command line is ARGV -o OUT SOURCE).
+pytestmark = pytest.mark.e2e  # the compiler the kit calls is a child process
+
+# A compiler that records each call and builds only once the three other callers wait for the build cache's lock
+# (flock(2) on a .lock file beside -o): /proc/locks lists a waiting lock with "->" (proc(5), /proc/locks), then
+# its device:inode. It writes the source to the -o path (the kit's command line is ARGV -o OUT SOURCE). Should
+# the others never wait, it says so after a minute, and the test fails.
 SLOW_COMPILER = """
-import sys, time
+import glob, os, sys, time
 args = sys.argv[1:]
-with open(args[0], "a") as log:
-    log.write("built\\n")
-time.sleep(1)
 out = args[args.index("-o") + 1]
+locks = {os.stat(path).st_ino for path in glob.glob(os.path.join(os.path.dirname(out), ".*.lock"))}
+
+def waiting():
+    with open("/proc/locks") as table:
+        rows = [line.split() for line in table]
+    return sum(1 for row in rows if row[1] == "->" and int(row[6].split(":")[2]) in locks)
+
+deadline = time.monotonic() + 60
+while waiting() < 3 and time.monotonic() < deadline:
+    time.sleep(0.01)
+with open(args[0], "a") as log:
+    log.write("built\\n" if waiting() >= 3 else "built, but no other caller was waiting\\n")
 with open(args[-1]) as source, open(out, "w") as built:
     built.write(source.read())
 """

@@ -17,6 +17,7 @@ import typing
 from collections.abc import Mapping
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -236,6 +237,7 @@ def _rich() -> Environment:
     return b.build()
 
 
+@pytest.mark.slow  # every hostile value in each of 80+ fields, rendered every way
 def test_a_hostile_value_in_any_one_field_is_answered() -> None:
     rich = _rich()
     paths = _string_fields(rich)

@@ -76,6 +76,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return sdist, wheel
 
 
+@pytest.mark.e2e
 def test_the_sdist_is_the_whole_source_tree_the_tests_need(built: tuple[Path, Path]) -> None:
     sdist, _ = built
     with tarfile.open(sdist) as archive:
@@ -86,6 +87,7 @@ def test_the_sdist_is_the_whole_source_tree_the_tests_need(built: tuple[Path, Pa
     assert "tests/simhost.py" in files
 
 
+@pytest.mark.e2e
 def test_the_tests_collect_from_the_unpacked_sdist(built: tuple[Path, Path], tmp_path: Path) -> None:
     """Every test module imports there: its conftest, helpers and data came with it."""
     sdist, _ = built
@@ -103,6 +105,7 @@ def test_the_tests_collect_from_the_unpacked_sdist(built: tuple[Path, Path], tmp
     assert re.search(r"^\d+(/\d+)? tests collected", collected.stdout, re.M), collected.stdout[-4000:]
 
 
+@pytest.mark.e2e
 def test_the_wheel_is_the_package_and_its_license(built: tuple[Path, Path]) -> None:
     _, wheel = built
     info = f"pytest_cudnn-{__version__}.dist-info/"
@@ -230,6 +233,7 @@ def _executable(path: Path, text: str) -> None:
     path.chmod(0o755)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("on_path", "built", "found"),
     [

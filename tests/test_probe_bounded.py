@@ -13,6 +13,8 @@ import pytest
 
 from pytest_cudnn.native import bounded
 
+pytestmark = pytest.mark.e2e  # each test runs the bounded runner on a real child process
+
 
 def python(code: str, new_session: bool = False) -> subprocess.Popen[bytes]:
     return subprocess.Popen(

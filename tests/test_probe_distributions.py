@@ -127,6 +127,7 @@ def test_the_doctor_records_the_wheels_beside_tensorflow(host: SimHost) -> None:
     ]
 
 
+@pytest.mark.e2e
 def test_this_environment_has_the_runtime_wheel_of_the_test_extra() -> None:
     names = {d.name for d in probe_environment().distributions}
     assert "nvidia-cuda-runtime-cu12" in names

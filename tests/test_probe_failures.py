@@ -150,12 +150,14 @@ def test_each_way_a_library_fails_has_its_kind(
         assert answer["error"].startswith(f"{path}: OSError: {path}")  # the loader's own words, naming the file
 
 
+@pytest.mark.e2e
 def test_a_child_that_cannot_start_gives_no_answer(tmp_path: Path) -> None:
     env = probe_environment(ProbeOptions(python=str(tmp_path / "no-python")))
     assert env.cuda_runtimes, "this machine has a CUDA runtime (field notes): its probe must say it got no answer"
     assert {(r.state, r.failure) for r in env.cuda_runtimes} == {(State.ERROR, Failure.NO_ANSWER)}
 
 
+@pytest.mark.e2e
 def test_a_child_started_by_the_caller_is_the_one_used_and_is_closed() -> None:
     # The plugin and the doctor start the child before importing the probe; the probe must use that one (its
     # interpreter, /bin/false here, is the one that answers) and leave no process behind.
@@ -165,12 +167,14 @@ def test_a_child_started_by_the_caller_is_the_one_used_and_is_closed() -> None:
     assert {(r.state, r.failure) for r in env.cuda_runtimes} == {(State.ERROR, Failure.NO_ANSWER)}
 
 
+@pytest.mark.e2e
 def test_a_child_that_could_not_start_is_reported_per_job() -> None:
     env = probe_environment(ProbeOptions(), child=ProbeFailure("cannot start /opt/python: No such file"))
     assert env.cuda_runtimes
     assert all(str(r.reason).endswith("cannot start /opt/python: No such file") for r in env.cuda_runtimes)
 
 
+@pytest.mark.e2e
 def test_a_child_that_exits_at_once_gives_no_answer() -> None:
     env = probe_environment(ProbeOptions(python="/bin/false"))
     assert {(r.state, r.failure) for r in env.cuda_runtimes} == {(State.ERROR, Failure.NO_ANSWER)}

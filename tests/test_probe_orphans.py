@@ -82,6 +82,7 @@ def interrupt_while_hung(command: list[str], env: dict[str, str], log: Path, cwd
     return errors.decode("utf-8", "replace")
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(("launch", "ignored"), [(list, True), (interruptible, False)], ids=["plain", "interruptible"])
 def test_a_child_that_a_test_interrupts_takes_sigint_where_the_test_session_ignores_it(
     launch: Callable[[Sequence[str]], list[str]], ignored: bool
@@ -144,6 +145,7 @@ def test_a_doctor_started_with_sigint_ignored_keeps_its_probe_so_and_still_leave
     wait_for("no process of the run is left", lambda: not tagged(env[TOKEN]), timeout=10)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("stop", [KeyboardInterrupt, SystemExit])
 def test_a_caller_stopped_while_waiting_kills_and_reaps_its_child(
     stop: type[BaseException], monkeypatch: pytest.MonkeyPatch

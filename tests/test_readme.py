@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -21,6 +23,7 @@ def _script() -> ModuleType:
     return module
 
 
+@pytest.mark.e2e
 def test_every_readme_example_is_what_its_command_prints() -> None:
     script = _script()
     readme = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -21,7 +21,9 @@ import pytest
 
 import pytest_cudnn
 
-pytestmark = pytest.mark.framework_wheels
+# e2e: each test reads the doctor and the frameworks from child processes. The timeout: one test may set up both
+# module fixtures, the doctor (bounded at 300 s) and TensorFlow's import (600 s), beyond the suite's 300 s.
+pytestmark = [pytest.mark.framework_wheels, pytest.mark.e2e, pytest.mark.timeout(1200)]
 
 # The folder holding the pytest_cudnn this run imported: the children run from it, so that `-m pytest_cudnn` is the
 # code under test rather than another installed copy.

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from pytest_cudnn.diagnosis import Severity, diagnose, judge_environment, selected_cudnn, selected_runtime, verdict
 from pytest_cudnn.environment import Environment, Via
 from pytest_cudnn.report import doctor_json, doctor_text, header_lines, markdown_summary
@@ -30,6 +32,7 @@ def huge() -> Environment:
     return b.build()
 
 
+@pytest.mark.slow  # 10,000 GPUs
 def test_the_header_summarises_long_lists_and_the_json_keeps_them() -> None:
     env = huge()
     lines = _header(env)
@@ -41,6 +44,7 @@ def test_the_header_summarises_long_lists_and_the_json_keeps_them() -> None:
     assert len(document["environment"]["variables"]["CUDA_VISIBLE_DEVICES"]) == 100_002
 
 
+@pytest.mark.slow  # 10,000 GPUs
 def test_a_long_variable_is_clipped_wherever_it_is_echoed() -> None:
     env = huge()
     findings = diagnose(env)

@@ -20,6 +20,8 @@ from pytest_cudnn.fleet.reading import read_runner
 from pytest_cudnn.fleet.render import fleet_markdown, fleet_text
 from tests.scaled import DIMENSIONS, calls, counted, doctor_work, fleet_reports, grown, growth, judge_work
 
+pytestmark = pytest.mark.slow  # each measures the work over inputs grown to thousands of entries
+
 LINEAR = 6.0  # the most calls may grow for four times the input: 4 when linear, 16 when quadratic
 
 

@@ -69,6 +69,7 @@ def fifo(tmp_path: Path) -> Iterator[Path]:
         os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
 
 
+@pytest.mark.e2e
 def test_a_fifo_is_refused_at_once_not_waited_on(fifo: Path) -> None:
     completed = _doctor(fifo)
     assert completed.returncode == 2
@@ -76,6 +77,7 @@ def test_a_fifo_is_refused_at_once_not_waited_on(fifo: Path) -> None:
     assert completed.stderr == f"pytest-cudnn: error: snapshot {fifo}: is a named pipe (FIFO), not a regular file\n"
 
 
+@pytest.mark.e2e
 def test_dev_zero_is_refused_not_read_until_memory_runs_out() -> None:
     completed = _doctor("/dev/zero")
     assert completed.returncode == 2
@@ -197,6 +199,7 @@ def _as_nobody(call: Callable[[], object]) -> str:
     return said
 
 
+@pytest.mark.e2e
 def test_an_unreadable_file_says_so(tmp_path: Path) -> None:
     path = tmp_path / "snap.json"
     path.write_text(EXAMPLE.read_text())

@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pytest_cudnn.environment import PathCheck, State, Via
 
 from .envbuilder import EnvBuilder, gpu
@@ -64,6 +66,7 @@ def windows_tf23() -> EnvBuilder:
     return b
 
 
+@pytest.mark.e2e
 def test_story_tf23_on_windows_names_every_misconfiguration(tmp_path: Path) -> None:
     completed = replay(tmp_path, windows_tf23(), "--json")
     assert completed.returncode == 1
@@ -102,6 +105,7 @@ def test_story_tf23_on_windows_names_every_misconfiguration(tmp_path: Path) -> N
     assert finding(report, "gpu-memory-low")["summary"] == "GPU 0 has 0.1 GiB free of 2.0 GiB"
 
 
+@pytest.mark.e2e
 def test_story_tf23_on_windows_fixed_is_healthy(tmp_path: Path) -> None:
     b = windows_tf23()
     b.with_driver(version="456.71", cuda_version_raw=11010).with_gpus(gpu(name="NVIDIA GeForce GTX 1080", cc="6.1"))
@@ -203,6 +207,7 @@ def test_story_tf21_internal_error_old_cudnn_and_full_gpu(host: SimHost) -> None
 # 5. DLL load errors with TensorFlow on Python 3.8 (Windows) ----------------------------------------------
 
 
+@pytest.mark.e2e
 def test_story_dll_load_failed_missing_dependency_and_path_rules(tmp_path: Path) -> None:
     b = EnvBuilder(system="Windows", python="3.8.10")
     b.with_driver(version="460.89", cuda_version_raw=11020).with_gpus(gpu(name="NVIDIA GeForce RTX 2070", cc="7.5"))

@@ -497,6 +497,7 @@ def test_a_refused_connection_is_a_reason() -> None:
     assert probe_hosts([host], 1) == {host.key: Answer(None, "could not connect: Connection refused")}
 
 
+@pytest.mark.slow  # waits out its 1 s bound
 def test_a_host_that_never_answers_is_given_up_in_time_and_said_before() -> None:
     notes: list[str] = []
     with silent_listener() as address:
@@ -507,6 +508,7 @@ def test_a_host_that_never_answers_is_given_up_in_time_and_said_before() -> None
     assert notes == [f"pytest-cudnn: no answer yet from xdist host socket={address}; waiting at most 1 s in all"]
 
 
+@pytest.mark.slow  # waits out its 1 s bound
 def test_the_note_names_every_host_still_waited_for() -> None:
     notes: list[str] = []
     with silent_listener() as first, silent_listener() as second:
