@@ -19,7 +19,15 @@ from dataclasses import dataclass
 from ..environment import BuildFact, CudaRuntime, Cudnn, Environment, FrameworkBuild, State
 from .frameworks import blocking_finding
 from .model import Finding, Severity, Verdict, verdict
-from .stack import no_device_cause, selected_cudnn, selected_runtime, visible_devices
+from .stack import (
+    framework_copies,
+    no_device_cause,
+    selected_cudnn,
+    selected_runtime,
+    stack_cudnn,
+    stack_runtime,
+    visible_devices,
+)
 
 __all__ = ["Diagnosis", "FrameworkJudgement", "HostBlocker", "diagnosis_of", "judge_environment"]
 
@@ -95,6 +103,20 @@ class Diagnosis:
         return users or [(None, "")]
 
 
+def loaded_copies_of(env: Environment, build: FrameworkBuild) -> tuple[CudaRuntime | None, Cudnn | None]:
+    """The CUDA runtime and cuDNN ``build`` loads: those its own search gives it (its loads), or for TensorFlow
+    without them, those its loader model picks; None where it finds none (never another copy in its place)."""
+    if build.state is not State.FOUND:
+        return None, None
+    if build.loads:
+        copies = framework_copies(env, build)
+        runtime = next((c for c in copies if isinstance(c, CudaRuntime)), None)
+        return runtime, next((c for c in copies if isinstance(c, Cudnn)), None)
+    if build.name == "tensorflow":
+        return stack_runtime(env), stack_cudnn(env)
+    return None, None
+
+
 def host_blocker(env: Environment, findings: tuple[Finding, ...]) -> HostBlocker | None:
     """No driver, or no device CUDA can see: the reason the doctor gives, from the finding it raised."""
     if env.driver.state is not State.FOUND:
@@ -112,8 +134,7 @@ def host_blocker(env: Environment, findings: tuple[Finding, ...]) -> HostBlocker
 def _judge(
     env: Environment, build: FrameworkBuild, findings: tuple[Finding, ...], host: HostBlocker | None
 ) -> FrameworkJudgement:
-    runtime = selected_runtime(env, framework=build.name) if build.state is State.FOUND else None
-    cudnn = selected_cudnn(env, framework=build.name) if build.state is State.FOUND else None
+    runtime, cudnn = loaded_copies_of(env, build)
 
     def judged(
         ok: bool, summary: str, cause: str, finding: Finding | None = None, host_wide: bool = False
