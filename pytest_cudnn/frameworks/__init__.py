@@ -7,7 +7,7 @@ probe: each entry's functions import what they use when called.
 
 from __future__ import annotations
 
-from . import cupy, jax, tensorflow, torch
+from . import cupy, jax, onnxruntime, tensorflow, torch
 from .base import CudnnProblem, Framework, Reading, Unloadable
 
 __all__ = ["NAMES", "REGISTRY", "CudnnProblem", "Framework", "Reading", "Unloadable", "framework"]
@@ -17,6 +17,7 @@ REGISTRY: tuple[Framework, ...] = (
     jax.FRAMEWORK,
     tensorflow.FRAMEWORK,
     cupy.FRAMEWORK,
+    onnxruntime.FRAMEWORK,
 )
 NAMES: tuple[str, ...] = tuple(entry.name for entry in REGISTRY)
 _BY_NAME = {entry.name: entry for entry in REGISTRY}
