@@ -8,9 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pytest_cudnn import phrases
+from pytest_cudnn import loader, phrases
+from pytest_cudnn.environment import LinkedObject
 from pytest_cudnn.frameworks import NAMES, REGISTRY
 from pytest_cudnn.probe.distributions import relevant
+from pytest_cudnn.probe.loads import Search, by_name
 from pytest_cudnn.signatures import FRAMEWORK_NAMES, MARKERS
 
 PACKAGE = Path(__file__).resolve().parent.parent / "pytest_cudnn"
@@ -50,3 +52,22 @@ def test_registering_the_markers_costs_no_probe_and_no_framework() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]", done.stdout
+
+
+def test_a_name_in_the_ldconfig_cache_is_found_by_a_framework_search() -> None:
+    """The search order is built once per requester from a placeholder name; the cache is looked up by name, so
+    the placeholder's order has no cache step and a framework's library listed only there was 'NOT FOUND'."""
+    cached = "/usr/local/cuda-13.0/lib/libcudart.so.13"
+    process = loader.Process(
+        ldconfig=(("libcudart.so.13", cached),), default_dirs=("/usr/lib/x86_64-linux-gnu", "/usr/lib")
+    )
+    search = Search(process, (), exists=lambda path: path == cached)
+    provider = LinkedObject(
+        "/site/onnxruntime/capi/libonnxruntime_providers_cuda.so", None, ("libcudart.so.13",), None, None, (), (), None
+    )
+    load = by_name("libcudart.so.13", provider, "DT_NEEDED", True, search)
+    assert load.path == cached
+    assert load.found_by == "ldconfig cache"
+    # In glibc's order: after DT_RUNPATH and LD_LIBRARY_PATH, before the default folders.
+    order = [step.rule for step in search.order("libcudart.so.13", provider).steps]
+    assert order == [loader.Rule.LDCONFIG, loader.Rule.DEFAULT, loader.Rule.DEFAULT]

@@ -70,9 +70,23 @@ class Search:
         template = self.orders[key]
         steps: dict[str, loader.Step] = {}
         for step in template.steps:
+            if step.rule is loader.Rule.DEFAULT and (cached := self._cached(name)) is not None:
+                steps.setdefault(cached.path, cached)
             path = step.path[: -len(_PLACEHOLDER)] + name
             steps.setdefault(path, dataclasses.replace(step, path=path))
+        if (cached := self._cached(name)) is not None:
+            steps.setdefault(cached.path, cached)  # no default folder: the cache comes last
         return loader.SearchOrder(name, tuple(steps.values()), template.dropped)
+
+    def _cached(self, name: str) -> loader.Step | None:
+        """The ldconfig cache's file for ``name``, which the placeholder's template cannot hold: the cache is
+        looked up by name, between DT_RUNPATH and the default folders (the objects read here are not nodeflib)."""
+        path = next((path for entry, path in self.process.ldconfig if entry == name), None)
+        if path is None:
+            return None
+        return loader.Step(
+            path, posixpath.dirname(path), loader.Rule.LDCONFIG, loader.Rule.LDCONFIG.value, f"{name} => {path}"
+        )
 
 
 # A name no library has, whose search is the same as any plain soname's (no slash, never already loaded).
