@@ -138,6 +138,19 @@ def test_a_release_no_row_covers_says_its_cudnn_is_unknown(tmp_path: Path) -> No
     assert "no file names the cuDNN" in (build.reason or "")
 
 
+def test_both_packages_installed_in_one_folder_is_said_and_the_files_decide(tmp_path: Path) -> None:
+    """onnxruntime and onnxruntime-gpu both write onnxruntime/: the build is whatever was installed last."""
+    write_package(tmp_path, "package_name = 'onnxruntime'\n__version__ = '1.30.0'\n")
+    for name, version in (("onnxruntime_gpu", "1.31.1"), ("onnxruntime", "1.30.0")):
+        folder = tmp_path / f"{name}-{version}.dist-info"
+        folder.mkdir()
+        (folder / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name.replace('_', '-')}\nVersion: {version}\n")
+    build = read(tmp_path)
+    assert build.is_cuda_build is False
+    assert (build.distribution, build.version) == ("onnxruntime", "1.30.0")
+    assert "both onnxruntime-gpu and onnxruntime are installed" in (build.reason or "")
+
+
 def test_its_entry_is_in_every_view_the_registry_feeds() -> None:
     from pytest_cudnn import phrases
     from pytest_cudnn.probe.distributions import relevant
@@ -201,6 +214,7 @@ def test_a_pip_only_provider_loads_only_after_preload_dlls_and_the_verdict_says_
     )
     assert verdict_line(text, "ONNX Runtime") == f"cannot run: {missing['summary']}"
     assert next(v for v in report["frameworks"] if v["name"] == "onnxruntime")["ok"] is False
+    assert host.run("doctor", "--framework", "onnxruntime").returncode == 1
 
     ran = host.pytest(files=MARKED)
     assert "1 skipped" in ran.stdout, ran.stdout + ran.stderr
@@ -277,6 +291,7 @@ def test_with_the_wheels_on_ld_library_path_it_can_run_and_its_marker_holds(host
         assert load["found_by"] == "LD_LIBRARY_PATH", load
     assert verdict_line(text, "ONNX Runtime") == "can run GPU work here"
     assert code == 0, text
+    assert host.run("doctor", "--framework", "onnxruntime").returncode == 0
     ran = host.pytest(files=MARKED)
     assert "1 passed" in ran.stdout, ran.stdout + ran.stderr
     env = {"LD_LIBRARY_PATH": ":".join(host.ld_library_path)}

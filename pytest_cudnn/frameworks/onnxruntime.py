@@ -78,6 +78,15 @@ def _read(reading: Reading) -> FrameworkBuild:
         problems.append(f"{info_path} is missing")
     except (OSError, FileRefused, SyntaxError, ValueError) as error:
         problems.append(f"{info_path} cannot be read: {error}")
+    # The CPU and GPU packages share the onnxruntime/ folder: with both installed, the files are the last one's.
+    both = [name for name in _DISTRIBUTIONS if metadata_of(site, name)]
+    if len(both) > 1:
+        problems.append(
+            f"both {' and '.join(both)} are installed in {site}; they share one onnxruntime folder, whose files are "
+            f"{info.get('package_name') or 'unknown'}'s: uninstall both, then install onnxruntime-gpu alone"
+        )
+    if info.get("package_name") and info.get("__version__"):  # the files present say whose they are
+        distribution, version = info["package_name"], info["__version__"]
     version = version or info.get("__version__")
     distribution = distribution or info.get("package_name")
     provider = os.path.join(location, "capi", PROVIDER)
@@ -172,7 +181,8 @@ def _unloadable(env: Environment, build: FrameworkBuild, load: LoadedLibrary) ->
         for other in env.frameworks
         if other.name != build.name
         and other.is_cuda_build is not False
-        and all(any(item.name == name and item.path and item.required for item in other.loads) for name in missing)
+        # Whatever it maps, preloads included, is in the process once it is imported.
+        and all(any(item.name == name and item.path for item in other.loads) for name in missing)
     ]
     from .. import phrases
 
