@@ -34,7 +34,8 @@ __all__ = ["FRAMEWORK", "PROVIDER", "build_info"]
 PROVIDER = "libonnxruntime_providers_cuda.so"
 _DISTRIBUTIONS = ("onnxruntime-gpu", "onnxruntime")
 _INFO = os.path.join("capi", "build_and_package_info.py")
-_CUDNN_PIN = re.compile(r"nvidia-cudnn-cu\d{1,3}\s*(?:~=|==|>=)\s*(\d{1,3})(?:\.|\s|;|$)", re.I)
+# Compiled where used (re caches it): the registry is imported on every run.
+_CUDNN_PIN = r"nvidia-cudnn-cu\d{1,3}\s*(?:~=|==|>=)\s*(\d{1,3})(?:\.|\s|;|$)"
 
 
 def build_info(text: str) -> dict[str, str]:
@@ -136,7 +137,7 @@ def _cudnn(
     if info.get("cudnn_version"):
         return BuildFact(info["cudnn_version"], info_path, f"cudnn_version = {info['cudnn_version']!r}")
     for line in requires:
-        match = _CUDNN_PIN.search(line)
+        match = re.search(_CUDNN_PIN, line, re.I)
         if match and metadata and "cudnn" in line.partition(";")[2]:
             return BuildFact(match.group(1), metadata, f"its 'cudnn' extra pins {line.partition(';')[0].strip()}")
     head = cuda.split(".", maxsplit=1)[0]
