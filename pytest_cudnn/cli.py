@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from . import __version__
 from .files import FileRefused, regular_or_missing, write_atomically
+from .frameworks import REGISTRY
 from .signatures import FRAMEWORK_NAMES
 
 if TYPE_CHECKING:
@@ -126,8 +127,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="pytest-cudnn",
         usage=_USAGE,
-        description="Diagnose the NVIDIA GPU stack (driver, CUDA runtime, cuDNN, and PyTorch, JAX, TensorFlow, "
-        "CuPy) without importing a framework.",
+        description="Diagnose the NVIDIA GPU stack (driver, CUDA runtime, cuDNN, and "
+        f"{', '.join(entry.display for entry in REGISTRY)}) without importing a framework.",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -22,6 +22,7 @@ from .diagnosis import STOPS_ITS_COPY, Diagnosis, Finding, FrameworkJudgement, S
 from .diagnosis.frameworks import label as framework_label
 from .diagnosis.stack import loaded_by, selected_cudnn, selected_runtime
 from .environment import CudaRuntime, Cudnn, Environment, State
+from .frameworks import REGISTRY
 from .signatures import FRAMEWORK_NAMES, MARKERS
 from .text import PYTEST_LINE, clip, line, listing, printable
 
@@ -36,13 +37,9 @@ __all__ = [
     "parse_memory",
 ]
 
-# The framework each framework marker is about, by import name.
-_FRAMEWORK_MARKERS = {
-    "requires_torch": "torch",
-    "requires_jax": "jax",
-    "requires_tensorflow": "tensorflow",
-    "requires_cupy": "cupy",
-}
+# The framework each framework marker is about, by import name; every one is a question to its verdict.
+_FRAMEWORK_MARKERS = {entry.marker: entry.name for entry in REGISTRY}
+_ALL_FRAMEWORK_MARKERS = {entry.marker: entry.display for entry in REGISTRY}
 
 
 class InvalidMarker(ValueError):
@@ -75,15 +72,12 @@ class Requirement:
             "requires_cudnn": "cuDNN",
             "requires_cuda": "CUDA runtime",
             "requires_driver": "NVIDIA driver",
-            "requires_tensorflow": "TensorFlow",
-            "requires_torch": "PyTorch",
-            "requires_jax": "JAX",
-            "requires_cupy": "CuPy",
+            **_ALL_FRAMEWORK_MARKERS,
         }[self.marker]
         text = f"requires {what}" + (f" {self.spec}" if self.spec is not None and str(self.spec) else "")
         if self.framework:
             text += f" as {phrases.framework(self.framework)} loads it"
-        if self.marker in ("requires_tensorflow", *_FRAMEWORK_MARKERS) and self.gpu:
+        if self.marker in _ALL_FRAMEWORK_MARKERS and self.gpu:
             text += " with a usable GPU build"
         return text
 
@@ -192,7 +186,7 @@ def parse_marker(name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> R
             compute_capability=None if cc is None else _spec(cc, "compute_capability"),
             name=gpu_name,
         )
-    if name in ("requires_tensorflow", *_FRAMEWORK_MARKERS):
+    if name in _ALL_FRAMEWORK_MARKERS:
         extra = set(kwargs) - {"spec", "gpu"}
         if extra:
             raise InvalidMarker(

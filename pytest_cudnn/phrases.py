@@ -85,12 +85,12 @@ def cudnn_library(system: str) -> str:
     return "cudnn64_*.dll" if system == "Windows" else "libcudnn.so.*"
 
 
-_FRAMEWORKS = {"torch": "PyTorch", "jax": "JAX", "tensorflow": "TensorFlow", "cupy": "CuPy"}
-
-
 def framework(name: str) -> str:
     """A framework's name as its users write it, from its import name: 'torch' -> 'PyTorch'."""
-    return _FRAMEWORKS.get(name, name)
+    from .frameworks import framework as entry  # the registry imports nothing heavy; here to keep phrases a leaf
+
+    found = entry(name)
+    return found.display if found is not None else name
 
 
 def holders(found: Sequence[Holder], limit: int = 4) -> str:

@@ -6,10 +6,12 @@ of them (``--collect-only``, a CPU-only suite) must not pay for the parsing and 
 
 from __future__ import annotations
 
+from .frameworks import NAMES, REGISTRY
+
 __all__ = ["FRAMEWORK_NAMES", "MARKERS"]
 
 # The frameworks the probe reads, by import name: requires_cudnn(framework=...), doctor --framework.
-FRAMEWORK_NAMES = ("torch", "jax", "tensorflow", "cupy")
+FRAMEWORK_NAMES = NAMES
 
 # name -> call signature and help, as `pytest --markers` shows them.
 MARKERS: dict[str, str] = {
@@ -22,12 +24,6 @@ MARKERS: dict[str, str] = {
     "requires_gpu": "requires_gpu(count=1, memory=None, compute_capability=None, name=None): skip unless at least "
     "count GPUs are visible and the test's GPU has memory free ('16GiB', '24GB' or bytes), a compute capability "
     "matching the specifier set (e.g. '>=8.0') and a name matching the glob.",
-    "requires_tensorflow": "requires_tensorflow(spec=None, *, gpu=True): skip unless TensorFlow is installed within "
-    "spec and, with gpu=True, its build's CUDA and cuDNN are usable on this host.",
-    "requires_torch": "requires_torch(spec=None, *, gpu=True): skip unless PyTorch is installed within spec and, "
-    "with gpu=True, it can run GPU work here (the copies it loads, judged by its own rules).",
-    "requires_jax": "requires_jax(spec=None, *, gpu=True): skip unless JAX is installed within spec and, with "
-    "gpu=True, its CUDA plugin can run GPU work here.",
-    "requires_cupy": "requires_cupy(spec=None, *, gpu=True): skip unless CuPy is installed within spec and, with "
-    "gpu=True, its CUDA build can run on this driver and GPU.",
+    # One per framework of the registry: requires_tensorflow, requires_torch, ...
+    **{entry.marker: entry.marker_help for entry in sorted(REGISTRY, key=lambda entry: not entry.own_rules)},
 }

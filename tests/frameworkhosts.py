@@ -32,6 +32,7 @@ __all__ = [
     "CUDA_LIBRARY",
     "DLOPEN_SOURCE",
     "NVCC",
+    "ORT_PROVIDER_NEEDED",
     "Action",
     "Dlopen",
     "JaxInstall",
@@ -42,6 +43,7 @@ __all__ = [
     "plant_jax",
     "plant_libraries",
     "plant_nvidia_wheel",
+    "plant_onnxruntime",
     "plant_tensorflow",
     "plant_tensorflow_framework",
     "plant_torch",
@@ -403,6 +405,50 @@ def plant_cuda12_wheels(
     for component, sonames in _CUDA12_OTHERS:
         plant_nvidia_wheel(site, compiler, component, others=sonames)
     return site / "nvidia"
+
+
+# ONNX Runtime ------------------------------------------------------------------------------------------------------
+# The DT_NEEDED of onnxruntime-gpu 1.31.1's capi/libonnxruntime_providers_cuda.so, CUDA libraries and the driver
+# (readelf -d; compat.sources "ort-wheel-1.31.1"). No RPATH, no RUNPATH.
+ORT_PROVIDER_NEEDED = ("libcublasLt.so.13", "libcublas.so.13", "libcurand.so.10", "libcudart.so.13", "libcuda.so.1")
+
+
+def plant_onnxruntime(
+    site: Path,
+    compiler: Compiler,
+    *,
+    version: str = "1.31.1",
+    cuda: str | None = "13.0",
+    needed: Sequence[str] = ORT_PROVIDER_NEEDED,
+    requires: Sequence[str] = (
+        'nvidia-cuda-runtime~=13.0; extra == "cuda"',
+        'nvidia-curand~=10.0; extra == "cuda"',
+        'nvidia-cudnn-cu13~=9.0; extra == "cudnn"',
+    ),
+) -> Path:
+    """ONNX Runtime as its wheel lays it out in ``site``; returns the package folder ``<site>/onnxruntime``:
+
+    * ``onnxruntime/__init__.py`` (raises if imported) and ``onnxruntime/capi/build_and_package_info.py``
+      (``package_name``, ``__version__`` and, for a CUDA build, ``cuda_version``);
+    * for a CUDA build (``cuda`` given), ``capi/libonnxruntime_providers_cuda.so`` linked as the real one is: DT_NEEDED
+      on each of ``needed``, no RPATH or RUNPATH (gcc, no GPU code; it can dlopen by name, as it opens cuDNN);
+    * the ``*.dist-info/METADATA`` of ``onnxruntime-gpu`` (CUDA build) or ``onnxruntime`` (CPU build), with a
+      ``Requires-Dist`` line for each of ``requires`` (a CUDA build's extras).
+    """
+    package = site / "onnxruntime"
+    _raising_package(package, "onnxruntime")
+    distribution = "onnxruntime-gpu" if cuda is not None else "onnxruntime"
+    info = f"package_name = {distribution!r}\n__version__ = {version!r}\n"
+    if cuda is not None:
+        info += f"cuda_version = {cuda!r}\n"
+    (package / "capi").mkdir(parents=True, exist_ok=True)
+    (package / "capi" / "build_and_package_info.py").write_text(info)
+    if cuda is not None:
+        flags = ["gcc", "-shared", "-fPIC", "-O0", *compiler.link_against(needed)]
+        built = compiler.compile("libonnxruntime_providers_cuda.so", flags, DLOPEN_SOURCE, ".c")
+        _copy(built, package / "capi" / "libonnxruntime_providers_cuda.so")
+    _distribution(compiler, site, distribution, version, list(requires) if cuda is not None else [], "onnxruntime")
+    return package
 
 
 # Running -----------------------------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ import pytest
 from pytest_cudnn import cli
 from pytest_cudnn.cli import main
 from pytest_cudnn.environment import load_snapshot
+from pytest_cudnn.signatures import FRAMEWORK_NAMES
 
 from .envbuilder import EnvBuilder
 from .interrupts import interruptible
@@ -121,7 +122,7 @@ def test_the_doctor_imports_no_framework_and_not_pytest() -> None:
     code = (
         "import sys; from pytest_cudnn import cli; from pytest_cudnn.probe import probe_environment;"
         "probe_environment();"
-        "print(sorted(m for m in ('pytest', 'tensorflow', 'torch', 'jax', 'cupy') if m in sys.modules))"
+        f"print(sorted(m for m in {('pytest', *FRAMEWORK_NAMES)!r} if m in sys.modules))"
     )
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert completed.stdout.strip() == "[]"

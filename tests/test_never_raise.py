@@ -146,6 +146,7 @@ MARKER_CASES: tuple[tuple[str, tuple[Any, ...], dict[str, Any]], ...] = (
     ("requires_torch", (">=2.5",), {"gpu": False}),
     ("requires_jax", (">=0.4",), {}),
     ("requires_cupy", (), {}),
+    ("requires_onnxruntime", (">=1.20",), {}),
     ("requires_cudnn", (">=9",), {"framework": "torch"}),
     ("requires_cuda", (">=12",), {"framework": "jax"}),
 )

@@ -1,4 +1,5 @@
-"""The doctor against real CUDA builds of torch, JAX and TensorFlow from PyPI: opt-in, with --framework-wheels.
+"""The doctor against real CUDA builds of torch, JAX, TensorFlow and ONNX Runtime from PyPI: opt-in, with
+--framework-wheels.
 
 The doctor reads each framework from its files and never imports it. Here each framework is imported in a child
 process of its own and says itself what it was built with and which CUDA libraries it mapped; the doctor's facts
@@ -267,3 +268,71 @@ def test_tensorflow_framework_entry_is_what_tensorflow_says(
     assert build["is_cuda_build"] is bool(info.get("is_cuda_build"))
     assert _version(_fact(build, "cuda")) == _version(info["cuda_version"])
     assert _version(_fact(build, "cudnn")) == _version(info["cudnn_version"])
+
+
+# ONNX Runtime
+
+
+_ORT_PROVIDER = "libonnxruntime_providers_cuda.so"
+
+
+def test_onnxruntime_build_is_what_onnxruntime_says(doctor: dict[str, Any]) -> None:
+    """The doctor reads capi/build_and_package_info.py with ast; onnxruntime, imported, says the same, and a CUDA
+    build is one that lists the CUDA execution provider."""
+    _installed("onnxruntime")
+    said = _child(
+        "import json, onnxruntime\n"
+        "from onnxruntime.capi import build_and_package_info as info\n"
+        "print(json.dumps({'version': onnxruntime.__version__, 'cuda': getattr(info, 'cuda_version', None),\n"
+        "    'providers': onnxruntime.get_available_providers(),\n"
+        "    'preload_dlls': hasattr(onnxruntime, 'preload_dlls')}))"
+    )
+    build = _framework(doctor, "onnxruntime")
+    assert build["version"] == said["version"]
+    assert build["is_cuda_build"] is ("CUDAExecutionProvider" in said["providers"]), said["providers"]
+    assert said["cuda"] is not None, "a CUDA build of ONNX Runtime is needed here (onnxruntime-gpu)"
+    assert _fact(build, "cuda") == said["cuda"]
+    assert said["preload_dlls"]
+
+
+def test_onnxruntime_provider_loads_only_as_the_doctor_predicts(doctor: dict[str, Any]) -> None:
+    """A plain load of the CUDA provider (what a session asking for CUDAExecutionProvider does) fails on a library
+    the doctor says its search cannot find, or succeeds with the copies the doctor names; after
+    ``onnxruntime.preload_dlls()`` nothing but the driver can be missing, and each library the doctor says the
+    plain search cannot find was mapped from the wheel copy it names first in ``shadowed``. On a machine without a
+    driver libcuda.so.1 is missing both times (glibc unmaps a failed load): the copies preload_dlls mapped remain."""
+    _installed("onnxruntime")
+    build = _framework(doctor, "onnxruntime")
+    provider = os.path.join(build["location"], "capi", _ORT_PROVIDER)
+    said = _child(
+        f"import ctypes, json, os\n{_MAPS}\n"
+        f"provider = {provider!r}\n"
+        "def attempt():\n"
+        "    try:\n"
+        "        ctypes.CDLL(provider)\n"
+        "        return None\n"
+        "    except OSError as error:\n"
+        "        return str(error)\n"
+        "plain = attempt()\n"
+        "plain_mapped = mapped()\n"
+        "import onnxruntime\n"
+        "onnxruntime.preload_dlls()\n"
+        "print(json.dumps({'plain': plain, 'plain_mapped': plain_mapped, 'after': attempt(), 'mapped': mapped()}))"
+    )
+    needed = [load for load in build["loads"] if load["how"] == "DT_NEEDED"]
+    assert needed, f"the doctor lists no DT_NEEDED loads of {_ORT_PROVIDER}: {build['loads']}"
+    unfound = [load["name"] for load in needed if load["path"] is None]
+    driver = doctor["environment"]["driver"]["state"] == "found"
+    if unfound:
+        assert said["plain"] is not None, f"the provider loaded, yet the doctor cannot find {unfound}"
+        assert any(name in said["plain"] for name in unfound), (said["plain"], unfound)
+    elif said["plain"] is None:
+        for load in needed:
+            assert os.path.realpath(load["path"]) in said["plain_mapped"], load
+    else:
+        assert not driver, said["plain"]
+        assert "libcuda.so.1" in said["plain"], said["plain"]
+    assert said["after"] is None or (not driver and "libcuda.so.1" in said["after"]), said["after"]
+    for load in needed:
+        if load["path"] is None and load["shadowed"]:
+            assert os.path.realpath(load["shadowed"][0]) in said["mapped"], (load, said["mapped"])

@@ -324,4 +324,30 @@ SOURCES: dict[str, str] = {
         "(dependencies nvJitLink, cusparse, cublasLt, cublas), cusparse ('libcusparse.so.12'; dependencies "
         "('nvJitLink',)), nvJitLink; default anchor_rel_dirs_linux ('lib64', 'lib')"
     ),
+    "ort-cuda-ep-requirements": (
+        "ONNX Runtime docs, CUDA Execution Provider, 'Requirements': "
+        "https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html ('ONNX Runtime built with cuDNN "
+        "8.x is not compatible with cuDNN 9.x, and vice versa'; 'Because of Nvidia CUDA Minor Version Compatibility, "
+        "ONNX Runtime built with CUDA 11.8 are compatible with any CUDA 11.x version; ONNX Runtime built with CUDA "
+        "12.x are compatible with any CUDA 12.x version'; CUDA 12.x table: '1.19.x 12.x 9.x', '1.18.1 12.x 9.x', "
+        "'1.18.0 12.x 8.x', '1.17.x 12.x 8.x'; CUDA 11.x table: '1.19.x 11.8 8.x', '1.18.x 11.8 8.x', "
+        "'1.17 1.16 1.15 11.8 8.2.4 (Linux)'), as published on onnxruntime.ai and in its copies read 2026-11-26"
+    ),
+    "ort-wheel-1.31.1": (
+        "The onnxruntime-gpu 1.31.1 wheel from PyPI (cp311 manylinux_2_28_x86_64), read 2026-11-26: "
+        'onnxruntime/capi/build_and_package_info.py ("package_name = \'onnxruntime-gpu\'", "__version__ = '
+        "'1.31.1'\", \"cuda_version = '13.0'\", no cuDNN version); METADATA 'Requires-Dist: nvidia-cudnn-cu13~=9.0; "
+        'extra == "cudnn"\' and nvidia-cuda-runtime~=13.0, nvidia-curand~=10.0, nvidia-cufft~=12.0, '
+        "nvidia-cuda-nvrtc~=13.0 for extra 'cuda'; readelf -d onnxruntime/capi/libonnxruntime_providers_cuda.so: "
+        "NEEDED libcublasLt.so.13, libcublas.so.13, libcurand.so.10, libcudart.so.13, libcuda.so.1, no RPATH or "
+        "RUNPATH; the name libcudnn.so.9 is built in its code (dlopened when the provider first uses cuDNN)"
+    ),
+    "ort-preload-dlls": (
+        "onnxruntime/__init__.py of the onnxruntime-gpu 1.31.1 wheel, preload_dlls(): 'When the installed PyTorch is "
+        "compatible (using same major version of CUDA and cuDNN), there is no need to call this function if `import "
+        "torch` is done before `import onnxruntime`'; on Linux it loads by absolute path, from the site-packages "
+        "folder that holds onnxruntime, nvidia/cu13/lib/{libcublasLt,libcublas,libnvrtc,libcurand,libcufft,libcudart}"
+        " (CUDA 13; nvidia/<component>/lib for CUDA 12) and nvidia/cudnn/lib/libcudnn.so.9, then by name what was "
+        "not found (microsoft/onnxruntime#23674 'Preload dependent DLLs')"
+    ),
 }

@@ -13,25 +13,26 @@ from typing import TypeVar
 
 from .. import phrases
 from ..compat import cuda as cuda_facts
-from ..compat import jax as jax_facts
 from ..compat import tensorflow as tf_facts
-from ..compat import torch as torch_facts
 from ..compat.cupy import ctk_fix
 from ..compat.libraries import provider
 from ..environment import CudaRuntime, Cudnn, Environment, FrameworkBuild, LoadedLibrary, State
+from ..frameworks import framework
 from .kernels import runs_on
 from .model import Finding, Severity, cite, folder_of, make_finding, parse_version
 from .stack import any_gpu_framework, gpu_frameworks, gpu_text, gpus_with_capability, load_copy, tensorflow_needs
 
-_CUDA_BUILD = {
-    "torch": "pip install torch (the Linux wheels on PyPI are CUDA builds), or a CUDA variant from PyTorch's index",
-    "jax": "pip install 'jax[cuda12]' (or jax[cuda13]): JAX's GPU support is a separate CUDA plugin",
-    "cupy": "pip install cupy-cuda12x (or cupy-cuda13x), the wheel for the CUDA major of this host's driver",
-}
-# Frameworks whose own fatbins hold their kernels. JAX's plugin carries few: XLA compiles most at run time.
-_KERNELS_IN_FATBIN = ("torch",)
-# TensorFlow's CPU build, driver, cuDNN and kernels are judged by the TensorFlow rules, from its build info.
-_OWN_RULES = ("tensorflow",)
+
+def _own_rules(build: FrameworkBuild) -> bool:
+    """TensorFlow's CPU build, driver, cuDNN and kernels are judged by the TensorFlow rules, from its build info."""
+    entry = framework(build.name)
+    return entry is not None and entry.own_rules
+
+
+def _kernels_in_fatbin(build: FrameworkBuild) -> bool:
+    """Whether its own fatbins hold its kernels (JAX's plugin carries few: XLA compiles most at run time)."""
+    entry = framework(build.name)
+    return entry is not None and entry.kernels_in_fatbin
 
 
 def framework_rules(env: Environment) -> Iterator[Finding]:
@@ -39,15 +40,15 @@ def framework_rules(env: Environment) -> Iterator[Finding]:
     any_gpu = any_gpu_framework(env)
     for build in builds:
         if build.is_cuda_build is False:
-            if build.name not in _OWN_RULES:
+            if not _own_rules(build):
                 yield _cpu_only(build, any_gpu)
             continue
-        yield from _missing(build)
-        if build.name in _OWN_RULES:
+        yield from _missing(env, build)
+        if _own_rules(build):
             continue
         yield from _driver(env, build)
         yield from _cudnn(env, build)
-        if build.name in _KERNELS_IN_FATBIN:
+        if _kernels_in_fatbin(build):
             yield from _kernels(env, build)
     yield from _conflicts(env)
 
@@ -96,16 +97,23 @@ def _cpu_only(build: FrameworkBuild, any_gpu: bool) -> Finding:
         "framework",
         f"{label(build)} ({build.distribution}) is a CPU-only build: it will not use the GPU",
         (f"{build.location}: no CUDA build ({build.reason or 'its files name no CUDA'})",),
-        _CUDA_BUILD.get(build.name, f"install a CUDA build of {phrases.framework(build.name)}"),
+        _install_hint(build),
         subjects(build),
     )
 
 
-def _missing(build: FrameworkBuild) -> Iterator[Finding]:
+def _install_hint(build: FrameworkBuild) -> str:
+    entry = framework(build.name)
+    return (entry.install_hint if entry else None) or f"install a CUDA build of {phrases.framework(build.name)}"
+
+
+def _missing(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
+    entry = framework(build.name)
     for load in build.loads:
         if load.path is not None or not load.required:
             continue
-        fix = missing_fix(build, load)
+        own = entry.unloadable(env, build, load) if entry is not None and entry.unloadable is not None else None
+        fix = own.fix if own is not None else missing_fix(build, load)
         searched = ", ".join(load.searched[:8]) + (
             f" and {len(load.searched) - 8} more" if len(load.searched) > 8 else ""
         )
@@ -113,7 +121,7 @@ def _missing(build: FrameworkBuild) -> Iterator[Finding]:
             "framework-library-missing",
             Severity.ERROR,
             "framework",
-            f"{label(build)} cannot use the GPU: it cannot load {load.name}",
+            f"{label(build)} cannot use the GPU: it cannot load {load.name}{own.said if own else ''}",
             (
                 f"{load.how} by {load.requester or _PRELOADER.get(build.name, 'its Python preload')}",
                 f"searched: {searched or 'nothing'}",
@@ -242,23 +250,6 @@ def cudnn_refusal(env: Environment, build: FrameworkBuild, cudnn: Cudnn) -> tupl
         return None
     capabilities = [cc for gpu in gpus_with_capability(env) if (cc := parse_version(gpu.compute_capability))]
     lowest = min(capabilities, default=None)
-    if build.name == "torch" and build.cudnn is not None:
-        capability = (lowest.release[0], lowest.release[1]) if lowest and len(lowest.release) > 1 else None
-        if torch_facts.accepts_cudnn(build.cudnn.value, cudnn.version, capability, torch_version=build.version):
-            return None
-        problem = f"PyTorch {build.version} refuses it: compiled with cuDNN {build.cudnn.value}"
-        if capability is not None and torch_facts.accepts_cudnn(build.cudnn.value, cudnn.version):
-            problem += f"; cuDNN 9.11 and newer refuse devices below compute capability 7.5 (lowest {lowest})"
-        return problem, "torch-cudnn-rule"
-    if build.name == "jax" and build.cudnn is not None and cudnn.version_raw:
-        built = _cudnn_number(build.cudnn.value)
-        if built is None:
-            return None
-        if jax_facts.version_check("cuDNN", built, cudnn.version_raw) is False:
-            needs = f"JAX needs cuDNN {build.cudnn.value} or newer (same major, at least its minor)"
-            return needs, "jax-check-cuda-versions"
-        bad = jax_facts.known_bad(cudnn.version_raw, built, None, len(env.driver.gpus) or 1)
-        return ("a combination JAX refuses: " + "; ".join(bad), "jax-check-cuda-versions") if bad else None
     if build.name == "tensorflow":
         # TensorFlow's compiled cuDNN as precise as known (build info gives the major; the tested table the minor).
         tf_needs = tensorflow_needs(env)
@@ -268,15 +259,9 @@ def cudnn_refusal(env: Environment, build: FrameworkBuild, cudnn: Cudnn) -> tupl
         if tf_facts.accepts_cudnn(compiled, cudnn.version):
             return None
         return f"TensorFlow needs cuDNN {compiled} or a newer minor of that major", "tf-cudnn-rule"
-    return None
-
-
-def _cudnn_number(text: str) -> int | None:
-    parts = text.split(".")
-    if len(parts) < 2 or not all(p.isdigit() and len(p) < 4 for p in parts[:3]):
-        return None
-    major, minor, patch = (int(p) for p in (*parts[:3], "0")[:3])
-    return major * 10000 + minor * 100 + patch if major >= 9 else major * 1000 + minor * 100 + patch
+    entry = framework(build.name)
+    refused = entry.cudnn_problem(build, cudnn, lowest, len(env.driver.gpus)) if entry and entry.cudnn_problem else None
+    return (refused.problem, refused.source) if refused is not None else None
 
 
 def _kernels(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
@@ -355,7 +340,7 @@ def concerns(build: FrameworkBuild, finding: Finding) -> bool:
     TensorFlow, or the host every framework runs on."""
     if finding.component == "tensorflow":
         return build.name == "tensorflow"
-    if finding.component == "loader" and build.name not in _OWN_RULES:
+    if finding.component == "loader" and not _own_rules(build):
         # Which copy wins a plain dlopen or TensorFlow's search: this framework's own search is in its loads.
         return False
     if set(finding.subjects) & _uses(build):

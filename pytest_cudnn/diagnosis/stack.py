@@ -145,11 +145,9 @@ def framework_copies(env: Environment, build: FrameworkBuild) -> list[Copy]:
     return found
 
 
-def loaded_by(
-    env: Environment, copy: Copy, names: Collection[str] = ("torch", "jax", "tensorflow", "cupy")
-) -> list[FrameworkBuild]:
-    """The frameworks (among ``names``) that load ``copy``."""
-    return [b for b in gpu_frameworks(env) if b.name in names and copy in framework_copies(env, b)]
+def loaded_by(env: Environment, copy: Copy, names: Collection[str] | None = None) -> list[FrameworkBuild]:
+    """The frameworks (among ``names``; every one found by default) that load ``copy``."""
+    return [b for b in gpu_frameworks(env) if (names is None or b.name in names) and copy in framework_copies(env, b)]
 
 
 def judged_by_framework(env: Environment) -> bool:

@@ -49,10 +49,10 @@ from ..environment import (
     soname_order,
 )
 from ..files import FileRefused, read_regular
+from ..frameworks import REGISTRY, Reading
 from ..native import bounded
 from ..native.isolation import Child, ProbeFailure, start_child
 from ..versions import InvalidVersionValue, cuda_version_from_int, cudnn_version_from_int
-from .cupy import probe_cupy
 from .discovery import (
     FAMILIES,
     FileSystem,
@@ -63,9 +63,8 @@ from .discovery import (
     relative_path_entries,
 )
 from .distributions import installed_distributions
-from .jax import probe_jax, versions_job, with_versions
-from .tensorflow import probe_tensorflow, tensorflow_build
-from .torch import probe_torch
+from .jax import versions_job, with_versions
+from .tensorflow import probe_tensorflow
 
 __all__ = ["ProbeOptions", "cudnn_siblings_missing", "gather_layout", "probe_environment"]
 
@@ -213,12 +212,8 @@ def _frameworks(
     layout: Layout, site_path: Sequence[str], tensorflow: TensorFlow, distributions: Sequence[Distribution]
 ) -> tuple[tuple[FrameworkBuild, ...], TensorFlow]:
     """Every framework found on ``site_path``, each with the copies its own rules load (Linux: ELF only)."""
-    builds = (
-        probe_torch(site_path, distributions),
-        probe_jax(site_path, distributions),
-        tensorflow_build(tensorflow, distributions),
-        probe_cupy(site_path, distributions),
-    )
+    reading = Reading(site_path, distributions, tensorflow)
+    builds = tuple(entry.read(reading) for entry in REGISTRY)
     found = [build for build in builds if build.state is not State.ABSENT]
     if layout.system == "Windows" or not found:
         return tuple(found), tensorflow
@@ -233,16 +228,9 @@ def _frameworks(
             default_dirs=layout.default_dirs,
         ),
         site_path,
+        variables=layout.variables,
     )
     found = [dataclasses.replace(build, loads=framework_loads(build, search)) for build in found]
-    if any(build.name == "cupy" for build in found):
-        from .pathfinder import cupy_loads, places
-
-        where = places(layout.variables)
-        found = [
-            dataclasses.replace(build, loads=cupy_loads(build, search, where)) if build.name == "cupy" else build
-            for build in found
-        ]
     tf_build = next((build for build in found if build.name == "tensorflow"), None)
     tf_object = framework_object(tf_build, "libtensorflow_framework.so.2") if tf_build else None
     if tf_object is not None:

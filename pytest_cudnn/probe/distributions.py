@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 
 from ..environment import Distribution, Pin
 from ..files import FileRefused, read_regular
+from ..frameworks import REGISTRY
 from ..versions import canonical_name
 from .discovery import FileSystem, RealFileSystem
 
@@ -25,10 +26,8 @@ __all__ = ["installed_distributions", "metadata_header", "package_folders", "rel
 # wheel (cuDNN, the CUDA components, nvidia-ml-py), the frameworks that load them, and the CUDA builds of JAX
 # and CuPy (jax-cuda12-plugin, jax-cuda12-pjrt, cupy-cuda12x), and cuda-toolkit, the meta-distribution torch 2.14+
 # pins (cuda-toolkit[cublas,cudart,...]==13.0.3).
-_RELEVANT = re.compile(
-    r"nvidia-.+|cuda-toolkit|tensorflow(?:-cpu|-gpu)?|tf-nightly|torch|jax|jaxlib|jax-cuda.*-(?:plugin|pjrt)"
-    r"|cupy-cuda.*"
-)
+# NVIDIA's wheels, and every framework's distributions as its registry entry names them.
+_RELEVANT = re.compile("|".join(["nvidia-.+", "cuda-toolkit", *(entry.distributions for entry in REGISTRY)]))
 
 
 def relevant(name: str) -> bool:

@@ -8,6 +8,7 @@
 * TensorFlow: each library of ``TryDlopenCUDALibraries`` dlopened by name from ``libtensorflow_framework.so.2``
   (LD_LIBRARY_PATH first, then its DT_RUNPATH).
 * CuPy: through NVIDIA's cuda-pathfinder, not here: :mod:`.pathfinder`.
+* Any other framework: its registry entry's ``loads`` (:mod:`pytest_cudnn.frameworks`), built on :func:`by_name`.
 
 The first copy of a name loaded into a process serves every later request for it: within a framework, a preloaded
 copy also serves the DT_NEEDED of its objects. The search itself is :mod:`pytest_cudnn.loader`, glibc's rules.
@@ -20,7 +21,7 @@ import glob
 import os
 import posixpath
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .. import loader
@@ -28,7 +29,18 @@ from ..compat.loading import LOADS, TORCH_PRELOADS, TORCH_PRELOADS_ALWAYS
 from ..environment import FrameworkBuild, LinkedObject, LoadedLibrary
 from ..files import FileRefused, read_regular
 
-__all__ = ["CUDA_LIBRARY", "Search", "cuda_major", "framework_loads", "framework_object", "own_folders"]
+__all__ = [
+    "CUDA_LIBRARY",
+    "Search",
+    "by_name",
+    "cuda_major",
+    "framework_loads",
+    "framework_object",
+    "jax_loads",
+    "own_folders",
+    "tensorflow_loads",
+    "torch_loads",
+]
 
 # The CUDA libraries a framework object can need (the DT_NEEDED of libtorch_cuda.so lists them among libc and
 # libstdc++); matched on the soname.
@@ -45,6 +57,8 @@ class Search:
     process: loader.Process
     site_path: Sequence[str]
     exists: Callable[[str], bool] = os.path.isfile
+    # The host's variables a framework's own search reads (CuPy's locator: CONDA_PREFIX, CUDA_PATH, CUDA_HOME).
+    variables: Mapping[str, str] = field(default_factory=dict, compare=False)
     # Search orders by requester, for a placeholder name: TensorFlow 2.21's RUNPATH has 668 entries, and expanding
     # them again for each of the 8 names it dlopens took 50 ms.
     orders: dict[str | None, loader.SearchOrder] = field(default_factory=dict, compare=False)
@@ -59,9 +73,23 @@ class Search:
         template = self.orders[key]
         steps: dict[str, loader.Step] = {}
         for step in template.steps:
+            if step.rule is loader.Rule.DEFAULT and (cached := self._cached(name)) is not None:
+                steps.setdefault(cached.path, cached)
             path = step.path[: -len(_PLACEHOLDER)] + name
             steps.setdefault(path, dataclasses.replace(step, path=path))
+        if (cached := self._cached(name)) is not None:
+            steps.setdefault(cached.path, cached)  # no default folder: the cache comes last
         return loader.SearchOrder(name, tuple(steps.values()), template.dropped)
+
+    def _cached(self, name: str) -> loader.Step | None:
+        """The ldconfig cache's file for ``name``, which the placeholder's template cannot hold: the cache is
+        looked up by name, between DT_RUNPATH and the default folders (the objects read here are not nodeflib)."""
+        path = next((path for entry, path in self.process.ldconfig if entry == name), None)
+        if path is None:
+            return None
+        return loader.Step(
+            path, posixpath.dirname(path), loader.Rule.LDCONFIG, loader.Rule.LDCONFIG.value, f"{name} => {path}"
+        )
 
 
 # A name no library has, whose search is the same as any plain soname's (no slash, never already loaded).
@@ -79,13 +107,10 @@ def framework_loads(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrar
     """The CUDA libraries ``build`` loads and the copy each gets; () for a build that loads none."""
     if build.is_cuda_build is False:
         return ()
-    if build.name == "torch":
-        return _torch(build, search)
-    if build.name == "jax":
-        return _jax(build, search)
-    if build.name == "tensorflow":
-        return _tensorflow(build, search)
-    return ()
+    from ..frameworks import framework
+
+    entry = framework(build.name)
+    return entry.loads(build, search) if entry is not None and entry.loads is not None else ()
 
 
 def own_folders(item: LinkedObject) -> tuple[str, ...]:
@@ -108,7 +133,7 @@ def _searched(order: loader.SearchOrder) -> tuple[str, ...]:
     return tuple(folders)
 
 
-def _by_name(name: str, requester: LinkedObject | None, how: str, required: bool, search: Search) -> LoadedLibrary:
+def by_name(name: str, requester: LinkedObject | None, how: str, required: bool, search: Search) -> LoadedLibrary:
     """The loader's own search for ``name`` asked by ``requester`` (its DT_NEEDED, or its dlopen call). Found
     nowhere, ``shadowed`` lists the wheel copies on sys.path that its search never reaches."""
     order = search.order(name, requester)
@@ -150,7 +175,7 @@ def _wheel_copies(search: Search, name: str) -> list[str]:
     return found
 
 
-def _torch(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
+def torch_loads(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
     cuda_object = framework_object(build, "libtorch_cuda.so")
     if cuda_object is None:
         return ()
@@ -159,7 +184,7 @@ def _torch(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
     global_deps = framework_object(build, "libtorch_global_deps.so")
     for name in global_deps.needed if global_deps else ():
         if CUDA_LIBRARY.fullmatch(name):
-            loaded[name] = _by_name(name, global_deps, "DT_NEEDED", True, search)
+            loaded[name] = by_name(name, global_deps, "DT_NEEDED", True, search)
     always = _preloads_always(build.location)
     if always and any(load.path for name, load in loaded.items() if name.startswith("libcudart")):
         for folder, pattern in TORCH_PRELOADS:
@@ -174,7 +199,7 @@ def _torch(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
         if name in loaded:  # already loaded by that soname: the loader hands over that copy
             loaded[name] = dataclasses.replace(loaded[name], required=True)
             continue
-        load = _by_name(name, cuda_object, "DT_NEEDED", True, search)
+        load = by_name(name, cuda_object, "DT_NEEDED", True, search)
         if load.path is None and not always:
             wheels = _wheel_copies(search, name)
             if wheels:
@@ -217,7 +242,7 @@ def _first_module(site_path: Sequence[str], module: str) -> str | None:
     return None
 
 
-def _jax(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
+def jax_loads(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
     major = cuda_major(build)
     plugin = framework_object(build, "xla_cuda_plugin.so")
     loads: list[LoadedLibrary] = []
@@ -255,11 +280,11 @@ def _jax(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
                 )
             )
         else:
-            loads.append(_by_name(row.soname, plugin, "dlopen", required, search))
+            loads.append(by_name(row.soname, plugin, "dlopen", required, search))
     return tuple(sorted(loads, key=lambda load: not load.required))
 
 
-def _tensorflow(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
+def tensorflow_loads(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
     major = cuda_major(build)
     framework = framework_object(build, "libtensorflow_framework.so.2")
     if framework is None or major is None:
@@ -268,4 +293,4 @@ def _tensorflow(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, .
     cudnn_major = build.cudnn.value.split(".")[0] if build.cudnn else ""
     if cudnn_major.isdigit():
         names.append(f"libcudnn.so.{cudnn_major}")
-    return tuple(_by_name(name, framework, "dlopen", True, search) for name in names)
+    return tuple(by_name(name, framework, "dlopen", True, search) for name in names)

@@ -1,0 +1,74 @@
+"""ONNX Runtime's published GPU builds: the CUDA and cuDNN majors of each release's CUDA package, and its cuDNN rule.
+
+Pure data and lookups; nothing imports onnxruntime. Each row cites a key of :mod:`pytest_cudnn.compat.sources`.
+The wheel records its CUDA version (``capi/build_and_package_info.py``) but no cuDNN version; the wheels since 1.21
+pin the cuDNN wheel in their ``cudnn`` extra, which the reader prefers. This table answers for the releases that
+say neither, and only for the rows published: a release and CUDA major with no row finds none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from packaging.version import InvalidVersion, Version
+
+__all__ = ["RELEASES", "OrtRelease", "accepts_cudnn", "release"]
+
+
+@dataclass(frozen=True)
+class OrtRelease:
+    """One row: the releases ``first``..``last`` (inclusive, by major.minor.micro) built for CUDA ``cuda`` ("12.x",
+    "11.8", "13.0") and cuDNN major ``cudnn``."""
+
+    first: str
+    last: str
+    cuda: str
+    cudnn: int
+    source: str
+
+    @property
+    def cuda_major(self) -> int:
+        return int(self.cuda.split(".")[0])
+
+
+RELEASES: tuple[OrtRelease, ...] = (
+    OrtRelease("1.15.0", "1.17.99", "11.8", 8, "ort-cuda-ep-requirements"),
+    OrtRelease("1.18.0", "1.19.99", "11.8", 8, "ort-cuda-ep-requirements"),
+    OrtRelease("1.17.0", "1.17.99", "12.x", 8, "ort-cuda-ep-requirements"),
+    OrtRelease("1.18.0", "1.18.0", "12.x", 8, "ort-cuda-ep-requirements"),
+    OrtRelease("1.18.1", "1.18.99", "12.x", 9, "ort-cuda-ep-requirements"),
+    OrtRelease("1.19.0", "1.19.99", "12.x", 9, "ort-cuda-ep-requirements"),
+    OrtRelease("1.31.1", "1.31.1", "13.0", 9, "ort-wheel-1.31.1"),
+)
+
+
+def release(version: str, cuda_major: int) -> OrtRelease | None:
+    """The row of ONNX Runtime ``version`` ("1.19.2", "1.31.1") built for CUDA ``cuda_major``, if one is published.
+
+    >>> release("1.19.2", 12).cudnn
+    9
+    >>> release("1.18.0", 12).cudnn
+    8
+    >>> release("1.25.0", 12) is None
+    True
+    """
+    try:
+        parsed = Version(version)
+    except (InvalidVersion, ValueError):
+        return None
+    key = parsed.release[:3]
+    for row in RELEASES:
+        if row.cuda_major == cuda_major and Version(row.first).release <= key <= Version(row.last).release:
+            return row
+    return None
+
+
+def accepts_cudnn(built_major: int, loaded: str) -> bool:
+    """Whether a build made with cuDNN ``built_major`` can use cuDNN ``loaded`` ("9.8.0"): the same major
+    (source "ort-cuda-ep-requirements": 'built with cuDNN 8.x is not compatible with cuDNN 9.x, and vice versa').
+
+    >>> accepts_cudnn(9, "9.1.0"), accepts_cudnn(9, "8.9.7"), accepts_cudnn(8, "9.0.0")
+    (True, False, False)
+    """
+    head = loaded.split(".", maxsplit=1)[0]
+    return head.isdigit() and int(head) == built_major

@@ -1,0 +1,68 @@
+"""JAX: read by :mod:`pytest_cudnn.probe.jax` (its CUDA plugin's build versions by the probe's child), loads by
+:func:`pytest_cudnn.probe.loads.jax_loads`, its cuDNN rule in :mod:`pytest_cudnn.compat.jax`
+(``_check_cuda_versions``). Its plugin carries few kernels (XLA compiles most at run time): not judged."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .base import CudnnProblem, Framework, Reading
+
+if TYPE_CHECKING:
+    from packaging.version import Version
+
+    from ..environment import Cudnn, FrameworkBuild, LoadedLibrary
+    from ..probe.loads import Search
+
+__all__ = ["FRAMEWORK", "cudnn_number"]
+
+
+def _read(reading: Reading) -> FrameworkBuild:
+    from ..probe.jax import probe_jax
+
+    return probe_jax(reading.site_path, reading.distributions)
+
+
+def _loads(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
+    from ..probe.loads import jax_loads
+
+    return jax_loads(build, search)
+
+
+def cudnn_number(text: str) -> int | None:
+    """'9.8.0' -> 90800: cuDNN's own integer encoding (major * 10000 + minor * 100 + patch from 9, * 1000 before)."""
+    parts = text.split(".")
+    if len(parts) < 2 or not all(p.isdigit() and len(p) < 4 for p in parts[:3]):
+        return None
+    major, minor, patch = (int(p) for p in (*parts[:3], "0")[:3])
+    return major * 10000 + minor * 100 + patch if major >= 9 else major * 1000 + minor * 100 + patch
+
+
+def _cudnn_problem(build: FrameworkBuild, cudnn: Cudnn, lowest: Version | None, gpus: int) -> CudnnProblem | None:
+    from ..compat import jax as jax_facts
+
+    if build.cudnn is None or not cudnn.version_raw:
+        return None
+    built = cudnn_number(build.cudnn.value)
+    if built is None:
+        return None
+    if jax_facts.version_check("cuDNN", built, cudnn.version_raw) is False:
+        problem = f"JAX needs cuDNN {build.cudnn.value} or newer (same major, at least its minor)"
+        return CudnnProblem(problem, "jax-check-cuda-versions")
+    bad = jax_facts.known_bad(cudnn.version_raw, built, None, gpus or 1)
+    if bad:
+        return CudnnProblem("a combination JAX refuses: " + "; ".join(bad), "jax-check-cuda-versions")
+    return None
+
+
+FRAMEWORK = Framework(
+    name="jax",
+    display="JAX",
+    distributions="jax|jaxlib|jax-cuda.*-(?:plugin|pjrt)",
+    marker_help="requires_jax(spec=None, *, gpu=True): skip unless JAX is installed within spec and, with gpu=True, "
+    "its CUDA plugin can run GPU work here.",
+    install_hint="pip install 'jax[cuda12]' (or jax[cuda13]): JAX's GPU support is a separate CUDA plugin",
+    read=_read,
+    loads=_loads,
+    cudnn_problem=_cudnn_problem,
+)

@@ -1,0 +1,217 @@
+"""ONNX Runtime (``onnxruntime-gpu``), read from its files and never imported.
+
+Where each fact lives (measured in the onnxruntime-gpu 1.31.1 wheel; source "ort-wheel-1.31.1"):
+* ``onnxruntime/capi/build_and_package_info.py``: ``package_name``, ``__version__`` and, in a CUDA build,
+  ``cuda_version = '13.0'``; a CPU build (``onnxruntime``) has no ``cuda_version`` and no CUDA provider. Read with
+  :mod:`ast`, never executed.
+* No file names the cuDNN it was built with. Its ``cudnn`` extra pins the cuDNN wheel (``nvidia-cudnn-cu13~=9.0``):
+  the major is read there, else from the published table (:mod:`pytest_cudnn.compat.onnxruntime`).
+* The CUDA execution provider, ``capi/libonnxruntime_providers_cuda.so``, is loaded by absolute path when a session
+  asks for it. Its DT_NEEDED names the CUDA libraries (libcublasLt, libcublas, libcurand, libcudart) and it has no
+  RPATH or RUNPATH, so they are searched as a plain program's are: LD_LIBRARY_PATH, the ldconfig cache, the default
+  folders, never the nvidia wheels beside it. cuDNN (``libcudnn.so.<major>``) is dlopened by name from it later.
+* So on a pip-only host the provider loads only once those libraries are already in the process:
+  ``onnxruntime.preload_dlls()`` loads them by path from the nvidia wheels in its own site-packages folder, and a
+  framework imported first that loaded the same sonames (torch) hands them over (source "ort-preload-dlls").
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING
+
+from .base import CudnnProblem, Framework, Reading, Unloadable
+
+if TYPE_CHECKING:
+    from packaging.version import Version
+
+    from ..environment import BuildFact, Cudnn, Environment, FrameworkBuild, LinkedObject, LoadedLibrary
+    from ..probe.loads import Search
+
+__all__ = ["FRAMEWORK", "PROVIDER", "build_info"]
+
+PROVIDER = "libonnxruntime_providers_cuda.so"
+_DISTRIBUTIONS = ("onnxruntime-gpu", "onnxruntime")
+_INFO = os.path.join("capi", "build_and_package_info.py")
+# Compiled where used (re caches it): the registry is imported on every run.
+_CUDNN_PIN = r"nvidia-cudnn-cu\d{1,3}\s*(?:~=|==|>=)\s*(\d{1,3})(?:\.|\s|;|$)"
+
+
+def build_info(text: str) -> dict[str, str]:
+    """The string constants a ``build_and_package_info.py`` assigns at its top level, read without running it.
+
+    >>> build_info("package_name = 'onnxruntime-gpu'\\n__version__ = '1.31.1'\\ncuda_version = '13.0'\\n")
+    {'package_name': 'onnxruntime-gpu', '__version__': '1.31.1', 'cuda_version': '13.0'}
+    """
+    import ast  # here: the registry is imported on every run, this only where onnxruntime is installed
+
+    found: dict[str, str] = {}
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    found[target.id] = node.value.value
+    return found
+
+
+def _read(reading: Reading) -> FrameworkBuild:
+    from ..environment import BuildFact, FrameworkBuild, State
+    from ..files import FileRefused, read_regular
+    from ..probe.distributions import metadata_fields, metadata_of, nvidia_pins, package_folders
+    from ..versions import is_pep440
+
+    folders = package_folders("onnxruntime", reading.site_path)
+    if not folders:
+        return FrameworkBuild.absent("onnxruntime")
+    location = folders[0]
+    site = os.path.dirname(location)
+    metadata = next((path for name in _DISTRIBUTIONS if (path := metadata_of(site, name))), None)
+    fields = metadata_fields(metadata) if metadata else {}
+    distribution = next(iter(fields.get("name", [])), None)
+    version = next(iter(fields.get("version", [])), None)
+    problems: list[str] = []
+    info_path = os.path.join(location, _INFO)
+    info: dict[str, str] = {}
+    try:
+        info = build_info(read_regular(info_path, 1 << 16).decode("utf-8", "replace"))
+    except FileNotFoundError:
+        problems.append(f"{info_path} is missing")
+    except (OSError, FileRefused, SyntaxError, ValueError) as error:
+        problems.append(f"{info_path} cannot be read: {error}")
+    # The CPU and GPU packages share the onnxruntime/ folder: with both installed, the files are the last one's.
+    both = [name for name in _DISTRIBUTIONS if metadata_of(site, name)]
+    if len(both) > 1:
+        problems.append(
+            f"both {' and '.join(both)} are installed in {site}; they share one onnxruntime folder, whose files are "
+            f"{info.get('package_name') or 'unknown'}'s: uninstall both, then install onnxruntime-gpu alone"
+        )
+    if info.get("package_name") and info.get("__version__"):  # the files present say whose they are
+        distribution, version = info["package_name"], info["__version__"]
+    version = version or info.get("__version__")
+    distribution = distribution or info.get("package_name")
+    provider = os.path.join(location, "capi", PROVIDER)
+    has_provider = os.path.isfile(provider)
+    cuda_text = info.get("cuda_version", "")
+    cuda = BuildFact(cuda_text, info_path, f"cuda_version = {cuda_text!r}") if cuda_text else None
+    is_cuda = True if cuda is not None or has_provider else (False if info else None)
+    if is_cuda is False:
+        problems.append(f"{_INFO} has no cuda_version and capi/ has no {PROVIDER}")
+    requires = fields.get("requires-dist", [])
+    cudnn = _cudnn(info, info_path, requires, metadata, version, cuda_text) if is_cuda else None
+    if is_cuda and cudnn is None:
+        problems.append("no file names the cuDNN it was built with, and no published row does")
+    objects: tuple[LinkedObject, ...] = ()
+    if has_provider:
+        from ..probe.objects import read_object  # here, once found: a host without it never imports the ELF reader
+
+        objects = (read_object(provider),)
+    return FrameworkBuild(
+        "onnxruntime",
+        State.FOUND,
+        "; ".join(problems) or None,
+        distribution,
+        version if version and is_pep440(version) else None,
+        location,
+        is_cuda,
+        cuda,
+        cudnn,
+        nvidia_pins(requires, site, reading.distributions) if requires else (),
+        objects,
+    )
+
+
+def _cudnn(
+    info: dict[str, str],
+    info_path: str,
+    requires: list[str],
+    metadata: str | None,
+    version: str | None,
+    cuda: str,
+) -> BuildFact | None:
+    """The cuDNN it was built with: its build info if it ever says, else the major its ``cudnn`` extra pins, else
+    the published row for its release and CUDA major."""
+    from ..compat import onnxruntime as ort_facts
+    from ..environment import BuildFact
+
+    if info.get("cudnn_version"):
+        return BuildFact(info["cudnn_version"], info_path, f"cudnn_version = {info['cudnn_version']!r}")
+    for line in requires:
+        match = re.search(_CUDNN_PIN, line, re.I)
+        if match and metadata and "cudnn" in line.partition(";")[2]:
+            return BuildFact(match.group(1), metadata, f"its 'cudnn' extra pins {line.partition(';')[0].strip()}")
+    head = cuda.split(".", maxsplit=1)[0]
+    row = ort_facts.release(version, int(head)) if version and head.isdigit() and len(head) < 4 else None
+    if row is None:
+        return None
+    how = f"ONNX Runtime {row.first}-{row.last} for CUDA {row.cuda} is built with cuDNN {row.cudnn}.x ({row.source})"
+    return BuildFact(str(row.cudnn), info_path, how)
+
+
+def _loads(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
+    from ..probe.loads import CUDA_LIBRARY, by_name, framework_object
+
+    provider = framework_object(build, PROVIDER)
+    if provider is None:
+        return ()
+    cuda = [name for name in provider.needed if CUDA_LIBRARY.fullmatch(name)]
+    loads = [by_name(name, provider, "DT_NEEDED", True, search) for name in cuda]
+    major = build.cudnn.value.split(".")[0] if build.cudnn else ""
+    if major.isdigit():
+        loads.append(by_name(f"libcudnn.so.{major}", provider, "dlopen", True, search))
+    return tuple(loads)
+
+
+def _cudnn_problem(build: FrameworkBuild, cudnn: Cudnn, lowest: Version | None, gpus: int) -> CudnnProblem | None:
+    from ..compat import onnxruntime as ort_facts
+
+    major = build.cudnn.value.split(".")[0] if build.cudnn else ""
+    if not major.isdigit() or not cudnn.version or ort_facts.accepts_cudnn(int(major), cudnn.version):
+        return None
+    problem = f"ONNX Runtime built with cuDNN {major}.x cannot use cuDNN {cudnn.version}"
+    return CudnnProblem(problem, "ort-cuda-ep-requirements")
+
+
+def _unloadable(env: Environment, build: FrameworkBuild, load: LoadedLibrary) -> Unloadable | None:
+    """A library the provider's plain search cannot find: which of its ways would put it in the process."""
+    missing = [item.name for item in build.loads if item.required and item.path is None]
+    site = os.path.dirname(build.location or "")
+    mine = [path for path in load.shadowed if site and path.startswith(os.path.join(site, "nvidia") + os.sep)]
+    donors = [
+        other
+        for other in env.frameworks
+        if other.name != build.name
+        and other.is_cuda_build is not False
+        # Whatever it maps, preloads included, is in the process once it is imported.
+        and all(any(item.name == name and item.path for item in other.loads) for name in missing)
+    ]
+    from .. import phrases
+
+    ways = []
+    if mine:
+        ways.append(f"after onnxruntime.preload_dlls() (it loads {mine[0]})")
+    ways += [f"after {phrases.framework(other.name)} loaded it (import {other.name} first)" for other in donors]
+    folder = os.path.dirname((mine or list(load.shadowed) or [""])[0])
+    fixes = ["call onnxruntime.preload_dlls() before the first CUDA session" if mine else ""]
+    fixes += [f"import {other.name} before onnxruntime" for other in donors]
+    fixes.append(f"add {folder} to LD_LIBRARY_PATH" if folder else f"install {load.name} where the loader finds it")
+    said = (
+        f" ({PROVIDER} has no RUNPATH; it loads only " + " or ".join(ways) + ")"
+        if ways
+        else f" ({PROVIDER} has no RUNPATH: LD_LIBRARY_PATH, the ldconfig cache and the default folders are searched)"
+    )
+    return Unloadable(said, ", or ".join(fix for fix in fixes if fix))
+
+
+FRAMEWORK = Framework(
+    name="onnxruntime",
+    display="ONNX Runtime",
+    distributions="onnxruntime(?:-gpu)?",
+    marker_help="requires_onnxruntime(spec=None, *, gpu=True): skip unless ONNX Runtime is installed within spec "
+    "and, with gpu=True, its CUDA execution provider can run GPU work here (a CPU-only onnxruntime cannot).",
+    install_hint="pip install 'onnxruntime-gpu[cuda,cudnn]' (the 'onnxruntime' package is CPU-only)",
+    read=_read,
+    loads=_loads,
+    cudnn_problem=_cudnn_problem,
+    unloadable=_unloadable,
+)

@@ -1,0 +1,40 @@
+"""TensorFlow: its build info read by :mod:`pytest_cudnn.probe.tensorflow` (into the shape every framework shares),
+loads by :func:`pytest_cudnn.probe.loads.tensorflow_loads`; its CPU build, driver, cuDNN and kernels are judged by
+its own rules (:mod:`pytest_cudnn.diagnosis.tensorflow`), and ``requires_tensorflow`` by its own judge."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .base import Framework, Reading
+
+if TYPE_CHECKING:
+    from ..environment import FrameworkBuild, LoadedLibrary
+    from ..probe.loads import Search
+
+__all__ = ["FRAMEWORK"]
+
+
+def _read(reading: Reading) -> FrameworkBuild:
+    from ..probe.tensorflow import tensorflow_build
+
+    return tensorflow_build(reading.tensorflow, reading.distributions)
+
+
+def _loads(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
+    from ..probe.loads import tensorflow_loads
+
+    return tensorflow_loads(build, search)
+
+
+FRAMEWORK = Framework(
+    name="tensorflow",
+    display="TensorFlow",
+    distributions="tensorflow(?:-cpu|-gpu)?|tf-nightly",
+    marker_help="requires_tensorflow(spec=None, *, gpu=True): skip unless TensorFlow is installed within spec and, "
+    "with gpu=True, its build's CUDA and cuDNN are usable on this host.",
+    install_hint=None,
+    read=_read,
+    loads=_loads,
+    own_rules=True,
+)

@@ -1,0 +1,56 @@
+"""PyTorch: read by :mod:`pytest_cudnn.probe.torch`, loads by :func:`pytest_cudnn.probe.loads.torch_loads`, its
+cuDNN rule in :mod:`pytest_cudnn.compat.torch` (``torch/backends/cudnn/__init__.py``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .base import CudnnProblem, Framework, Reading
+
+if TYPE_CHECKING:
+    from packaging.version import Version
+
+    from ..environment import Cudnn, FrameworkBuild, LoadedLibrary
+    from ..probe.loads import Search
+
+__all__ = ["FRAMEWORK"]
+
+
+def _read(reading: Reading) -> FrameworkBuild:
+    from ..probe.torch import probe_torch
+
+    return probe_torch(reading.site_path, reading.distributions)
+
+
+def _loads(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
+    from ..probe.loads import torch_loads
+
+    return torch_loads(build, search)
+
+
+def _cudnn_problem(build: FrameworkBuild, cudnn: Cudnn, lowest: Version | None, gpus: int) -> CudnnProblem | None:
+    from ..compat import torch as torch_facts
+
+    if build.cudnn is None or not cudnn.version:
+        return None
+    capability = (lowest.release[0], lowest.release[1]) if lowest and len(lowest.release) > 1 else None
+    if torch_facts.accepts_cudnn(build.cudnn.value, cudnn.version, capability, torch_version=build.version):
+        return None
+    problem = f"PyTorch {build.version} refuses it: compiled with cuDNN {build.cudnn.value}"
+    if capability is not None and torch_facts.accepts_cudnn(build.cudnn.value, cudnn.version):
+        problem += f"; cuDNN 9.11 and newer refuse devices below compute capability 7.5 (lowest {lowest})"
+    return CudnnProblem(problem, "torch-cudnn-rule")
+
+
+FRAMEWORK = Framework(
+    name="torch",
+    display="PyTorch",
+    distributions="torch",
+    marker_help="requires_torch(spec=None, *, gpu=True): skip unless PyTorch is installed within spec and, with "
+    "gpu=True, it can run GPU work here (the copies it loads, judged by its own rules).",
+    install_hint="pip install torch (the Linux wheels on PyPI are CUDA builds), or a CUDA variant from PyTorch's index",
+    read=_read,
+    loads=_loads,
+    cudnn_problem=_cudnn_problem,
+    kernels_in_fatbin=True,
+)
