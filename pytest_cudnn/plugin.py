@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ._run import outputs
 from .session import REPORT_ATTRIBUTE, inspect_only, leave, run_of
 from .settings import ENV_REQUIRE_GPU
 from .signatures import MARKERS
@@ -100,7 +101,7 @@ def pytest_configure(config: pytest.Config) -> None:
     for text in MARKERS.values():
         config.addinivalue_line("markers", text)
     run = run_of(config)
-    run.facts_plugin = _Facts(run)
+    run.records.facts_plugin = _Facts(run)
     run.start()
     # Properties go into the controller's XML only; in an xdist worker pytest's record_testsuite_property does
     # nothing, so the fixture would cost every worker for nothing.
@@ -119,7 +120,7 @@ def pytest_unconfigure(config: pytest.Config) -> Generator[None, None, None]:
 def pytest_report_header(config: pytest.Config) -> list[str]:
     if inspect_only(config):
         return []
-    return run_of(config).header(verbose=config.option.verbose > 0)
+    return outputs.header(run_of(config), verbose=config.option.verbose > 0)
 
 
 # pytest-xdist: one probe per host, by the controller, one GPU per worker, worker count from GPUs.
@@ -129,7 +130,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     if not config.getoption("cudnn_workers"):
         return None
-    return run_of(config).auto_workers()
+    return run_of(config).xdist.auto_workers()
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -139,13 +140,13 @@ def pytest_xdist_setupnodes(config: pytest.Config, specs: Sequence[Any]) -> None
     Remote hosts are probed here at the latest, before their workers start. Ids are xdist's, allocated by now."""
     run = run_of(config)
     for spec in specs:
-        spec.env.update(run.worker_variables(str(spec.id)))
+        spec.env.update(run.xdist.worker_variables(str(spec.id)))
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
     """Hand the worker its own host's environment and devices."""
-    node.workerinput.update(run_of(node.config).worker_input(node.workerinput["workerid"]))
+    node.workerinput.update(run_of(node.config).xdist.worker_input(node.workerinput["workerid"]))
 
 
 _COLLECTED = pytest.StashKey[dict[str, int]]()  # xdist worker id -> the number of tests it collected
@@ -213,10 +214,10 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     device = run.device()
     judged = [run.judge(requirement) for requirement in requirements]
     if run.keeps_tests:
-        run.note(item, requirements=[text for _, text in judged], gpu=device.index if device else None)
+        run.records.note(item, requirements=[text for _, text in judged], gpu=device.index if device else None)
     for outcome, _ in judged:
         if not outcome.ok:
-            run.refuse(item, outcome)
+            run.records.refuse(item, outcome)
             return
 
 
@@ -231,9 +232,9 @@ def gpu(request: pytest.FixtureRequest) -> GpuDevice:
     run = run_of(request.config)
     device = run.device()
     if device is None:
-        run.refuse_in_fixture(judge(Requirement("requires_gpu"), run.diagnosis))
+        run.records.refuse_in_fixture(judge(Requirement("requires_gpu"), run.diagnosis))
     if run.keeps_tests and isinstance(request.node, pytest.Item):
-        run.note(request.node, gpu=device.index)
+        run.records.note(request.node, gpu=device.index)
     return device
 
 
@@ -279,7 +280,7 @@ def _junit_properties() -> types.ModuleType:
         # Recorded at teardown (the last test's, before junitxml writes the file): after the properties the
         # suite records itself, which keep their places.
         yield
-        for name, value in run_of(request.config).suite_properties():
+        for name, value in outputs.suite_properties(run_of(request.config)):
             record_testsuite_property(name, value)
 
     plugin = types.ModuleType(f"{__name__}.junit_properties")
@@ -304,27 +305,27 @@ class _Facts:
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
         error = call.excinfo.value if call.excinfo is not None else None
-        self.run.relocate_skip(item, error, report)
-        facts = self.run.facts_of(item, error)
+        self.run.records.relocate_skip(item, error, report)
+        facts = self.run.records.facts_of(item, error)
         if facts:
             setattr(report, REPORT_ATTRIBUTE, facts)
         return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.gathers:
-            self.run.record(report)
+            self.run.records.record(report)
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionstart(session: pytest.Session) -> None:
     config = session.config
     if config.getoption("dist", "no") != "no" and not hasattr(config, "workerinput"):
-        run_of(config).activate()  # an xdist controller: the facts arrive on the workers' reports
+        run_of(config).records.activate()  # an xdist controller: the facts arrive on the workers' reports
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     run = run_of(config)
-    groups = run.skip_groups()
+    groups = run.records.skip_groups()
     if groups:
         word = "failures" if run.require_gpu else "skips"
         terminalreporter.section(f"pytest-cudnn: environment {word} by cause", sep="-")
@@ -333,14 +334,14 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     if run.require_gpu and run.probed and not run.verdict.ok:
         terminalreporter.line(line(f"pytest-cudnn: --require-gpu: {run.verdict.summary}"), red=True)
     if run.require_gpu and run.probed:
-        hosts = summarised(run.broken_hosts(), _CAUSES, _broken_host, "hosts", REPORT_WHOLE, _BROKEN.format)
+        hosts = summarised(run.xdist.broken_hosts(), _CAUSES, _broken_host, "hosts", REPORT_WHOLE, _BROKEN.format)
         for text in hosts:
             terminalreporter.line(line(text), red=True)
     collected = config.stash.get(_COLLECTED, {})
     if collected:
         from .hosts import collection_lines
 
-        for text in collection_lines(collected, run.xdist_hosts()):
+        for text in collection_lines(collected, run.xdist.xdist_hosts()):
             terminalreporter.line(line(text), yellow=True)
     for problem in run.problems:
         terminalreporter.line(line(f"pytest-cudnn: ERROR: {problem}"), red=True, bold=True)
@@ -366,7 +367,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if inspect_only(config) or hasattr(config, "workerinput"):
         return
     run = run_of(config)
-    run.finish(session)
+    outputs.finish(run, session)
     if run.problems and not config.pluginmanager.has_plugin("terminalreporter"):
         for problem in run.problems:  # no terminal summary to say it in (-p no:terminal)
             sys.stderr.write(f"pytest-cudnn: ERROR: {problem}\n")

@@ -8,7 +8,7 @@ type checking alike) holds each package to what it may use. The layout (ARCHITEC
     diagnosis/         Environment -> Diagnosis (findings, verdicts, copies in use): pure
     markers, report    questions to a Diagnosis, and its renderings
     fleet/             reports of many runners, read as they decided
-    session, plugin, settings, gpu, live, hosts, remote    the pytest run (only here: pytest)
+    session, _run/, plugin, settings, gpu, live, hosts, remote    the pytest run (only here: pytest)
     cli                the doctor, snapshot and fleet commands
 """
 
@@ -29,14 +29,14 @@ FORBIDDEN = {
     "probing": {"diagnosis", "markers", "report", "fleet", "session", "plugin", "settings", "cli", "hosts"},
     "markers": {"report", "probe", "probing", "native", "fleet", "session", "plugin", "settings", "cli", "hosts"},
     "report": {"markers", "probe", "probing", "native", "fleet", "session", "plugin", "settings", "cli", "hosts"},
-    "fleet": {"probe", "probing", "native", "markers", "session", "plugin", "settings", "gpu", "live"},
+    "fleet": {"probe", "probing", "native", "markers", "session", "_run", "plugin", "settings", "gpu", "live"},
     "environment": {"diagnosis", "probe", "probing", "markers", "report", "fleet", "session", "plugin", "cli"},
-    "cli": {"session", "plugin", "settings", "gpu"},
+    "cli": {"session", "_run", "plugin", "settings", "gpu"},
 }  # fmt: skip
 # module (or package) -> all it may import of pytest_cudnn
 ONLY = {"compat": {"compat", "versions"}, "native": {"native"}, "versions": set(), "text": set(), "serde": set()}
 # Only these may import pytest: everything else is pure, and the doctor never pays for pytest.
-PYTEST_USERS = {"plugin", "session", "settings"}
+PYTEST_USERS = {"plugin", "session", "settings", "_run"}
 TOP_LEVEL = {path.stem if path.is_file() else path.name for path in PACKAGE.iterdir() if path.suffix == ".py" or (
     path.is_dir() and (path / "__init__.py").exists())} - {"__init__", "__main__"}  # fmt: skip
 

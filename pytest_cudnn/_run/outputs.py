@@ -1,0 +1,119 @@
+"""What a run says and writes: the session header, the JUnit testsuite properties, and at the end --require-gpu's
+verdict, ``--gpu-report`` (the doctor's document with the run's keys) and the GitHub step summary. Each reads the
+run's one :class:`~pytest_cudnn.diagnosis.Diagnosis`; a report that cannot be written is said in the terminal
+summary (``run.problems``) and leaves the exit status alone."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from ..files import FileRefused, append_regular, write_atomically
+
+if TYPE_CHECKING:
+    from ..session import GpuRun
+
+__all__ = ["document", "finish", "header", "suite_properties"]
+
+
+def header(run: GpuRun, verbose: bool) -> list[str]:
+    """The session header. A nested run shows it only when it needs the environment from the start."""
+    hosts = run.xdist.xdist_hosts()
+    needed = run.replaying or run.require_gpu or run.report_path is not None or hosts
+    if run.nested and not needed:
+        return []
+    # Imported only now: a nested run that shows nothing must not pay for the diagnosis (about 100 ms, again in
+    # every pytester run, as pytester drops the modules a run imported).
+    from ..report import header_lines
+
+    diagnosis = run.diagnosis
+    lines = header_lines(
+        diagnosis, runtime=diagnosis.runtime, cudnn=diagnosis.cudnn, verbose=verbose, source=run.snapshot
+    )
+    if hosts:
+        lines += run.xdist.xdist_lines()
+    return lines
+
+
+def suite_properties(run: GpuRun) -> list[tuple[str, str]]:
+    """The JUnit XML testsuite properties. A nested run that never needed the environment has none."""
+    if run.nested and not run.probed:
+        return []
+    from ..diagnosis import visible_gpus
+
+    diagnosis = run.diagnosis
+    env, runtime, cudnn = diagnosis.env, diagnosis.runtime, diagnosis.cudnn
+    properties = {
+        "gpu.driver": env.driver.version,
+        "gpu.count": str(len(visible_gpus(env))),
+        "gpu.cuda_runtime": runtime.version if runtime else None,
+        "gpu.cudnn": cudnn.version if cudnn else None,
+        "gpu.tensorflow": env.tensorflow.version,
+        "gpu.verdict": diagnosis.verdict.summary,
+    }
+    return [(name, value) for name, value in properties.items() if value is not None]
+
+
+def finish(run: GpuRun, session: pytest.Session) -> None:
+    """--require-gpu's verdict and the reports; in the process where reports arrive."""
+    if run.require_gpu and not (run.verdict.ok and not run.xdist.broken_hosts()):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    if run.report_path is not None:
+        try:
+            write_atomically(run.report_path, json.dumps(document(run), indent=2), make_folders=True)
+        except (OSError, FileRefused) as error:
+            run.problems.append(f"could not write --gpu-report {run.report_path}: {_reason(error, run.report_path)}")
+    if run.step_summary and not run.nested:
+        from ..report import markdown_summary
+
+        text = markdown_summary(run.diagnosis, run.records.skip_groups())
+        try:
+            # Exactly one blank line on each side: Markdown would otherwise join the block to what other steps
+            # wrote around it.
+            append_regular(run.step_summary, f"\n{text.strip()}\n\n")
+        except (OSError, FileRefused) as error:
+            reason = _reason(error, Path(run.step_summary))
+            run.problems.append(f"could not append to GITHUB_STEP_SUMMARY {run.step_summary}: {reason}")
+
+
+def document(run: GpuRun) -> dict[str, Any]:
+    """``--gpu-report``: the doctor's document (:func:`pytest_cudnn.report.doctor_json`), then the run's keys."""
+    from ..report import doctor_json
+
+    xdist = run.xdist
+    hosts = xdist.xdist_hosts()
+    if hosts:
+        xdist.plan()
+    made: dict[str, Any] = {
+        **doctor_json(run.diagnosis),
+        "require_gpu": run.require_gpu,
+        "xdist": {worker: [device.index for device in devices] for worker, devices in xdist.assignment.items()},
+        "xdist_devices": {
+            worker: [{"label": device.label, "uuid": device.uuid} for device in devices]
+            for worker, devices in xdist.assignment.items()
+        },
+        "xdist_note": xdist.shortfall,
+    }
+    where: dict[str, str] = {}
+    if any(not host.local for host in hosts):
+        made["hosts"] = [xdist.host_entry(host) for host in hosts]
+        where = {worker: host.key for host in hosts for worker in host.workers}
+    made["tests"] = [
+        {"nodeid": nodeid, **facts, **({"host": where[worker]} if worker in where else {})}
+        for (nodeid, worker), facts in run.records.tests.items()
+    ]
+    return made
+
+
+def _reason(error: OSError | FileRefused, path: Path) -> str:
+    """The system's reason, and the folder it is about when that is not the file itself ('File exists' alone
+    does not say that a file stands where a folder must be created); what stands at the path when it is refused."""
+    if isinstance(error, FileRefused):
+        return str(error)
+    reason = error.strerror or str(error)
+    if error.filename and Path(error.filename) in path.parents:
+        reason += f": {error.filename}"
+    return reason
