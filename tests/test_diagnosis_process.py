@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from pytest_cudnn.compat.sources import SOURCES
-from pytest_cudnn.diagnosis import CODES, diagnose, process_findings
-from pytest_cudnn.diagnosis.process import imports, order_facts
+from pytest_cudnn.diagnosis import CODES, diagnose
+from pytest_cudnn.diagnosis.process import imports, order_facts, process_findings
 from pytest_cudnn.environment import BuildFact, Environment, FrameworkBuild, LoadedLibrary, State, Via, load_snapshot
 
 from .envbuilder import SITE, EnvBuilder, rpath_load

@@ -9,13 +9,14 @@ stable kebab-case strings for grep and JSON, all listed in :data:`CODES`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ..environment import Environment
 from .cudnn import cudnn_rules
 from .driver import driver_rules, gpu_rules
 from .frameworks import framework_rules
 from .loader import loader_rules
 from .model import CODES, ORDER, STOPS_ITS_COPY, Finding, Rule, Severity, Verdict, verdict
-from .process import process_findings, process_rules
 from .result import Diagnosis, FrameworkJudgement, diagnosis_of, judge_environment
 from .runtime import gpu_arch_rules, runtime_rules
 from .stack import assignable_devices, selected_cudnn, selected_runtime, stack_cudnn, stack_runtime, visible_gpus
@@ -34,7 +35,6 @@ __all__ = [
     "diagnose",
     "diagnosis_of",
     "judge_environment",
-    "process_findings",
     "selected_cudnn",
     "selected_runtime",
     "stack_cudnn",
@@ -42,6 +42,17 @@ __all__ = [
     "verdict",
     "visible_gpus",
 ]
+
+
+def process_rules(env: Environment) -> Iterator[Finding]:
+    """Frameworks that share one process (:mod:`.process`), imported only where two GPU frameworks are installed:
+    a host with one pays nothing for the order model."""
+    if sum(build.is_cuda_build is not False and bool(build.loads) for build in env.frameworks) < 2:
+        return
+    from .process import process_rules as rules
+
+    yield from rules(env)
+
 
 RULES: tuple[Rule, ...] = (
     driver_rules,

@@ -14,7 +14,6 @@ from typing import TypeVar
 from .. import phrases
 from ..compat import cuda as cuda_facts
 from ..compat import tensorflow as tf_facts
-from ..compat.cupy import ctk_fix
 from ..compat.libraries import provider
 from ..environment import CudaRuntime, Cudnn, Environment, FrameworkBuild, LoadedLibrary, State
 from ..frameworks import framework
@@ -157,9 +156,15 @@ def _cupy_fix(build: FrameworkBuild, load: LoadedLibrary) -> str:
     wheels = [p for name in load.name.split(" or ") if (p := provider(name, major)) and p.cuda_major == major]
     wheel = f", or pip install {wheels[0].requirement}" if wheels and wheels[0].requirement else ""
     return (
-        f"{ctk_fix(build.distribution)} (CuPy's extra that installs the CUDA libraries it loads from PyPI){wheel}, "
+        f"{_ctk_fix(build.distribution)} (CuPy's extra that installs the CUDA libraries it loads from PyPI){wheel}, "
         f"or add the folder that holds {load.name} to LD_LIBRARY_PATH"
     )
+
+
+def _ctk_fix(distribution: str | None) -> str:
+    from ..compat.cupy import ctk_fix  # here: only a CuPy that cannot load a library pays for CuPy's table
+
+    return ctk_fix(distribution)
 
 
 def cuda_major(build: FrameworkBuild) -> int | None:

@@ -5,15 +5,15 @@ to get a CUDA build of it, and its rules as functions: how its build is read fro
 it loads and how (predicted, never loaded), and whether it accepts the cuDNN it loads. The probe, the diagnosis,
 the markers, the CLI and the report iterate :data:`pytest_cudnn.frameworks.REGISTRY` instead of naming frameworks.
 
-Importing this module costs nothing: every type it names is imported for type checking only, and each entry's
-functions import what they need when called (the plugin registers the markers on every run from these entries).
+Importing this module costs next to nothing: every type it names is imported for type checking only, each entry's
+functions import what they need when called (the plugin registers the markers on every run from these entries), and
+the shapes are named tuples (a frozen dataclass costs about 0.5 ms to make, four of them 1.7 ms of every run).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from packaging.version import Version
@@ -24,8 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["CudnnProblem", "Framework", "Reading", "Unloadable"]
 
 
-@dataclass(frozen=True)
-class Reading:
+class Reading(NamedTuple):
     """What a framework's reader is given: the Python path, the distributions installed on it, and TensorFlow's
     build info as the probe read it (TensorFlow's reader goes on from it; the others ignore it)."""
 
@@ -34,16 +33,14 @@ class Reading:
     tensorflow: TensorFlow
 
 
-@dataclass(frozen=True)
-class CudnnProblem:
+class CudnnProblem(NamedTuple):
     """Why a framework refuses the cuDNN it loads, and the key of :mod:`pytest_cudnn.compat.sources` that says so."""
 
     problem: str
     source: str
 
 
-@dataclass(frozen=True)
-class Unloadable:
+class Unloadable(NamedTuple):
     """What a framework's own words add when it cannot load a library: ``said`` ends the finding's summary, ``fix``
     replaces the generic fix."""
 
@@ -51,8 +48,7 @@ class Unloadable:
     fix: str
 
 
-@dataclass(frozen=True)
-class Framework:
+class Framework(NamedTuple):
     """One framework. Adding one is a module with its ``FRAMEWORK`` entry, its compat table, and a line in
     :data:`pytest_cudnn.frameworks.REGISTRY` (docs/frameworks.md, "Adding a framework")."""
 
