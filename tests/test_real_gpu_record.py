@@ -1,0 +1,36 @@
+"""The lent H100's record (tests/data/real-gpu/, README.md there) read back: the snapshot it took replays to the
+doctor's own words on that machine, and the judgement agrees with what the machine's own run said."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pytest_cudnn.diagnosis import judge_environment
+from pytest_cudnn.environment import load_snapshot
+from pytest_cudnn.report import doctor_text
+
+RECORD = Path(__file__).resolve().parent / "data" / "real-gpu"
+
+
+def test_the_h100_snapshot_replays_to_the_doctors_words_on_the_machine() -> None:
+    snapshot = RECORD / "h100-snapshot.json"
+    replayed = doctor_text(judge_environment(load_snapshot(str(snapshot))), source=str(snapshot))
+    said = (RECORD / "h100-doctor.txt").read_text(encoding="utf-8")
+    # The first line says where the facts came from (probed there, replayed here); every other line is the same.
+    assert replayed.splitlines()[1:] == said.splitlines()[1:]
+
+
+def test_the_h100_judgement_is_the_one_the_machine_gave() -> None:
+    diagnosis = judge_environment(load_snapshot(str(RECORD / "h100-snapshot.json")))
+    there = json.loads((RECORD / "h100-doctor.json").read_text(encoding="utf-8"))
+    assert (diagnosis.verdict.ok, diagnosis.verdict.summary) == (there["verdict"]["ok"], there["verdict"]["summary"])
+    assert {(j.name, j.ok, j.summary) for j in diagnosis.frameworks} == {
+        (f["name"], f["ok"], f["summary"]) for f in there["frameworks"]
+    }
+    # Two cuDNN copies on that machine: the one torch loads is the wheel's, and a cuDNN requirement names it.
+    torch = diagnosis.framework("torch")
+    assert torch is not None
+    assert torch.cudnn is not None
+    assert torch.cudnn.version == "9.19.0"
+    assert torch.cudnn.path.endswith("site-packages/nvidia/cudnn/lib/libcudnn.so.9")
