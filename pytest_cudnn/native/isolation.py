@@ -22,6 +22,8 @@ import select
 import sys
 from time import monotonic
 
+from .protocol import CRASHED, HUNG, NO_ANSWER
+
 # The child imports this module at start-up, so it imports only what the child needs: not typing (mypy reads
 # this name as typing.TYPE_CHECKING), not contextlib, not signal (only a crash report needs signal names).
 TYPE_CHECKING = False
@@ -239,10 +241,6 @@ class _Running:
 
 _MAX_OUTPUT = 1 << 20
 
-# How a job failed, in each answer's "failure" (the values of environment.Failure, which the child does not import:
-# the caller turns them into the enum).
-UNLOADABLE, CRASHED, HUNG, NOT_THE_LIBRARY, NO_ANSWER = "unloadable", "crashed", "hung", "not-the-library", "no-answer"
-
 
 def run_jobs(jobs: Sequence[Job], timeout: float) -> list[tuple[int, Result]]:
     """Run every job in its own forked process, side by side; answers in job order."""
@@ -284,7 +282,10 @@ def _run_here(job: Job) -> Result:
     from .calls import JOBS
 
     try:
-        return JOBS[job["kind"]](job)
+        run = JOBS.get(str(job.get("kind")))  # typed per kind (protocol.Runners); here any job of any kind
+        if not callable(run):
+            raise KeyError(job.get("kind"))
+        return dict(run(job))
     except Exception as error:  # a library call that raised in Python: report it, whatever it was
         return {"error": f"{_describe(job)}: {error.__class__.__name__}: {error}"}
 
