@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .files import DocumentRefused, read_json_document
+from .native import protocol
 from .serde import DecodeError, Rule, from_json, rule, to_json
 from .text import clip
 from .versions import is_pep440
@@ -83,13 +84,14 @@ class State(str, enum.Enum):
 
 
 class Failure(str, enum.Enum):
-    """How probing one library copy failed, when it did: each has its own cause and its own fix."""
+    """How probing one library copy failed, when it did: each has its own cause and its own fix. The values are
+    the probe child's own (native/protocol.py, which says what each means), spelt there once."""
 
-    UNLOADABLE = "unloadable"  # dlopen refused the file (corrupt ELF, symlink loop, permission, missing dependency)
-    CRASHED = "crashed"  # the process died on a signal inside the library (an abort, a segfault)
-    HUNG = "hung"  # it did not answer within the timeout and was killed
-    NOT_THE_LIBRARY = "not-the-library"  # it loaded, but lacks the library's entry points
-    NO_ANSWER = "no-answer"  # the probe process gave no answer for it (it could not start, or died)
+    UNLOADABLE = protocol.UNLOADABLE
+    CRASHED = protocol.CRASHED
+    HUNG = protocol.HUNG
+    NOT_THE_LIBRARY = protocol.NOT_THE_LIBRARY
+    NO_ANSWER = protocol.NO_ANSWER
 
 
 class Via(str, enum.Enum):

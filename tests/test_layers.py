@@ -90,6 +90,70 @@ def test_each_module_imports_only_what_its_layer_may(path: Path) -> None:
         assert not {"pytest", "_pytest", "pluggy"} & others, f"{path.relative_to(PACKAGE)} imports pytest"
 
 
+def _module_imports(path: Path) -> set[str]:
+    """The pytest_cudnn modules ``path`` imports, dotted below the package (``native.calls``), wherever the import
+    stands: at the top, inside a function, or for type checking. ``from . import calls`` names the module calls."""
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    package = list(parts[:-1])
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                target = [*package[: len(package) - (node.level - 1)], *(node.module.split(".") if node.module else [])]
+            else:
+                target = (node.module or "").split(".")
+            heads = [[*target, alias.name] for alias in node.names]
+            targets = [head for head in heads if _is_module(head)] or [target]
+        elif isinstance(node, ast.Import):
+            targets = [alias.name.split(".") for alias in node.names]
+        else:
+            continue
+        found.update(".".join(target[1:]) for target in targets if target[0] == "pytest_cudnn" and target[1:])
+    return found
+
+
+def _is_module(dotted: list[str]) -> bool:
+    where = PACKAGE.parent.joinpath(*dotted)
+    return where.with_suffix(".py").is_file() or (where / "__init__.py").is_file()
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One import cycle of ``graph`` (module -> the modules it imports), or [] when it has none."""
+    done: set[str] = set()
+
+    def visit(module: str, trail: list[str]) -> list[str]:
+        if module in trail:
+            return [*trail[trail.index(module) :], module]
+        if module in done:
+            return []
+        for imported in sorted(graph.get(module, ())):
+            cycle = visit(imported, [*trail, module])
+            if cycle:
+                return cycle
+        done.add(module)
+        return []
+
+    for module in sorted(graph):
+        cycle = visit(module, [])
+        if cycle:
+            return cycle
+    return []
+
+
+def test_the_probe_childs_modules_import_each_other_without_a_cycle() -> None:
+    # native/calls.py and native/isolation.py imported each other (the failure kinds had no home of their own):
+    # each now imports native/protocol.py, and isolation imports calls, never the other way.
+    native = sorted((PACKAGE / "native").glob("*.py"))
+    graph = {f"native.{path.stem}": {m for m in _module_imports(path) if m.startswith("native.")} for path in native}
+    assert "native.calls" in graph["native.isolation"]  # the walk sees the deferred import
+    assert _cycle(graph) == []
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) == []
+
+
 def test_the_walk_sees_what_a_module_imports(tmp_path: Path) -> None:
     # The walk itself: a deferred relative import two levels up, a typing-only import and a plain import count.
     module = PACKAGE / "diagnosis" / "result.py"

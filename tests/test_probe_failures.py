@@ -62,11 +62,11 @@ def test_a_grandchild_ending_is_classified(
     ],
 )
 def test_a_job_the_child_never_answered_is_classified(problem: str | None, failure: str, timed_out: bool) -> None:
-    answered = marshal.dumps((0, {"version_raw": 12020}))
-    results = _collect([JOB, JOB], answered, problem, timed_out=timed_out)
-    assert "failure" not in results[0]
-    assert results[1]["failure"] == failure
-    assert results[1]["error"].startswith(f"{JOB['path']}: ")
+    answered = marshal.dumps((7, {"version_raw": 12020}))
+    results = _collect({3: JOB, 7: JOB}, answered, problem, timed_out=timed_out)
+    assert results[7] == {"version_raw": 12020}  # by the job's id, whatever its place
+    assert results[3]["failure"] == failure
+    assert results[3]["error"].startswith(f"{JOB['path']}: ")
 
 
 # Each builder plants one file in a folder and returns (job kind, the path to probe).
@@ -142,7 +142,7 @@ def test_each_way_a_library_fails_has_its_kind(
     kind, path = build(tmp_path, compiler)
     child = Child(dict(os.environ))
     try:
-        [answer] = child.run([{"kind": kind, "path": str(path)}], job_timeout=1, total_timeout=60)
+        answer = child.run({0: {"kind": kind, "path": str(path)}}, job_timeout=1, total_timeout=60)[0]
     finally:
         child.close()
     assert answer.get("failure") == (failure.value if failure else None), answer
@@ -184,7 +184,7 @@ def test_a_child_past_the_total_timeout_leaves_its_unanswered_jobs_hung(tmp_path
     _, path = behaving("hang")(tmp_path, compiler)
     child = Child(dict(os.environ))
     try:
-        [answer] = child.run([{"kind": "cudart", "path": str(path)}], job_timeout=600, total_timeout=1)
+        answer = child.run({0: {"kind": "cudart", "path": str(path)}}, job_timeout=600, total_timeout=1)[0]
     finally:
         child.close()
     assert answer["failure"] == "hung"

@@ -159,6 +159,6 @@ def test_a_caller_stopped_while_waiting_kills_and_reaps_its_child(
 
     monkeypatch.setattr("selectors.DefaultSelector.select", interrupt)
     with pytest.raises(stop):
-        child.run([{"kind": "resolve", "name": "libpytest_cudnn_absent.so"}], job_timeout=600, total_timeout=600)
+        child.run({0: {"kind": "resolve", "name": "libpytest_cudnn_absent.so"}}, job_timeout=600, total_timeout=600)
     assert child.process.returncode == -signal.SIGKILL
     child.close()  # and closing it afterwards is harmless

@@ -284,7 +284,7 @@ def record(doctor: dict[str, Any]) -> dict[str, Any]:
     jobs += [{"kind": "cudart", "path": path} for path in cudarts] + [
         {"kind": "cudnn", "path": path} for path in cudnns
     ]
-    answers = [answer for _, answer in run_jobs(jobs, TIMEOUT)]
+    answers = [answer for _, answer in run_jobs(dict(enumerate(jobs)), TIMEOUT)]
     holder = subprocess.Popen([sys.executable, "-c", HOLDER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None

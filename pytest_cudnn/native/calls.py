@@ -11,17 +11,39 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
 
-from .isolation import NOT_THE_LIBRARY, UNLOADABLE
+from .protocol import NOT_THE_LIBRARY, UNLOADABLE
 
 __all__ = ["JOBS", "loaded_path", "missing_libraries"]
 
-TYPE_CHECKING = False  # as in isolation.py: the child does not import typing
+TYPE_CHECKING = False  # as in isolation.py: the child does not import typing (nor collections.abc, 2 ms)
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Callable, Sequence
+    from typing import Any, TypeVar
 
-    Result = dict[str, Any]
+    from .protocol import (
+        CudaAnswer,
+        CudaJob,
+        CudartAnswer,
+        CudartJob,
+        CudnnAnswer,
+        CudnnJob,
+        GpuAnswer,
+        JaxVersionsAnswer,
+        JaxVersionsJob,
+        MigAnswer,
+        NvmlAnswer,
+        NvmlJob,
+        Outcome,
+        PathfinderAnswer,
+        PathfinderJob,
+        PathfinderLibrary,
+        ResolveAnswer,
+        ResolveJob,
+        Runners,
+    )
+
+    T = TypeVar("T")
 
 _WINDOWS = sys.platform.startswith("win")
 
@@ -63,14 +85,14 @@ def _load(path: str) -> ctypes.CDLL:
     return ctypes.CDLL(path)
 
 
-def _unloadable(path: str, error: OSError) -> Result:
+def _unloadable(path: str, error: OSError, answer: Outcome) -> None:
     """dlopen refused the file: a damaged or foreign file, a link loop, no permission, a dependency it cannot
     find. ctypes' OSError carries dlerror(3), the loader's own words, which name the file at fault."""
-    result: Result = {"error": f"{path}: OSError: {error}", "failure": UNLOADABLE}
+    answer["error"] = f"{path}: OSError: {error}"
+    answer["failure"] = UNLOADABLE
     missing = missing_libraries(str(error), own_names(path))
     if missing:
-        result["missing"] = missing
-    return result
+        answer["missing"] = missing
 
 
 # glibc's loader says "<name>: cannot open shared object file: <reason>" for a library it could not open
@@ -198,30 +220,51 @@ class _Memory(ctypes.Structure):  # nvmlMemory_t (v1), as nvmlDeviceGetMemoryInf
     _fields_ = [("total", ctypes.c_ulonglong), ("free", ctypes.c_ulonglong), ("used", ctypes.c_ulonglong)]
 
 
-def _gpu_facts(nvml: _Nvml, handle: ctypes.c_void_p) -> Iterator[tuple[str, Callable[[], Any]]]:
-    def name() -> str:
-        return nvml.string("nvmlDeviceGetName", handle)
+def _attempt(key: str, call: Callable[[], T], failures: list[str]) -> T | None:
+    """``call()``, or None with its NVML error in ``failures``: one failing call costs only its own fact."""
+    try:
+        return call()
+    except NvmlError as error:
+        failures.append(f"{key}: {error}")
+        return None
 
-    def uuid() -> str:
-        return nvml.string("nvmlDeviceGetUUID", handle)
 
-    def pci_bus_id() -> str:
-        info = _PciInfo()
-        nvml.call("nvmlDeviceGetPciInfo_v3", handle, ctypes.byref(info))
-        return _text(info.busId) or ""
+def _memory(nvml: _Nvml, handle: ctypes.c_void_p) -> tuple[int, int]:
+    info = _Memory()
+    nvml.call("nvmlDeviceGetMemoryInfo", handle, ctypes.byref(info))
+    return int(info.total), int(info.free)
 
-    def compute_capability() -> str:
-        major, minor = ctypes.c_int(), ctypes.c_int()
-        nvml.call("nvmlDeviceGetCudaComputeCapability", handle, ctypes.byref(major), ctypes.byref(minor))
-        return f"{major.value}.{minor.value}"
 
-    def memory() -> tuple[int, int]:
-        info = _Memory()
-        nvml.call("nvmlDeviceGetMemoryInfo", handle, ctypes.byref(info))
-        return int(info.total), int(info.free)
+def _pci_bus_id(nvml: _Nvml, handle: ctypes.c_void_p) -> str:
+    info = _PciInfo()
+    nvml.call("nvmlDeviceGetPciInfo_v3", handle, ctypes.byref(info))
+    return _text(info.busId) or ""
 
-    yield from (("name", name), ("uuid", uuid), ("pci_bus_id", pci_bus_id))
-    yield from (("compute_capability", compute_capability), ("memory", memory))
+
+def _compute_capability(nvml: _Nvml, handle: ctypes.c_void_p) -> str:
+    major, minor = ctypes.c_int(), ctypes.c_int()
+    nvml.call("nvmlDeviceGetCudaComputeCapability", handle, ctypes.byref(major), ctypes.byref(minor))
+    return f"{major.value}.{minor.value}"
+
+
+def _gpu(nvml: _Nvml, handle: ctypes.c_void_p, index: int) -> GpuAnswer:
+    """One GPU's facts, call by call, then its MIG mode and devices."""
+    gpu: GpuAnswer = {"index": index}
+    errors: list[str] = []
+    if (name := _attempt("name", lambda: nvml.string("nvmlDeviceGetName", handle), errors)) is not None:
+        gpu["name"] = name
+    if (uuid := _attempt("uuid", lambda: nvml.string("nvmlDeviceGetUUID", handle), errors)) is not None:
+        gpu["uuid"] = uuid
+    if (bus := _attempt("pci_bus_id", lambda: _pci_bus_id(nvml, handle), errors)) is not None:
+        gpu["pci_bus_id"] = bus
+    if (capability := _attempt("compute_capability", lambda: _compute_capability(nvml, handle), errors)) is not None:
+        gpu["compute_capability"] = capability
+    if (memory := _attempt("memory", lambda: _memory(nvml, handle), errors)) is not None:
+        gpu["memory_total"], gpu["memory_free"] = memory
+    _mig(nvml, handle, gpu, errors)
+    if errors:
+        gpu["error"] = "; ".join(errors)
+    return gpu
 
 
 class _Attributes(ctypes.Structure):  # nvmlDeviceAttributes_t, as nvmlDeviceGetAttributes_v2 fills it
@@ -244,33 +287,44 @@ _NOT_SUPPORTED, _NOT_FOUND, _FUNCTION_NOT_FOUND = 3, 6, 13
 _MIG_ENABLE = 1  # NVML_DEVICE_MIG_ENABLE
 
 
-def _mig_facts(nvml: _Nvml, handle: ctypes.c_void_p) -> Iterator[tuple[str, Callable[[], Any]]]:
+def _instance_id(nvml: _Nvml, handle: ctypes.c_void_p, call: str) -> int:
+    value = ctypes.c_uint()
+    nvml.call(call, handle, ctypes.byref(value))
+    return value.value
+
+
+def _attributes(nvml: _Nvml, handle: ctypes.c_void_p) -> tuple[int, int, int]:
+    info = _Attributes()
+    nvml.call("nvmlDeviceGetAttributes_v2", handle, ctypes.byref(info))
+    return int(info.gpuInstanceSliceCount), int(info.computeInstanceSliceCount), int(info.multiprocessorCount)
+
+
+def _mig_device(nvml: _Nvml, handle: ctypes.c_void_p, index: int) -> MigAnswer:
     """A MIG device's facts, read through its own handle (the same calls as a GPU's, and its instance ids)."""
+    mig: MigAnswer = {"index": index}
+    errors: list[str] = []
+    if (uuid := _attempt("uuid", lambda: nvml.string("nvmlDeviceGetUUID", handle), errors)) is not None:
+        mig["uuid"] = uuid
+    if (name := _attempt("name", lambda: nvml.string("nvmlDeviceGetName", handle), errors)) is not None:
+        mig["name"] = name
+    gpu_instance = _attempt("gpu_instance_id", lambda: _instance_id(nvml, handle, "nvmlDeviceGetGpuInstanceId"), errors)
+    if gpu_instance is not None:
+        mig["gpu_instance_id"] = gpu_instance
+    compute_instance = _attempt(
+        "compute_instance_id", lambda: _instance_id(nvml, handle, "nvmlDeviceGetComputeInstanceId"), errors
+    )
+    if compute_instance is not None:
+        mig["compute_instance_id"] = compute_instance
+    if (attributes := _attempt("attributes", lambda: _attributes(nvml, handle), errors)) is not None:
+        mig["gpu_slices"], mig["compute_slices"], mig["multiprocessors"] = attributes
+    if (memory := _attempt("memory", lambda: _memory(nvml, handle), errors)) is not None:
+        mig["memory_total"], mig["memory_free"] = memory
+    if errors:
+        mig["error"] = "; ".join(errors)
+    return mig
 
-    def instance_id(call: str) -> int:
-        value = ctypes.c_uint()
-        nvml.call(call, handle, ctypes.byref(value))
-        return value.value
 
-    def attributes() -> tuple[int, int, int]:
-        info = _Attributes()
-        nvml.call("nvmlDeviceGetAttributes_v2", handle, ctypes.byref(info))
-        return int(info.gpuInstanceSliceCount), int(info.computeInstanceSliceCount), int(info.multiprocessorCount)
-
-    def memory() -> tuple[int, int]:
-        info = _Memory()
-        nvml.call("nvmlDeviceGetMemoryInfo", handle, ctypes.byref(info))
-        return int(info.total), int(info.free)
-
-    yield ("uuid", lambda: nvml.string("nvmlDeviceGetUUID", handle))
-    yield ("name", lambda: nvml.string("nvmlDeviceGetName", handle))
-    yield ("gpu_instance_id", lambda: instance_id("nvmlDeviceGetGpuInstanceId"))
-    yield ("compute_instance_id", lambda: instance_id("nvmlDeviceGetComputeInstanceId"))
-    yield ("attributes", attributes)
-    yield ("memory", memory)
-
-
-def _mig(nvml: _Nvml, handle: ctypes.c_void_p, gpu: Result, read: Callable[..., None], errors: list[str]) -> None:
+def _mig(nvml: _Nvml, handle: ctypes.c_void_p, gpu: GpuAnswer, errors: list[str]) -> None:
     """MIG mode and, when it is on, every MIG device of one GPU. A GPU or driver without MIG says nothing."""
     current, pending = ctypes.c_uint(), ctypes.c_uint()
     try:
@@ -290,7 +344,7 @@ def _mig(nvml: _Nvml, handle: ctypes.c_void_p, gpu: Result, read: Callable[..., 
     except NvmlError as error:
         errors.append(f"nvmlDeviceGetMaxMigDeviceCount: {error}")
         return
-    devices: list[Result] = []
+    devices: list[MigAnswer] = []
     for index in range(count.value):
         device = ctypes.c_void_p()
         try:
@@ -299,21 +353,22 @@ def _mig(nvml: _Nvml, handle: ctypes.c_void_p, gpu: Result, read: Callable[..., 
             if error.code != _NOT_FOUND:  # an index with no MIG device behind it: slots are sparse
                 errors.append(f"nvmlDeviceGetMigDeviceHandleByIndex({index}): {error}")
             continue
-        mig: Result = {"index": index}
-        mig_errors: list[str] = []
-        for key, call in _mig_facts(nvml, device):
-            read(key, call, mig, mig_errors)
-        if mig_errors:
-            mig["error"] = "; ".join(mig_errors)
-        devices.append(mig)
+        devices.append(_mig_device(nvml, device, index))
     gpu["mig"] = devices
 
 
-def probe_nvml(job: Result) -> Result:
+def _cuda_version(nvml: _Nvml) -> int:
+    value = ctypes.c_int()
+    nvml.call("nvmlSystemGetCudaDriverVersion", ctypes.byref(value))
+    return value.value
+
+
+def probe_nvml(job: NvmlJob) -> NvmlAnswer:
     """The driver and every GPU through NVML. Each GPU's facts are read call by call so one failing call (or a
     device failing half-way through the list) costs only that fact. Error texts are NVML's own
     (nvmlErrorString)."""
-    result: Result = {"gpus": []}
+    gpus: list[GpuAnswer] = []
+    result: NvmlAnswer = {"gpus": gpus}
     try:
         nvml = _Nvml()
     except NvmlError as error:
@@ -325,49 +380,26 @@ def probe_nvml(job: Result) -> Result:
         return {**result, "state": "error", "reason": str(error), "nvml_error": error.code}
     result["state"] = "found"
     errors: list[str] = []
-
-    def read(key: str, call: Callable[[], Any], into: Result, failures: list[str]) -> None:
-        try:
-            value = call()
-        except NvmlError as error:
-            failures.append(f"{key}: {error}")
-            return
-        if key == "memory":
-            into["memory_total"], into["memory_free"] = value
-        elif key == "attributes":
-            into["gpu_slices"], into["compute_slices"], into["multiprocessors"] = value
-        else:
-            into[key] = value
-
-    read("version", lambda: nvml.string("nvmlSystemGetDriverVersion", size=80), result, errors)
-    read("nvml_version", lambda: nvml.string("nvmlSystemGetNVMLVersion", size=80), result, errors)
-
-    def cuda_version() -> int:
-        value = ctypes.c_int()
-        nvml.call("nvmlSystemGetCudaDriverVersion", ctypes.byref(value))
-        return value.value
-
-    read("cuda_version_raw", cuda_version, result, errors)
+    if (version := _attempt("version", lambda: nvml.string("nvmlSystemGetDriverVersion", size=80), errors)) is not None:
+        result["version"] = version
+    nvml_version = _attempt("nvml_version", lambda: nvml.string("nvmlSystemGetNVMLVersion", size=80), errors)
+    if nvml_version is not None:
+        result["nvml_version"] = nvml_version
+    if (cuda_version := _attempt("cuda_version_raw", lambda: _cuda_version(nvml), errors)) is not None:
+        result["cuda_version_raw"] = cuda_version
     count = ctypes.c_uint()
     try:
         nvml.call("nvmlDeviceGetCount_v2", ctypes.byref(count))
     except NvmlError as error:
         return {**result, "state": "error", "reason": f"nvmlDeviceGetCount: {error}", "nvml_error": error.code}
     for index in range(count.value):
-        gpu: Result = {"index": index}
         handle = ctypes.c_void_p()
         try:
             nvml.call("nvmlDeviceGetHandleByIndex_v2", ctypes.c_uint(index), ctypes.byref(handle))
         except NvmlError as error:
-            result["gpus"].append({**gpu, "error": f"nvmlDeviceGetHandleByIndex({index}): {error}"})
+            gpus.append({"index": index, "error": f"nvmlDeviceGetHandleByIndex({index}): {error}"})
             continue
-        gpu_errors: list[str] = []
-        for key, call in _gpu_facts(nvml, handle):
-            read(key, call, gpu, gpu_errors)
-        _mig(nvml, handle, gpu, read, gpu_errors)
-        if gpu_errors:
-            gpu["error"] = "; ".join(gpu_errors)
-        result["gpus"].append(gpu)
+        gpus.append(_gpu(nvml, handle, index))
     if errors:
         result["reason"] = "; ".join(errors)
     try:  # noqa: SIM105 - contextlib is not imported in the child
@@ -377,7 +409,7 @@ def probe_nvml(job: Result) -> Result:
     return result
 
 
-def probe_cuda_driver(job: Result) -> Result:
+def probe_cuda_driver(job: CudaJob) -> CudaAnswer:
     """libcuda as the loader finds it: cuDriverGetVersion, then cuInit and cuDeviceGetCount.
 
     cuInit creates no context (CUDA Driver API, "Initialization"); this runs in a throwaway process anyway.
@@ -387,7 +419,7 @@ def probe_cuda_driver(job: Result) -> Result:
         library = _load(name)
     except OSError as error:
         return {"state": "absent", "reason": str(error)}
-    result: Result = {"state": "found", "path": loaded_path(library)}
+    result: CudaAnswer = {"state": "found", "path": loaded_path(library)}
     get_version = _function(library, "cuDriverGetVersion", ctypes.c_int, ctypes.POINTER(ctypes.c_int))
     if get_version is None:
         return {**result, "state": "error", "reason": f"{name} has no cuDriverGetVersion: not a CUDA driver library"}
@@ -396,7 +428,7 @@ def probe_cuda_driver(job: Result) -> Result:
     if status == 0:
         result["version_raw"] = version.value
     else:
-        result.update(state="error", reason=f"cuDriverGetVersion returned {status}")
+        result["state"], result["reason"] = "error", f"cuDriverGetVersion returned {status}"
     init = _function(library, "cuInit", ctypes.c_int, ctypes.c_uint)
     if init is not None:
         result["init_status"] = init(0)
@@ -408,14 +440,16 @@ def probe_cuda_driver(job: Result) -> Result:
     return result
 
 
-def probe_cudart(job: Result) -> Result:
+def probe_cudart(job: CudartJob) -> CudartAnswer:
     """One CUDA runtime by absolute path. cudaGetDeviceCount leaves its output untouched on error, so the
     count is read only when the status is 0 (field notes; CUDA Runtime API)."""
     try:
         library = _load(job["path"])
     except OSError as error:
-        return _unloadable(job["path"], error)
-    result: Result = {"loaded": loaded_path(library)}
+        failed: CudartAnswer = {}
+        _unloadable(job["path"], error, failed)
+        return failed
+    result: CudartAnswer = {"loaded": loaded_path(library)}
     version = ctypes.c_int(0)
     runtime_version = _function(library, "cudaRuntimeGetVersion", ctypes.c_int, ctypes.POINTER(ctypes.c_int))
     if runtime_version is None:
@@ -441,15 +475,17 @@ def probe_cudart(job: Result) -> Result:
     return result
 
 
-def probe_cudnn(job: Result) -> Result:
+def probe_cudnn(job: CudnnJob) -> CudnnAnswer:
     """One cuDNN by absolute path: version (by property, so neither integer encoding matters), the CUDA
     runtime it was built for, and whether a handle can be created. A front library whose sub-libraries are
     missing aborts the process on the first call (field notes): that is why this runs in a child."""
     try:
         library = _load(job["path"])
     except OSError as error:
-        return _unloadable(job["path"], error)
-    result: Result = {"loaded": loaded_path(library)}
+        failed: CudnnAnswer = {}
+        _unloadable(job["path"], error, failed)
+        return failed
+    result: CudnnAnswer = {"loaded": loaded_path(library)}
     get_version = _function(library, "cudnnGetVersion", ctypes.c_size_t)
     if get_version is None:
         return {**result, "error": "no cudnnGetVersion symbol: not a cuDNN library", "failure": NOT_THE_LIBRARY}
@@ -487,7 +523,7 @@ def probe_cudnn(job: Result) -> Result:
     return result
 
 
-def probe_resolve(job: Result) -> Result:
+def probe_resolve(job: ResolveJob) -> ResolveAnswer:
     """What a plain dlopen of a bare name loads in this environment: the loader's own answer."""
     try:
         library = ctypes.CDLL(job["name"])
@@ -496,7 +532,7 @@ def probe_resolve(job: Result) -> Result:
     return {"loaded": loaded_path(library)}
 
 
-def probe_jax_versions(job: Result) -> Result:
+def probe_jax_versions(job: JaxVersionsJob) -> JaxVersionsAnswer:
     """The build versions JAX's CUDA plugin records only in its compiled ``jax_cudaNN_plugin._versions`` module,
     loaded from its file alone (the package's __init__ is not run): cuda_runtime_build_version() (12090) and
     cudnn_build_version() (90800). It maps no CUDA library."""
@@ -508,14 +544,14 @@ def probe_jax_versions(job: Result) -> Result:
         return {"error": f"{job['path']}: not a Python extension module"}
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    answer = {}
-    for function in ("cuda_runtime_build_version", "cudnn_build_version"):
-        value = getattr(module, function)()
-        answer[function] = value if isinstance(value, int) else None
-    return answer
+    cuda, cudnn = module.cuda_runtime_build_version(), module.cudnn_build_version()
+    return {
+        "cuda_runtime_build_version": cuda if isinstance(cuda, int) else None,
+        "cudnn_build_version": cudnn if isinstance(cudnn, int) else None,
+    }
 
 
-def probe_pathfinder(job: Result) -> Result:
+def probe_pathfinder(job: PathfinderJob) -> PathfinderAnswer:
     """CuPy's locator, NVIDIA's ``cuda.pathfinder``, run as CuPy runs it: ``load_nvidia_dynamic_lib(name)`` for each
     name in order, in one process (a library's dependencies are loaded first, and a copy already loaded serves
     later requests). Each answer: the file it loaded and how it was found (``found_via``), or its error.
@@ -531,7 +567,7 @@ def probe_pathfinder(job: Result) -> Result:
     site.ENABLE_USER_SITE = False  # already in the list, where pathfinder would put it
     from cuda import pathfinder  # type: ignore[import-not-found, import-untyped, unused-ignore]
 
-    answers: Result = {}
+    answers: dict[str, PathfinderLibrary] = {}
     for name in job["names"]:
         try:
             found = pathfinder.load_nvidia_dynamic_lib(name)
@@ -550,7 +586,8 @@ def probe_pathfinder(job: Result) -> Result:
 _PATHFINDER_ERROR = 600
 
 
-JOBS: dict[str, Callable[[Result], Result]] = {
+# The function for each kind of job (protocol.Runners: mypy holds each to its job and answer, and every kind to one).
+JOBS: Runners = {
     "nvml": probe_nvml,
     "cuda": probe_cuda_driver,
     "cudart": probe_cudart,

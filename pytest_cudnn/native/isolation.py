@@ -1,7 +1,8 @@
 """Run the native probes where a crash or a hang cannot hurt the caller.
 
 The caller (pytest, the doctor) starts one child interpreter (``python -I -S``, cwd ``/``, a sanitised
-LD_LIBRARY_PATH) and sends it the job list on stdin. The child forks one grandchild per job, so jobs run side
+LD_LIBRARY_PATH) and sends it its jobs on stdin, each under an id, and the child answers each job under its id
+(the jobs and answers are :mod:`.protocol`'s). The child forks one grandchild per job, so jobs run side
 by side and each starts clean: two copies of a library with one soname never meet in one process (the first
 loaded would win every later lookup of that soname). A grandchild that aborts, segfaults or outlives its
 timeout is killed and reported as an error that names its library and the signal or the time it took,
@@ -22,15 +23,19 @@ import select
 import sys
 from time import monotonic
 
+from .protocol import CRASHED, HUNG, NO_ANSWER, describe
+
 # The child imports this module at start-up, so it imports only what the child needs: not typing (mypy reads
 # this name as typing.TYPE_CHECKING), not contextlib, not signal (only a crash report needs signal names).
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Mapping
     from typing import Any
 
-    Job = dict[str, Any]
+    # The transport is the same for every kind of job: a job is any mapping (protocol.Job), an answer the dict the
+    # child marshalled, whatever it holds (protocol's answers; the caller decodes them, probe/answers.py).
+    Job = Mapping[str, Any]
     Result = dict[str, Any]
 
 __all__ = ["Child", "ProbeFailure", "child_environment", "run_jobs", "start_child"]
@@ -64,7 +69,8 @@ def child_environment(environ: Mapping[str, str]) -> dict[str, str]:
 
 class Child:
     """The probe's child interpreter, started before its jobs are known so that its start-up overlaps the
-    caller's work (importing the probe, discovery); :meth:`run` sends the jobs and collects one result per job.
+    caller's work (importing the probe, discovery); :meth:`run` sends the jobs and collects one result per job,
+    under the job's id.
     ``env`` is the caller's environment: the child gets :func:`child_environment` of it."""
 
     def __init__(self, env: Mapping[str, str], python: str | None = None) -> None:
@@ -86,12 +92,12 @@ class Child:
         except OSError as error:
             raise ProbeFailure(f"cannot start {self.command[0]}: {error}") from error
 
-    def run(self, jobs: Sequence[Job], job_timeout: float, total_timeout: float) -> list[Result]:
+    def run(self, jobs: Mapping[int, Job], job_timeout: float, total_timeout: float) -> dict[int, Result]:
         from .bounded import communicate
 
         # This package's folder, then the caller's absolute path entries (never "" or ".").
         search_path = [_PACKAGE_ROOT] + [p for p in sys.path if p and os.path.isabs(p) and p != _PACKAGE_ROOT]
-        request = marshal.dumps((search_path, [dict(job) for job in jobs], float(job_timeout)))
+        request = marshal.dumps((search_path, {id_: dict(job) for id_, job in jobs.items()}, float(job_timeout)))
         # Not communicate(timeout=...): its wait polls time.sleep through the time module (see bounded.py).
         finished = communicate(self.process, request, total_timeout)
         output, errors = finished.stdout, finished.stderr
@@ -126,9 +132,10 @@ def start_child(environ: Mapping[str, str], python: str | None = None) -> Child 
         return failure
 
 
-def _collect(jobs: Sequence[Job], output: bytes, problem: str | None, timed_out: bool = False) -> list[Result]:
-    """One result per job: its answer, or an error saying why there is none. Jobs still unanswered when the whole
-    child was stopped at its deadline were running then: they hung."""
+def _collect(jobs: Mapping[int, Job], output: bytes, problem: str | None, timed_out: bool = False) -> dict[int, Result]:
+    """One result per job, by its id: its answer, or an error saying why there is none. Jobs still unanswered when
+    the whole child was stopped at its deadline were running then: they hung. An answer under an id that no job has
+    is dropped."""
     results: dict[int, Result] = {}
     stream = io.BytesIO(output)
     while True:
@@ -140,14 +147,9 @@ def _collect(jobs: Sequence[Job], output: bytes, problem: str | None, timed_out:
             results[message[0]] = message[1] if isinstance(message[1], dict) else {}
     missing = problem or "the probe process ended without an answer"
     failure = HUNG if timed_out else NO_ANSWER
-    return [
-        results.get(index, {"error": f"{_describe(job)}: {missing}", "failure": failure})
-        for index, job in enumerate(jobs)
-    ]
-
-
-def _describe(job: Job) -> str:
-    return str(job.get("path") or job.get("name") or job.get("kind"))
+    return {
+        id_: results.get(id_, {"error": f"{describe(job)}: {missing}", "failure": failure}) for id_, job in jobs.items()
+    }
 
 
 def _tail(data: bytes) -> str:
@@ -156,7 +158,7 @@ def _tail(data: bytes) -> str:
 
 
 def child_main(parent: int) -> None:
-    """Entry point of the child interpreter: one marshalled (index, result) per job, as each finishes."""
+    """Entry point of the child interpreter: one marshalled (id, result) per job."""
     die_with_parent(parent)
     # marshal, not json: it is built in, so the child imports nothing to read its jobs (json costs it ~17 ms).
     path, jobs, timeout = marshal.load(sys.stdin.buffer)
@@ -164,8 +166,8 @@ def child_main(parent: int) -> None:
     from . import calls  # noqa: F401  (ctypes and the probe functions, imported once, before the forks share them)
 
     out = sys.stdout.buffer
-    for index, result in run_jobs(jobs, timeout):
-        marshal.dump((index, _plain(result)), out)
+    for id_, result in run_jobs(jobs, timeout):
+        marshal.dump((id_, _plain(result)), out)
         out.flush()
 
 
@@ -239,16 +241,12 @@ class _Running:
 
 _MAX_OUTPUT = 1 << 20
 
-# How a job failed, in each answer's "failure" (the values of environment.Failure, which the child does not import:
-# the caller turns them into the enum).
-UNLOADABLE, CRASHED, HUNG, NOT_THE_LIBRARY, NO_ANSWER = "unloadable", "crashed", "hung", "not-the-library", "no-answer"
 
-
-def run_jobs(jobs: Sequence[Job], timeout: float) -> list[tuple[int, Result]]:
-    """Run every job in its own forked process, side by side; answers in job order."""
+def run_jobs(jobs: Mapping[int, Job], timeout: float) -> list[tuple[int, Result]]:
+    """Run every job in its own forked process, side by side; each answer under its job's id, in id order."""
     if not hasattr(os, "fork"):  # pragma: no cover - Windows
-        return [(index, _run_here(job)) for index, job in enumerate(jobs)]
-    running = {index: _Running(job) for index, job in enumerate(jobs)}
+        return [(id_, _run_here(job)) for id_, job in sorted(jobs.items())]
+    running = {id_: _Running(job) for id_, job in jobs.items()}
     answers: list[tuple[int, Result]] = []
     while running:
         owners = {fd: entry for entry in running.values() for fd in entry.open}
@@ -257,14 +255,14 @@ def run_jobs(jobs: Sequence[Job], timeout: float) -> list[tuple[int, Result]]:
         for fd in ready:
             owners[fd].read(fd)
         now = monotonic()
-        for index, entry in list(running.items()):
+        for id_, entry in list(running.items()):
             if not entry.open:
-                answers.append((index, entry.finish(None)))
+                answers.append((id_, entry.finish(None)))
             elif now - entry.started >= timeout:
-                answers.append((index, entry.finish(timeout)))
+                answers.append((id_, entry.finish(timeout)))
             else:
                 continue
-            del running[index]
+            del running[id_]
     answers.sort(key=lambda pair: pair[0])
     return answers
 
@@ -284,9 +282,12 @@ def _run_here(job: Job) -> Result:
     from .calls import JOBS
 
     try:
-        return JOBS[job["kind"]](job)
+        run = JOBS.get(str(job.get("kind")))  # typed per kind (protocol.Runners); here any job of any kind
+        if not callable(run):
+            raise KeyError(job.get("kind"))
+        return dict(run(job))
     except Exception as error:  # a library call that raised in Python: report it, whatever it was
-        return {"error": f"{_describe(job)}: {error.__class__.__name__}: {error}"}
+        return {"error": f"{describe(job)}: {error.__class__.__name__}: {error}"}
 
 
 def _answer(job: Job, status: int, result: bytes, output: bytes, timed_out: float | None) -> Result:
@@ -308,7 +309,7 @@ def _answer(job: Job, status: int, result: bytes, output: bytes, timed_out: floa
 def _ending(job: Job, status: int, result: bytes, output: bytes, timed_out: float | None) -> Result:
     if timed_out is not None:
         return {
-            "error": f"{_describe(job)}: did not answer within {timed_out:g} s and was killed",
+            "error": f"{describe(job)}: did not answer within {timed_out:g} s and was killed",
             "failure": HUNG,
             "output": _tail(output),
         }
@@ -321,7 +322,7 @@ def _ending(job: Job, status: int, result: bytes, output: bytes, timed_out: floa
         except ValueError:
             name = f"signal {number}"
         return {
-            "error": f"{_describe(job)}: the process was killed by {name}",
+            "error": f"{describe(job)}: the process was killed by {name}",
             "failure": CRASHED,
             "output": _tail(output),
         }
@@ -333,17 +334,17 @@ def _ending(job: Job, status: int, result: bytes, output: bytes, timed_out: floa
         code = os.WEXITSTATUS(status)
         if len(result) >= _MAX_OUTPUT:  # an answer cut at the limit, such as NVML's for some 3,000 GPUs or more
             return {
-                "error": f"{_describe(job)}: its answer is longer than the {_MAX_OUTPUT:,} bytes read",
+                "error": f"{describe(job)}: its answer is longer than the {_MAX_OUTPUT:,} bytes read",
                 "failure": NO_ANSWER,
                 "output": _tail(output),
             }
         return {
-            "error": f"{_describe(job)}: exited with status {code} without an answer",
+            "error": f"{describe(job)}: exited with status {code} without an answer",
             "failure": NO_ANSWER,
             "output": _tail(output),
         }
     if not isinstance(answer, dict):
-        return {"error": f"{_describe(job)}: answered {answer!r}", "failure": NO_ANSWER}
+        return {"error": f"{describe(job)}: answered {answer!r}", "failure": NO_ANSWER}
     if output.strip():
         answer.setdefault("output", _tail(output))
     return answer

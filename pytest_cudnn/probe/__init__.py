@@ -1,8 +1,9 @@
 """Probe the live host into an :class:`~pytest_cudnn.environment.Environment`.
 
 What can be read from files (library locations, the ldconfig cache, TensorFlow's build info, cuDNN headers)
-is read here; everything that loads a vendor library runs in a child process (:mod:`.isolation`). Probing
-imports no framework and creates no CUDA context in the calling process.
+is read here; everything that loads a vendor library runs in a child process (:mod:`.isolation`), asked and
+answered through :mod:`.answers`. Probing imports no framework and creates no CUDA context in the calling
+process.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from time import perf_counter  # bound now: a test patching time.* later changes nothing here
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..environment import (
     ALLOWED_VARIABLES,
@@ -53,6 +54,7 @@ from ..frameworks import REGISTRY, Reading
 from ..native import bounded
 from ..native.isolation import Child, ProbeFailure, start_child
 from ..versions import InvalidVersionValue, cuda_version_from_int, cudnn_version_from_int
+from .answers import Batch
 from .discovery import (
     FAMILIES,
     FileSystem,
@@ -65,6 +67,19 @@ from .discovery import (
 from .distributions import installed_distributions
 from .jax import versions_job, with_versions
 from .tensorflow import probe_tensorflow
+
+if TYPE_CHECKING:
+    from ..native.protocol import (
+        CudaAnswer,
+        CudartAnswer,
+        CudnnAnswer,
+        GpuAnswer,
+        MigAnswer,
+        NvmlAnswer,
+        Outcome,
+        PathfinderJob,
+        ResolveAnswer,
+    )
 
 __all__ = ["ProbeOptions", "cudnn_siblings_missing", "gather_layout", "probe_environment"]
 
@@ -120,48 +135,43 @@ def probe_environment(
         cudart_copies = by_file(cudart_candidates)
         cudnn_copies = by_file(cudnn_candidates)
         names = _loader_names(cudart_copies + cudnn_copies, tensorflow)
-        jobs: list[dict[str, Any]] = [
-            {"kind": "nvml"},
-            {"kind": "cuda", "name": "nvcuda.dll" if windows else "libcuda.so.1"},
+        batch = Batch()
+        asked_driver = batch.nvml()
+        asked_cuda = batch.cuda("nvcuda.dll" if windows else "libcuda.so.1")
+        asked_runtimes = [(copy, batch.cudart(copy[0].path)) for copy in cudart_copies]
+        asked_cudnns = [(copy, batch.cudnn(copy[0].path)) for copy in cudnn_copies]
+        asked_loaded = {name: batch.resolve(name) for name in names} if not windows else {}
+        versions = [
+            (i, job, batch.jax_versions(job))
+            for i, build in enumerate(frameworks)
+            if (job := versions_job(build)) is not None
         ]
-        jobs += [{"kind": "cudart", "path": copy[0].path} for copy in cudart_copies]
-        jobs += [{"kind": "cudnn", "path": copy[0].path} for copy in cudnn_copies]
-        if not windows:
-            jobs += [{"kind": "resolve", "name": name} for name in names]
-        versions = [(i, job) for i, build in enumerate(frameworks) if (job := versions_job(build)) is not None]
-        jobs += [job for _, job in versions]
-        located = _pathfinder_jobs(frameworks, site_path) if not windows else []
-        jobs += [job for _, job in located]
+        located = (
+            [(i, batch.pathfinder(job)) for i, job in _pathfinder_jobs(frameworks, site_path)] if not windows else []
+        )
         if child is None:
-            results = [
-                {
-                    "error": f"{job.get('path') or job.get('name') or job['kind']}: {start_failure}",
-                    "failure": Failure.NO_ANSWER.value,
-                }
-                for job in jobs
-            ]
+            answers = batch.unanswered(start_failure)
         else:
-            results = child.run(jobs, options.job_timeout, options.total_timeout)
+            answers = batch.answered(child.run(batch.jobs, options.job_timeout, options.total_timeout))
     finally:
         if child is not None:
             child.close()
-    answers = iter(results)
-    driver = _driver(next(answers))
-    cuda_driver = _cuda_driver(next(answers))
-    runtimes = tuple(_runtime(copy, next(answers)) for copy in cudart_copies)
-    cudnns = tuple(_cudnn(layout, fs, copy, next(answers)) for copy in cudnn_copies)
-    loaded = {name: next(answers) for name in names} if not windows else {}
+    driver = _driver(answers[asked_driver])
+    cuda_driver = _cuda_driver(answers[asked_cuda])
+    runtimes = tuple(_runtime(copy, answers[asked]) for copy, asked in asked_runtimes)
+    cudnns = tuple(_cudnn(layout, fs, copy, answers[asked]) for copy, asked in asked_cudnns)
+    loaded = {name: answers[asked] for name, asked in asked_loaded.items()}
     if versions:
         updated = list(frameworks)
-        for i, job in versions:
-            updated[i] = with_versions(updated[i], job, next(answers))
+        for i, job, asked_versions in versions:
+            updated[i] = with_versions(updated[i], job, answers[asked_versions])
         frameworks = tuple(updated)
     if located:
         from .pathfinder import with_pathfinder
 
         updated = list(frameworks)
-        for i, _ in located:
-            updated[i] = with_pathfinder(updated[i], next(answers))
+        for i, asked_located in located:
+            updated[i] = with_pathfinder(updated[i], answers[asked_located])
         frameworks = tuple(updated)
 
     resolutions = [
@@ -239,9 +249,7 @@ def _frameworks(
     return tuple(found), tensorflow
 
 
-def _pathfinder_jobs(
-    frameworks: Sequence[FrameworkBuild], site_path: Sequence[str]
-) -> list[tuple[int, dict[str, Any]]]:
+def _pathfinder_jobs(frameworks: Sequence[FrameworkBuild], site_path: Sequence[str]) -> list[tuple[int, PathfinderJob]]:
     """CuPy's locator's own search, for the child to run, where cuda.pathfinder is installed."""
     if not any(build.name == "cupy" for build in frameworks):
         return []
@@ -317,9 +325,7 @@ def _loader_names(copies: Iterable[Sequence[Candidate]], tensorflow: TensorFlow)
     return sorted(names)
 
 
-def _resolution(
-    name: str, context: str, candidates: Sequence[Candidate], answer: Mapping[str, Any] | None
-) -> Resolution:
+def _resolution(name: str, context: str, candidates: Sequence[Candidate], answer: ResolveAnswer | None) -> Resolution:
     own = [c for c in candidates if c.name == name]
     ranked = sorted((c for c in own if c.loader_rank is not None), key=lambda c: c.loader_rank or 0)
     unseen = [c for c in own if c.loader_rank is None]
@@ -329,27 +335,15 @@ def _resolution(
         context=context,
         candidates=tuple(ranked + unseen),
         predicted=ranked[0].path if ranked else None,
-        loaded=_str(answer.get("loaded")),
-        error=_str(answer.get("error")),
+        loaded=answer.get("loaded"),
+        error=answer.get("error"),
     )
 
 
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _strings(value: Any) -> list[str]:
-    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _free(answer: Mapping[str, Any]) -> int | None:
+def _free(answer: GpuAnswer | MigAnswer) -> int | None:
     """NVML's free memory; unknown when it says more is free than the device holds, which a snapshot may not say
     (environment._check_devices refuses it) and which no judgement can use."""
-    total, free = _int(answer.get("memory_total")), _int(answer.get("memory_free"))
+    total, free = answer.get("memory_total"), answer.get("memory_free")
     return None if total is not None and free is not None and free > total else free
 
 
@@ -362,98 +356,93 @@ def _cuda(value: int | None) -> str | None:
         return None
 
 
-def _failure(answer: Mapping[str, Any]) -> str | None:
-    error = _str(answer.get("error"))
+def _failure(answer: Outcome) -> str | None:
+    error = answer.get("error")
     if error and answer.get("output"):
-        return f"{error}; it printed: {answer['output']}"
+        return f"{error}; it printed: {answer.get('output')}"
     return error
 
 
-def _failure_kind(answer: Mapping[str, Any]) -> Failure | None:
+def _failure_kind(answer: Outcome) -> Failure | None:
     """How the probe of one copy failed, as the child classified it (native/isolation.py)."""
-    try:
-        return Failure(answer["failure"]) if answer.get("error") else None
-    except (KeyError, ValueError):
-        return None
+    failure = answer.get("failure")
+    return Failure(failure) if answer.get("error") and failure else None
 
 
-def _bool(value: Any) -> bool | None:
-    return value if isinstance(value, bool) else None
+def _state(value: str | None) -> State | None:
+    return State(value) if value in ("found", "absent", "error") else None
 
 
-def _mig_devices(answer: Any) -> tuple[MigDevice, ...]:
+def _mig_devices(answers: Sequence[MigAnswer]) -> tuple[MigDevice, ...]:
     return tuple(
         MigDevice(
-            index=int(mig.get("index", i)),
-            uuid=_str(mig.get("uuid")),
-            name=_str(mig.get("name")),
-            gpu_instance_id=_int(mig.get("gpu_instance_id")),
-            compute_instance_id=_int(mig.get("compute_instance_id")),
-            gpu_slices=_int(mig.get("gpu_slices")),
-            compute_slices=_int(mig.get("compute_slices")),
-            multiprocessors=_int(mig.get("multiprocessors")),
-            memory_total=_int(mig.get("memory_total")),
+            index=mig.get("index") or 0,
+            uuid=mig.get("uuid"),
+            name=mig.get("name"),
+            gpu_instance_id=mig.get("gpu_instance_id"),
+            compute_instance_id=mig.get("compute_instance_id"),
+            gpu_slices=mig.get("gpu_slices"),
+            compute_slices=mig.get("compute_slices"),
+            multiprocessors=mig.get("multiprocessors"),
+            memory_total=mig.get("memory_total"),
             memory_free=_free(mig),
-            error=_str(mig.get("error")),
+            error=mig.get("error"),
         )
-        for i, mig in enumerate(answer if isinstance(answer, list) else [])
-        if isinstance(mig, dict)
+        for mig in answers
     )
 
 
-def _driver(answer: Mapping[str, Any]) -> Driver:
+def _driver(answer: NvmlAnswer) -> Driver:
     error = _failure(answer)
     gpus = tuple(
         Gpu(
-            index=int(gpu.get("index", i)),
-            name=_str(gpu.get("name")),
-            uuid=_str(gpu.get("uuid")),
-            pci_bus_id=_str(gpu.get("pci_bus_id")),
-            compute_capability=_str(gpu.get("compute_capability")),
-            memory_total=_int(gpu.get("memory_total")),
+            index=gpu.get("index") or 0,
+            name=gpu.get("name"),
+            uuid=gpu.get("uuid"),
+            pci_bus_id=gpu.get("pci_bus_id"),
+            compute_capability=gpu.get("compute_capability"),
+            memory_total=gpu.get("memory_total"),
             memory_free=_free(gpu),
-            error=_str(gpu.get("error")),
-            mig_mode=_bool(gpu.get("mig_mode")),
-            mig_pending=_bool(gpu.get("mig_pending")),
-            mig=_mig_devices(gpu.get("mig")),
+            error=gpu.get("error"),
+            mig_mode=gpu.get("mig_mode"),
+            mig_pending=gpu.get("mig_pending"),
+            mig=_mig_devices(gpu.get("mig") or ()),
         )
-        for i, gpu in enumerate(answer.get("gpus") or [])
-        if isinstance(gpu, dict)
+        for gpu in answer.get("gpus") or ()
     )
-    state = State(answer["state"]) if answer.get("state") in ("found", "absent", "error") else State.ERROR
-    cuda_raw = _int(answer.get("cuda_version_raw"))
+    cuda_raw = answer.get("cuda_version_raw")
     return Driver(
-        state=state,
-        path=_str(answer.get("path")),
-        reason=error or _str(answer.get("reason")),
-        nvml_error=_int(answer.get("nvml_error")),
-        version=_str(answer.get("version")),
+        state=_state(answer.get("state")) or State.ERROR,
+        path=answer.get("path"),
+        reason=error or answer.get("reason"),
+        nvml_error=answer.get("nvml_error"),
+        version=answer.get("version"),
         cuda_version_raw=cuda_raw,
         cuda_version=_cuda(cuda_raw),
-        nvml_version=_str(answer.get("nvml_version")),
+        nvml_version=answer.get("nvml_version"),
         gpus=gpus,
     )
 
 
-def _cuda_driver(answer: Mapping[str, Any]) -> CudaDriver:
+def _cuda_driver(answer: CudaAnswer) -> CudaDriver:
     error = _failure(answer)
-    raw = _int(answer.get("version_raw"))
-    state = State(answer["state"]) if answer.get("state") in ("found", "absent", "error") and not error else State.ERROR
+    raw = answer.get("version_raw")
+    state = _state(answer.get("state"))
     return CudaDriver(
-        state=state,
-        path=_str(answer.get("path")),
-        reason=error or _str(answer.get("reason")),
+        state=state if state is not None and not error else State.ERROR,
+        path=answer.get("path"),
+        reason=error or answer.get("reason"),
         version_raw=raw,
         version=_cuda(raw),
-        init_status=_int(answer.get("init_status")),
-        device_count=_int(answer.get("device_count")),
+        init_status=answer.get("init_status"),
+        device_count=answer.get("device_count"),
     )
 
 
-def _runtime(copy: Sequence[Candidate], answer: Mapping[str, Any]) -> CudaRuntime:
+def _runtime(copy: Sequence[Candidate], answer: CudartAnswer) -> CudaRuntime:
     first = copy[0]
     error = _failure(answer)
-    raw = _int(answer.get("version_raw"))
+    raw = answer.get("version_raw")
     return CudaRuntime(
         state=State.ERROR if error else State.FOUND,
         path=first.path,
@@ -462,10 +451,10 @@ def _runtime(copy: Sequence[Candidate], answer: Mapping[str, Any]) -> CudaRuntim
         reason=error,
         version_raw=raw,
         version=_cuda(raw),
-        driver_version_raw=_int(answer.get("driver_version_raw")),
-        device_count_status=_int(answer.get("device_count_status")),
-        device_count_error=_str(answer.get("device_count_error")),
-        device_count=_int(answer.get("device_count")),
+        driver_version_raw=answer.get("driver_version_raw"),
+        device_count_status=answer.get("device_count_status"),
+        device_count_error=answer.get("device_count_error"),
+        device_count=answer.get("device_count"),
         real_path=first.real_path,
         failure=_failure_kind(answer),
     )
@@ -516,16 +505,16 @@ def _header_version(folder: str) -> tuple[str, str] | None:
     return None
 
 
-def _cudnn(layout: Layout, fs: FileSystem, copy: Sequence[Candidate], answer: Mapping[str, Any]) -> Cudnn:
+def _cudnn(layout: Layout, fs: FileSystem, copy: Sequence[Candidate], answer: CudnnAnswer) -> Cudnn:
     first = copy[0]
     folder = os.path.dirname(first.path)
     names = tuple(sorted({c.name for c in copy}, key=soname_order))
     missing = cudnn_siblings_missing(layout.system, names[0], fs.listdir(folder) or ())
     error = _failure(answer)
-    raw = _int(answer.get("version_raw"))
+    raw = answer.get("version_raw")
     version = source = None
     prop = answer.get("property_version")
-    if isinstance(prop, list) and len(prop) == 3 and all(isinstance(p, int) for p in prop):
+    if prop is not None and len(prop) == 3:
         version, source = ".".join(str(p) for p in prop), "cudnnGetProperty"
     elif raw is not None:
         with contextlib.suppress(InvalidVersionValue):
@@ -534,7 +523,7 @@ def _cudnn(layout: Layout, fs: FileSystem, copy: Sequence[Candidate], answer: Ma
         header = _header_version(folder)
         if header:
             version, source = header
-    cudart_raw = _int(answer.get("cudart_version_raw"))
+    cudart_raw = answer.get("cudart_version_raw")
     if error and missing:
         error = f"{error} (its sub-libraries are missing from {folder}: {', '.join(missing)})"
     return Cudnn(
@@ -549,11 +538,11 @@ def _cudnn(layout: Layout, fs: FileSystem, copy: Sequence[Candidate], answer: Ma
         cudart_version_raw=cudart_raw,
         cudart_version=_cuda(cudart_raw),
         siblings_missing=missing,
-        create_status=_int(answer.get("create_status")),
-        create_error=_str(answer.get("create_error")),
-        last_error=_str(answer.get("last_error")),
+        create_status=answer.get("create_status"),
+        create_error=answer.get("create_error"),
+        last_error=answer.get("last_error"),
         real_path=first.real_path,
         failure=_failure_kind(answer),
         # Its own sub-libraries, absent from its folder, are siblings_missing: one cause, one field.
-        missing_dependencies=tuple(name for name in _strings(answer.get("missing")) if name not in missing),
+        missing_dependencies=tuple(name for name in answer.get("missing") or () if name not in missing),
     )

@@ -18,11 +18,15 @@ import dataclasses
 import glob
 import os
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..environment import BuildFact, Distribution, FrameworkBuild, Pin, State
+from ..native.protocol import JAX_VERSIONS
 from .distributions import metadata_fields, metadata_of, nvidia_pins, package_folders
+
+if TYPE_CHECKING:
+    from ..native.protocol import JaxVersionsAnswer, JaxVersionsJob
 
 __all__ = ["probe_jax", "versions_job", "with_versions"]
 
@@ -81,7 +85,7 @@ def probe_jax(search_path: Sequence[str], installed: Sequence[Distribution] = ()
     )
 
 
-def versions_job(build: FrameworkBuild) -> dict[str, Any] | None:
+def versions_job(build: FrameworkBuild) -> JaxVersionsJob | None:
     """The probe child's job that reads ``jax_cudaNN_plugin._versions``, when the plugin has that module."""
     if build.name != "jax" or build.cuda is None or not build.is_cuda_build:
         return None
@@ -91,14 +95,14 @@ def versions_job(build: FrameworkBuild) -> dict[str, Any] | None:
     found = sorted(glob.glob(os.path.join(glob.escape(os.path.join(plugin_site, package)), "_versions.*so")))
     if not found:
         return None
-    return {"kind": "jax_versions", "path": found[0], "module": f"{package}._versions"}
+    return {"kind": JAX_VERSIONS, "path": found[0], "module": f"{package}._versions"}
 
 
-def with_versions(build: FrameworkBuild, job: Mapping[str, Any], answer: Mapping[str, Any]) -> FrameworkBuild:
+def with_versions(build: FrameworkBuild, job: JaxVersionsJob, answer: JaxVersionsAnswer) -> FrameworkBuild:
     """``build`` with the CUDA and cuDNN versions the compiled module answered (or why it could not)."""
     cuda, cudnn = answer.get("cuda_runtime_build_version"), answer.get("cudnn_build_version")
     how = f"{job['module']}.%s() = %d, read in the probe's child process"
-    if not isinstance(cuda, int) or not isinstance(cudnn, int) or answer.get("error"):
+    if cuda is None or cudnn is None or answer.get("error"):
         said = answer.get("error") or "it gave no versions"
         return dataclasses.replace(build, reason=f"{job['module']} could not be read: {said}")
     cuda_fact = BuildFact(_decode(cuda, 1000, 10), job["path"], how % ("cuda_runtime_build_version", cuda))

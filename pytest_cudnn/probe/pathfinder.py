@@ -23,12 +23,16 @@ import site
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .. import loader
 from ..compat.cupy import CUPY_LIBRARIES, PATHFINDER_ANCHORS, PathfinderLibrary
 from ..environment import FrameworkBuild, LoadedLibrary
+from ..native.protocol import PATHFINDER
 from .loads import Search
+
+if TYPE_CHECKING:
+    from ..native.protocol import PathfinderAnswer, PathfinderJob
 
 __all__ = ["Places", "cupy_loads", "pathfinder_job", "pathfinder_site_dirs", "with_pathfinder"]
 
@@ -137,7 +141,7 @@ def _in_folders(library: PathfinderLibrary, folders: Sequence[str], exists: Call
 # The locator's own search, in the probe's child ------------------------------------------------------------------
 
 
-def pathfinder_job(build: FrameworkBuild, site_path: Sequence[str]) -> dict[str, Any] | None:
+def pathfinder_job(build: FrameworkBuild, site_path: Sequence[str]) -> PathfinderJob | None:
     """The probe child's job that runs ``cuda.pathfinder``'s own search for CuPy's libraries, when the locator is
     installed on ``site_path`` (found as the import system would; not imported here)."""
     if build.name != "cupy" or build.is_cuda_build is False:
@@ -145,38 +149,41 @@ def pathfinder_job(build: FrameworkBuild, site_path: Sequence[str]) -> dict[str,
     if not any(os.path.isfile(os.path.join(entry, "cuda", "pathfinder", "__init__.py")) for entry in site_path):
         return None
     return {
-        "kind": "pathfinder",
+        "kind": PATHFINDER,
         "names": [library.name for library in CUPY_LIBRARIES],
         # The child runs without site (-S): the folders pathfinder searches here, for it to search there.
         "site_dirs": list(pathfinder_site_dirs()),
     }
 
 
-def with_pathfinder(build: FrameworkBuild, answer: Mapping[str, Any]) -> FrameworkBuild:
+def with_pathfinder(build: FrameworkBuild, answer: PathfinderAnswer) -> FrameworkBuild:
     """``build`` with the copies ``cuda.pathfinder`` itself found (or, when it gave no answer, the re-stated
     search's, and why)."""
     libraries = answer.get("libraries")
-    if not isinstance(libraries, dict) or answer.get("error"):
+    if libraries is None or answer.get("error"):
         said = answer.get("error") or "it gave no answer"
         note = f"cuda.pathfinder's own search could not be run ({said}); its search re-stated stands in"
         return dataclasses.replace(build, reason="; ".join(filter(None, (build.reason, note))))
-    version = answer.get("version") if isinstance(answer.get("version"), str) else "(version unknown)"
+    version = answer.get("version")
+    if version is None:
+        version = "(version unknown)"
     restated = {load.name: load for load in build.loads}
     loads: list[LoadedLibrary] = []
     errors: list[str] = []
     for library in CUPY_LIBRARIES:
-        said = libraries.get(library.name)
-        said = said if isinstance(said, dict) else {}
-        path, via = said.get("abs_path"), said.get("found_via")
-        if isinstance(path, str) and os.path.isabs(path):
-            how = f"cuda.pathfinder {version}: {via if isinstance(via, str) else 'found'}, run in the probe's child"
-            if said.get("was_already_loaded_from_elsewhere") is True:
+        found = libraries.get(library.name) or {}
+        path, via = found.get("abs_path"), found.get("found_via")
+        if path is not None and os.path.isabs(path):
+            how = f"cuda.pathfinder {version}: {via if via is not None else 'found'}, run in the probe's child"
+            if found.get("was_already_loaded_from_elsewhere") is True:
                 how += " (already loaded)"
             loads.append(
                 LoadedLibrary(posixpath.basename(path), None, "dlopen", library.required, posixpath.normpath(path), how)
             )
             continue
-        error = said.get("error") if isinstance(said.get("error"), str) else "no answer"
+        error = found.get("error")
+        if error is None:
+            error = "no answer"
         errors.append(f"{library.name}: {error}")
         # Its folders, as the re-stated search spells them: pathfinder's error lists only what it listed.
         name = " or ".join(library.sonames)
