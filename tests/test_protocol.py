@@ -150,6 +150,7 @@ _CHILD = (
 _NOT_IN_THE_CHILD = {"typing", "collections", "re", "json"}  # each costs the child milliseconds
 
 
+@pytest.mark.e2e  # a child Python
 def test_the_child_imports_no_typing_and_no_collections() -> None:
     done = subprocess.run(
         [sys.executable, "-I", "-S", "-c", _CHILD, str(ROOT)], capture_output=True, text=True, check=True, timeout=60

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from ..environment import BuildFact, CudaRuntime, Cudnn, Environment, FrameworkBuild, State
 from .frameworks import blocking_finding
 from .model import Finding, Severity, Verdict, verdict
+from .rules import diagnose
 from .stack import (
     framework_copies,
     no_device_cause,
@@ -187,8 +188,6 @@ def builds(env: Environment) -> tuple[FrameworkBuild, ...]:
 
 def judge_environment(env: Environment, findings: tuple[Finding, ...] | None = None) -> Diagnosis:
     """The diagnosis of ``env`` (``findings``: those already worked out for it by :func:`..diagnose`)."""
-    from . import diagnose  # the rules' package imports this module
-
     if findings is None:
         findings = tuple(diagnose(env))
     host = host_blocker(env, findings)

@@ -1,0 +1,57 @@
+"""Every rule, in the order their findings are listed, and :func:`diagnose`, which runs them: the findings
+:mod:`.result` judges from."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..environment import Environment
+from .cudnn import cudnn_rules
+from .driver import driver_rules, gpu_rules
+from .frameworks import framework_rules
+from .loader import loader_rules
+from .model import ORDER, Finding, Rule
+from .runtime import gpu_arch_rules, runtime_rules
+from .tensorflow import tensorflow_rules
+from .variables import device_rules, path_rules, windows_rules
+
+__all__ = ["RULES", "diagnose"]
+
+
+def process_rules(env: Environment) -> Iterator[Finding]:
+    """Frameworks that share one process (:mod:`.process`), imported only where two GPU frameworks are installed:
+    a host with one pays nothing for the order model."""
+    if sum(build.is_cuda_build is not False and bool(build.loads) for build in env.frameworks) < 2:
+        return
+    from .process import process_rules as rules
+
+    yield from rules(env)
+
+
+RULES: tuple[Rule, ...] = (
+    driver_rules,
+    gpu_rules,
+    runtime_rules,
+    gpu_arch_rules,
+    tensorflow_rules,
+    framework_rules,
+    cudnn_rules,
+    loader_rules,
+    path_rules,
+    device_rules,
+    windows_rules,
+    process_rules,  # frameworks that share one process: .process
+)
+
+
+def diagnose(env: Environment, rules: tuple[Rule, ...] = RULES) -> list[Finding]:
+    """All findings, errors first, each once, in a stable order."""
+    seen: set[tuple[str, str]] = set()
+    findings = []
+    for rule in rules:
+        for finding in rule(env):
+            key = (finding.code, finding.summary)
+            if key not in seen:
+                seen.add(key)
+                findings.append(finding)
+    return sorted(findings, key=lambda f: ORDER[f.severity])
