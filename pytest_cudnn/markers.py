@@ -336,7 +336,9 @@ def _judge_copy(
     if copy is None:
         who = phrases.framework(judged.name) if judged is not None else "the loader"
         if judged is not None and not judged.gpu_build:
-            return _fail(requirement, f"{_where(judged)} (a CPU-only build)", judged.cause, judged.finding)
+            return _fail(requirement, _cpu_only(judged), judged.cause, judged.finding)
+        if judged is not None and kind == "cuda" and judged.static_runtime:
+            return _judge_static(requirement, judged)
         return _fail(requirement, f"no {label} {who} can find", f"{kind}-missing")
     users = [f"{phrases.framework(b.name)} {b.version or ''}".strip() for b in loaded_by(diagnosis.env, copy)]
     where = phrases.copy(copy, *([f"loaded by {' and '.join(users)}"] if users else []))
@@ -352,6 +354,24 @@ def _judge_copy(
             return _fail(requirement, where, judged.cause, judged.finding)
         return _fail(requirement, f"{where}; {framework_label(judged.build)}: {judged.summary}", judged.cause)
     return _ok(requirement)
+
+
+def _judge_static(requirement: Requirement, judged: FrameworkJudgement) -> Outcome:
+    """A CUDA requirement on a framework that links its runtime statically (CuPy): judged by the CUDA it was built
+    for, as its files say; there is no libcudart of its own to look at."""
+    fact = judged.build.cuda
+    where = f"{framework_label(judged.build)}'s own CUDA runtime, linked into it"
+    where += f": CUDA {fact.value} ({fact.how})" if fact is not None else " (its CUDA release unread)"
+    if not _contains(requirement.spec, fact.value if fact is not None else None):
+        return _fail(requirement, where, _version_cause(requirement))
+    if not judged.ok:
+        return _fail(requirement, where, judged.cause, judged.finding)
+    return _ok(requirement)
+
+
+def _cpu_only(judged: FrameworkJudgement) -> str:
+    """Where a CPU-only build is; "(a CPU-only build)" only where no finding will say so."""
+    return _where(judged) + ("" if judged.finding is not None else " (a CPU-only build)")
 
 
 def _judge_gpu(requirement: Requirement, env: Environment, device: CudaDevice | None) -> Outcome:
@@ -392,7 +412,7 @@ def _judge_framework(requirement: Requirement, diagnosis: Diagnosis) -> Outcome:
     if not requirement.gpu or judged.ok:
         return _ok(requirement)
     if not judged.gpu_build and judged.build.state is State.FOUND:
-        return _fail(requirement, where + " (a CPU-only build)", judged.cause, judged.finding)
+        return _fail(requirement, _cpu_only(judged), judged.cause, judged.finding)
     if judged.host_wide:
         return _fail(requirement, judged.summary.removeprefix("cannot run: "), judged.cause, judged.finding,
                      found_is_finding=judged.finding is not None)  # fmt: skip

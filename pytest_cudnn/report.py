@@ -339,7 +339,7 @@ def doctor_text(diagnosis: Diagnosis, verdict: Verdict | None = None, *, source:
     lines += _copies_block("CUDA runtime", [_runtime_line(r) for r in env.cuda_runtimes], "none found")
     lines += _copies_block("cuDNN", [_cudnn_line(c) for c in env.cudnns], "none found")
     lines += _tensorflow_lines(env)
-    for build in sorted(env.frameworks, key=lambda b: b.name != "tensorflow"):
+    for build in sorted((judged.build for judged in diagnosis.frameworks), key=lambda b: b.name != "tensorflow"):
         lines += _framework_lines(diagnosis, build)
     if env.resolutions:
         lines += ["", "Loader resolution"]
@@ -468,7 +468,7 @@ def header_lines(
         f"pytest-cudnn: {_driver_headline(env, findings)}{origin}",
         "pytest-cudnn: " + ", ".join(parts),
         *summarised(
-            env.frameworks,
+            [judged.build for judged in diagnosis.frameworks],
             _HEADER_ROWS,
             lambda build: [f"pytest-cudnn: {_framework_headline(diagnosis, build)}"],
             "frameworks",

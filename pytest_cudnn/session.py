@@ -280,6 +280,7 @@ class GpuRun:
         outcome = judge(requirement, diagnosis)
         judged = copy_for(requirement, diagnosis)
         cudnn = judged[0][1] if judged else None
+        owner = judged[0][0] if judged else None
         device = self.device()
         if not outcome.ok or not isinstance(cudnn, Cudnn) or device is None:
             self.records.refuse_in_fixture(outcome)
@@ -292,7 +293,9 @@ class GpuRun:
             self.records.refuse_in_fixture(Outcome(False, message, "cudnn-create-failed"))
         # The device is chosen through a runtime of the CUDA major this cuDNN was built for, never another one.
         major = (cudnn.cudart_version or "").partition(".")[0]
-        runtime = selected_runtime(env, SpecifierSet(f"=={major}.*")) if major.isdigit() else None
+        runtime = owner.runtime if owner is not None and owner.runtime is not None else None
+        if runtime is None or (runtime.version or "").partition(".")[0] != major:  # its framework's, else the loader's
+            runtime = selected_runtime(env, SpecifierSet(f"=={major}.*")) if major.isdigit() else None
         runtime_path = runtime.path if runtime and (runtime.version or "").partition(".")[0] == major else None
         try:
             return create_cudnn_handle(

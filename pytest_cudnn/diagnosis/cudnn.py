@@ -124,7 +124,7 @@ def _cudnn_copy(env: Environment, cudnn: Cudnn) -> Iterator[Finding]:
             failure_fix(cudnn.failure, cudnn.reason, "cuDNN"),
             (cudnn.path,),
         )
-    elif cudnn.create_status not in (None, 0) and gpus_with_capability(env):
+    elif cudnn.create_status not in (None, 0) and env.driver.gpus:
         # Any copy, not only the stack's: a framework's own copy that cannot make a handle stops the tests that
         # use it (the doctor once printed "cudnnCreate: 1001" for torch's copy and raised nothing).
         last = f"; cuDNN says: {cudnn.last_error}" if cudnn.last_error else ""

@@ -8,7 +8,7 @@ it carries. Across frameworks: two that load different copies of one name, of wh
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import TypeVar
 
 from .. import phrases
@@ -340,21 +340,25 @@ def _copy_text(env: Environment, load: LoadedLibrary) -> str:
 _HOST_WIDE = ("driver", "gpu", "environment")
 
 
-def concerns(build: FrameworkBuild, finding: Finding) -> bool:
-    """Whether ``finding`` is about ``build``: its folder or a copy it loads, TensorFlow's own rules for
-    TensorFlow, or the host every framework runs on."""
+def concerns(build: FrameworkBuild, finding: Finding, copies: Collection[str] = (), read: bool = True) -> bool:
+    """Whether ``finding`` is about ``build``: its folder or a copy it loads (its loads, or ``copies``: those the
+    judgement found for it another way), TensorFlow's own rules for TensorFlow, or the host every framework runs on.
+    ``read``: whether its own search was read; where it was not, the stack's findings about the copies it would get
+    stand for it, and so does a missing CUDA runtime."""
     if finding.component == "tensorflow":
         return build.name == "tensorflow"
-    if finding.component == "loader" and not _own_rules(build):
+    if finding.component == "loader" and read and not _own_rules(build):
         # Which copy wins a plain dlopen or TensorFlow's search: this framework's own search is in its loads.
         return False
-    if set(finding.subjects) & _uses(build):
+    if set(finding.subjects) & (_uses(build) | set(copies)):
         return True
-    if build.name == "tensorflow" and finding.component in ("cuda-runtime", "cudnn", "loader") and not build.loads:
-        return True  # TensorFlow's copies, judged by the stack rules when its own search was not read
+    if not read and not finding.subjects and finding.component == "cuda-runtime":
+        return True  # no CUDA runtime anywhere, and nothing read says this framework brings its own
     return finding.component in _HOST_WIDE and not finding.subjects
 
 
-def blocking_finding(build: FrameworkBuild, findings: Sequence[Finding]) -> Finding | None:
-    """The first error that stops ``build`` from running GPU work here."""
-    return next((f for f in findings if f.severity is Severity.ERROR and concerns(build, f)), None)
+def blocking_finding(
+    build: FrameworkBuild, findings: Sequence[Finding], copies: Collection[str] = (), read: bool = True
+) -> Finding | None:
+    """The first error that stops ``build`` from running GPU work here (``copies``, ``read``: see :func:`concerns`)."""
+    return next((f for f in findings if f.severity is Severity.ERROR and concerns(build, f, copies, read)), None)

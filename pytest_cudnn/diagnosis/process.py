@@ -150,11 +150,20 @@ def imports(env: Environment, order: Sequence[str], judged: _Judged | None = Non
                     judged[key] = _refusal(env, build, dataclasses.replace(load, path=path), given_by)
                 if (refusal := judged[key]) is not None:
                     refusals.append(refusal)
-        for load in build.loads:
-            if load.path is not None:
-                mapped.setdefault(load.name, (load.path, name))
+        if _maps_at_import(build):
+            for load in build.loads:
+                if load.path is not None and load.required:
+                    mapped.setdefault(load.name, (load.path, name))
         turns.append(Turn(name, before, tuple(libraries), tuple(missing), tuple(refusals)))
     return tuple(turns)
+
+
+def _maps_at_import(build: FrameworkBuild) -> bool:
+    """Whether importing ``build`` maps what it loads (its registry entry says; CuPy loads on first use)."""
+    from ..frameworks import framework
+
+    entry = framework(build.name)
+    return entry is None or entry.loads_at_import
 
 
 def _refusal(env: Environment, build: FrameworkBuild, load: LoadedLibrary, given_by: str | None) -> Refusal | None:

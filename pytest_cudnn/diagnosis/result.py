@@ -16,12 +16,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..compat.cupy import STATIC_CUDA_RUNTIME
 from ..environment import BuildFact, CudaRuntime, Cudnn, Environment, FrameworkBuild, State
 from .frameworks import blocking_finding
 from .model import Finding, Severity, Verdict, verdict
 from .rules import diagnose
 from .stack import (
     framework_copies,
+    loader_copies,
     no_device_cause,
     selected_cudnn,
     selected_runtime,
@@ -58,6 +60,7 @@ class FrameworkJudgement:
     host_wide: bool  # stopped by the host (no driver, no visible device), not by anything of its own
     runtime: CudaRuntime | None  # the CUDA runtime it loads, as probed
     cudnn: Cudnn | None  # the cuDNN it loads, as probed
+    copies_read: bool = True  # its own search said which copies; False: those a plain dlopen gives stand for them
 
     @property
     def name(self) -> str:
@@ -75,6 +78,11 @@ class FrameworkJudgement:
     @property
     def verdict(self) -> Verdict:
         return Verdict(self.ok, self.summary)
+
+    @property
+    def static_runtime(self) -> bool:
+        """Its CUDA runtime is linked into its own objects (CuPy, "cupy-static-cudart"): no libcudart is its."""
+        return self.name in {name for name, _ in STATIC_CUDA_RUNTIME}
 
 
 @dataclass(frozen=True)
@@ -94,28 +102,35 @@ class Diagnosis:
 
     def copies_for(self, kind: type[Cudnn] | type[CudaRuntime]) -> list[tuple[FrameworkJudgement | None, str]]:
         """Who must meet a cuDNN (or CUDA runtime) requirement that names no framework, with the path of the copy
-        each loads: every installed GPU framework that loads one. None of them loads one: ``[(None, "")]``, the
-        loader's copy (which the caller selects by the requirement's specifier)."""
+        each loads: every installed GPU framework that loads one (for the CUDA runtime, a framework that links its
+        own statically too, with no path). None of them loads one: ``[(None, "")]``, the loader's copy (which the
+        caller selects by the requirement's specifier)."""
         users: list[tuple[FrameworkJudgement | None, str]] = []
         for judged in self.frameworks:
             copy = judged.cudnn if kind is Cudnn else judged.runtime
             if judged.gpu_build and copy is not None:
                 users.append((judged, copy.path))
+            elif judged.gpu_build and kind is CudaRuntime and judged.static_runtime:
+                users.append((judged, ""))
         return users or [(None, "")]
 
 
-def loaded_copies_of(env: Environment, build: FrameworkBuild) -> tuple[CudaRuntime | None, Cudnn | None]:
-    """The CUDA runtime and cuDNN ``build`` loads: those its own search gives it (its loads), or for TensorFlow
-    without them, those its loader model picks; None where it finds none (never another copy in its place)."""
-    if build.state is not State.FOUND:
-        return None, None
+def loaded_copies_of(env: Environment, build: FrameworkBuild) -> tuple[CudaRuntime | None, Cudnn | None, bool]:
+    """The CUDA runtime and cuDNN ``build`` loads, and whether its own search said so: those of its loads; for
+    TensorFlow without them, those its loader model picks; for a framework whose search was not read (Windows, an
+    older snapshot, an object that could not be read), those a plain dlopen gives (not read). A framework that links
+    its CUDA runtime statically (CuPy) loads none."""
+    if build.state is not State.FOUND or build.is_cuda_build is False:
+        return None, None, True
+    static = build.name in {name for name, _ in STATIC_CUDA_RUNTIME}
     if build.loads:
         copies = framework_copies(env, build)
         runtime = next((c for c in copies if isinstance(c, CudaRuntime)), None)
-        return runtime, next((c for c in copies if isinstance(c, Cudnn)), None)
+        return runtime, next((c for c in copies if isinstance(c, Cudnn)), None), True
     if build.name == "tensorflow":
-        return stack_runtime(env), stack_cudnn(env)
-    return None, None
+        return stack_runtime(env), stack_cudnn(env), True
+    runtime, cudnn = loader_copies(env)
+    return (None if static else runtime), cudnn, False
 
 
 def host_blocker(env: Environment, findings: tuple[Finding, ...]) -> HostBlocker | None:
@@ -135,12 +150,13 @@ def host_blocker(env: Environment, findings: tuple[Finding, ...]) -> HostBlocker
 def _judge(
     env: Environment, build: FrameworkBuild, findings: tuple[Finding, ...], host: HostBlocker | None
 ) -> FrameworkJudgement:
-    runtime, cudnn = loaded_copies_of(env, build)
+    runtime, cudnn, read = loaded_copies_of(env, build)
+    copies = tuple(copy.path for copy in (runtime, cudnn) if copy is not None)
 
     def judged(
         ok: bool, summary: str, cause: str, finding: Finding | None = None, host_wide: bool = False
     ) -> FrameworkJudgement:
-        return FrameworkJudgement(build, ok, summary, cause, finding, host_wide, runtime, cudnn)
+        return FrameworkJudgement(build, ok, summary, cause, finding, host_wide, runtime, cudnn, read)
 
     if build.state is not State.FOUND:
         return judged(False, f"not readable: {build.reason or build.state.value}", "framework-unreadable")
@@ -155,7 +171,7 @@ def _judge(
         return judged(False, "it will not use the GPU", cause, cpu_only)
     if host is not None:
         return judged(False, f"cannot run: {host.reason}", host.cause, host.finding, host_wide=True)
-    error = blocking_finding(build, findings)
+    error = blocking_finding(build, findings, copies, read)
     if error is not None:
         return judged(False, f"cannot run: {error.summary}", error.code, error)
     return judged(True, "can run GPU work here", "")

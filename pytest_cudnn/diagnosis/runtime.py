@@ -35,8 +35,14 @@ from .stack import (
     visible_gpus,
 )
 
-# Frameworks whose driver floor is judged by the framework rules, for the runtime copy they load.
-_FRAMEWORK_JUDGED = ("torch", "jax")
+
+def _framework_judged() -> tuple[str, ...]:
+    """Frameworks whose driver floor is judged by the framework rules, for the runtime copy they load: every
+    registry entry that says what it loads and has no rules of its own (TensorFlow's are the stack's)."""
+    from ..frameworks import REGISTRY
+
+    return tuple(entry.name for entry in REGISTRY if entry.loads is not None and not entry.own_rules)
+
 
 # CUDA runtime --------------------------------------------------------------------------------------
 
@@ -107,7 +113,7 @@ def _runtime_cannot_run(env: Environment, runtime: CudaRuntime) -> Iterator[Find
     if runtime.state is not State.FOUND:
         return
     too_old = list(_driver_for(env, runtime))
-    if not loaded_by(env, runtime, _FRAMEWORK_JUDGED):
+    if not loaded_by(env, runtime, _framework_judged()):
         yield from too_old  # a copy PyTorch or JAX loads: framework-driver-too-old says it, naming the framework
     status = runtime.device_count_status
     if too_old or env.driver.state is not State.FOUND or status in (None, 0):

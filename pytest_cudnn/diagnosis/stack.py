@@ -240,6 +240,18 @@ def no_device_cause(env: Environment, visible: VisibleDevices) -> str | None:
     return "cuda-visible-devices-hides-all"
 
 
+def loader_copies(env: Environment) -> tuple[CudaRuntime | None, Cudnn | None]:
+    """The CUDA runtime and cuDNN the stack uses (TensorFlow's search where TensorFlow is there), else those a plain
+    dlopen gives (the newest winning copy of each): what a framework whose own search was not read (Windows, an older
+    snapshot) is judged by."""
+    runtime = stack_runtime(env) or _pick(loader_winners(env, env.cuda_runtimes), None)
+    cudnn = stack_cudnn(env) or _pick(loader_winners(env, env.cudnns), None)
+    return (
+        runtime if isinstance(runtime, CudaRuntime) else None,
+        cudnn if isinstance(cudnn, Cudnn) else None,
+    )
+
+
 def loader_winners(env: Environment, copies: Sequence[Copy]) -> list[Copy]:
     """Copies that win the plain-dlopen search for their own soname."""
     winners: list[Copy] = []

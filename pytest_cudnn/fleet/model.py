@@ -41,10 +41,11 @@ class GpuModel:
 class FrameworkVerdict:
     """One entry of a report's ``frameworks``: whether that framework can run GPU work on the runner."""
 
-    name: str  # the import name: "torch", "jax", "tensorflow", "cupy"
+    name: str  # the import name: "torch", "jax", "tensorflow", "cupy", "onnxruntime"
     version: str | None
     ok: bool
     summary: str
+    cause: str | None = None  # what the runner decided stops it (a finding's code); None when it can run
 
 
 @dataclass(frozen=True)

@@ -72,6 +72,7 @@ class _Framework:
     version: str | None
     ok: bool
     summary: str
+    cause: str | None = None
 
 
 @dataclass(frozen=True)
@@ -165,11 +166,15 @@ def _check_kind(data: Any) -> dict[str, Any]:
         raise ReportError("is a snapshot (pytest-cudnn snapshot), not a report: pytest --gpu-report PATH writes one")
     if schema == FLEET_SCHEMA:
         raise ReportError("is a fleet view (pytest-cudnn fleet --json), not a runner's report")
+    if schema is not None and schema != REPORT_SCHEMA:
+        raise ReportError(f"schema: {clip(repr(schema), 60)}, not a pytest-cudnn report ({REPORT_SCHEMA!r})")
     version = data.get("schema_version", 1)
-    if schema == REPORT_SCHEMA and (not isinstance(version, int) or version > REPORT_SCHEMA_VERSION):
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ReportError(f"schema_version: expected a whole number from 1, got {clip(repr(version), 40)}")
+    if version > REPORT_SCHEMA_VERSION:
         raise ReportError(
-            f"schema_version: {clip(repr(version), 40)}, newer than this pytest-cudnn reads "
-            f"(1 to {REPORT_SCHEMA_VERSION}): upgrade pytest-cudnn"
+            f"schema_version: {version}, newer than this pytest-cudnn reads (1 to {REPORT_SCHEMA_VERSION}): "
+            "upgrade pytest-cudnn"
         )
     if "environment" not in data:
         raise ReportError("is not a pytest-cudnn report: it has no 'environment' (pytest --gpu-report PATH writes one)")
@@ -226,7 +231,9 @@ def _runner(name: str, path: str, data: Any) -> Runner:
         verdict=verdict.summary,
         require_gpu=require_gpu,
         stack=_stack(
-            env, tuple(FrameworkVerdict(f.name, f.version, f.ok, f.summary) for f in frameworks), report.get("in_use")
+            env,
+            tuple(FrameworkVerdict(f.name, f.version, f.ok, f.summary, f.cause) for f in frameworks),
+            report.get("in_use"),
         ),
         findings=tuple(FleetFinding(f.code, f.severity.value, f.summary) for f in findings),
         tests=entries,

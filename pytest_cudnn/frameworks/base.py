@@ -65,6 +65,9 @@ class Framework(NamedTuple):
     # What it says of a library its search cannot find (e.g. a way its own API loads it); None: the generic words.
     unloadable: Callable[[Environment, FrameworkBuild, LoadedLibrary], Unloadable | None] | None = None
     kernels_in_fatbin: bool = False  # its own fatbins hold its kernels: judge the GPUs against them
+    # Whether what it loads is in the process once it is imported (torch's preloads, JAX's): another framework
+    # imported after it gets those copies. CuPy loads each library on first use, so it hands over nothing at import.
+    loads_at_import: bool = True
     own_rules: bool = False  # TensorFlow: its CPU build, driver, cuDNN and kernels are judged by its own module
 
     @property

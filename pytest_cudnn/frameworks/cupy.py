@@ -36,4 +36,5 @@ FRAMEWORK = Framework(
     install_hint="pip install cupy-cuda12x (or cupy-cuda13x), the wheel for the CUDA major of this host's driver",
     read=_read,
     loads=_loads,
+    loads_at_import=False,
 )

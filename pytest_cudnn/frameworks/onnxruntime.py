@@ -77,7 +77,7 @@ def _read(reading: Reading) -> FrameworkBuild:
         info = build_info(read_regular(info_path, 1 << 16).decode("utf-8", "replace"))
     except FileNotFoundError:
         problems.append(f"{info_path} is missing")
-    except (OSError, FileRefused, SyntaxError, ValueError) as error:
+    except (OSError, FileRefused, SyntaxError, ValueError, RecursionError, MemoryError) as error:
         problems.append(f"{info_path} cannot be read: {error}")
     # The CPU and GPU packages share the onnxruntime/ folder: with both installed, the files are the last one's.
     both = [name for name in _DISTRIBUTIONS if metadata_of(site, name)]
@@ -172,6 +172,24 @@ def _cudnn_problem(build: FrameworkBuild, cudnn: Cudnn, lowest: Version | None, 
     return CudnnProblem(problem, "ort-cuda-ep-requirements")
 
 
+def _maps_at_import(build: FrameworkBuild) -> bool:
+    from . import framework
+
+    entry = framework(build.name)
+    return entry is None or entry.loads_at_import
+
+
+def _has_preload(version: str | None) -> bool:
+    """Whether this release has ``onnxruntime.preload_dlls()``: 1.21.0 and later (microsoft/onnxruntime#23674;
+    ONNX Runtime's CUDA EP docs, 'Preload DLLs': 'Since version 1.21.0')."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(version or "").release[:2] >= (1, 21)
+    except InvalidVersion:
+        return False
+
+
 def _unloadable(env: Environment, build: FrameworkBuild, load: LoadedLibrary) -> Unloadable | None:
     """A library the provider's plain search cannot find: which of its ways would put it in the process."""
     missing = [item.name for item in build.loads if item.required and item.path is None]
@@ -182,9 +200,12 @@ def _unloadable(env: Environment, build: FrameworkBuild, load: LoadedLibrary) ->
         for other in env.frameworks
         if other.name != build.name
         and other.is_cuda_build is not False
-        # Whatever it maps, preloads included, is in the process once it is imported.
-        and all(any(item.name == name and item.path for item in other.loads) for name in missing)
+        and _maps_at_import(other)
+        # Whatever it maps at import, preloads included, is in the process once it is imported.
+        and all(any(item.name == name and item.path and item.required for item in other.loads) for name in missing)
     ]
+    if not _has_preload(build.version):
+        mine = []  # onnxruntime.preload_dlls() arrived in 1.21.0 ("ort-preload-dlls")
     from .. import phrases
 
     ways = []

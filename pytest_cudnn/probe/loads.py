@@ -59,6 +59,7 @@ class Search:
     exists: Callable[[str], bool] = os.path.isfile
     # The host's variables a framework's own search reads (CuPy's locator: CONDA_PREFIX, CUDA_PATH, CUDA_HOME).
     variables: Mapping[str, str] = field(default_factory=dict, compare=False)
+    by_name: dict[str, str] = field(default_factory=dict, compare=False)  # the ldconfig cache's first file per name
     # Search orders by requester, for a placeholder name: TensorFlow 2.21's RUNPATH has 668 entries, and expanding
     # them again for each of the 8 names it dlopens took 50 ms.
     orders: dict[str | None, loader.SearchOrder] = field(default_factory=dict, compare=False)
@@ -84,7 +85,10 @@ class Search:
     def _cached(self, name: str) -> loader.Step | None:
         """The ldconfig cache's file for ``name``, which the placeholder's template cannot hold: the cache is
         looked up by name, between DT_RUNPATH and the default folders (the objects read here are not nodeflib)."""
-        path = next((path for entry, path in self.process.ldconfig if entry == name), None)
+        if not self.by_name:  # the cache's first file of each name, read once: a lookup per name is then O(1)
+            for entry, found in self.process.ldconfig:
+                self.by_name.setdefault(entry, found)
+        path = self.by_name.get(name)
         if path is None:
             return None
         return loader.Step(

@@ -65,16 +65,34 @@ def pathfinder_site_dirs() -> tuple[str, ...]:
 
 
 def places(variables: Mapping[str, str]) -> Places:
+    """Where the locator looks besides the wheels. A relative CONDA_PREFIX, CUDA_PATH or CUDA_HOME would be searched
+    from whatever folder the process runs in: never searched here, as a relative LD_LIBRARY_PATH entry is not."""
+
+    def absolute(value: str | None) -> str | None:
+        return value if value and os.path.isabs(value) else None
+
     return Places(
         pathfinder_site_dirs(),
-        variables.get("CONDA_PREFIX") or None,
-        variables.get("CUDA_PATH") or variables.get("CUDA_HOME") or None,
+        absolute(variables.get("CONDA_PREFIX")),
+        absolute(variables.get("CUDA_PATH") or variables.get("CUDA_HOME")),
     )
+
+
+def uses_pathfinder(build: FrameworkBuild) -> bool:
+    """Whether this CuPy finds its libraries through ``cuda.pathfinder``: CuPy 14 and later, the releases the loading
+    rule was read from ("cupy-pathfinder-loads"). An older CuPy loads them its own way, not modelled: its loads are
+    then not read, and it is judged by what a plain dlopen gives."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(build.version or "").release[0] >= 14
+    except InvalidVersion:
+        return False
 
 
 def cupy_loads(build: FrameworkBuild, search: Search, where: Places) -> tuple[LoadedLibrary, ...]:
     """What ``load_nvidia_dynamic_lib`` gives CuPy for each library it loads, by pathfinder's documented order."""
-    if build.name != "cupy" or build.is_cuda_build is False:
+    if build.name != "cupy" or build.is_cuda_build is False or not uses_pathfinder(build):
         return ()
     done: dict[str, LoadedLibrary] = {}
     for library in CUPY_LIBRARIES:
@@ -144,7 +162,7 @@ def _in_folders(library: PathfinderLibrary, folders: Sequence[str], exists: Call
 def pathfinder_job(build: FrameworkBuild, site_path: Sequence[str]) -> PathfinderJob | None:
     """The probe child's job that runs ``cuda.pathfinder``'s own search for CuPy's libraries, when the locator is
     installed on ``site_path`` (found as the import system would; not imported here)."""
-    if build.name != "cupy" or build.is_cuda_build is False:
+    if build.name != "cupy" or build.is_cuda_build is False or not uses_pathfinder(build):
         return None
     if not any(os.path.isfile(os.path.join(entry, "cuda", "pathfinder", "__init__.py")) for entry in site_path):
         return None
