@@ -763,7 +763,8 @@ def test_fleet_imports_no_framework_no_pytest_and_never_probes(tmp_path: Path) -
     code = (
         "import sys; from pytest_cudnn.cli import main; code = main(['fleet', '--json', *sys.argv[1:]]);"
         "watched = ('pytest', 'tensorflow', 'torch', 'jax', 'cupy', 'ctypes', 'pytest_cudnn.probe',"
-        " 'pytest_cudnn.native.isolation', 'pytest_cudnn.native.calls', 'pytest_cudnn.probing');"  # protocol: types only
+        # native/protocol.py (the model's failure kinds) holds types only: importing it runs nothing
+        " 'pytest_cudnn.native.isolation', 'pytest_cudnn.native.calls', 'pytest_cudnn.probing');"
         "print(code, sorted(m for m in watched if m in sys.modules), file=sys.stderr)"
     )
     completed = subprocess.run([sys.executable, "-c", code, first, second], capture_output=True, text=True, check=False)

@@ -471,7 +471,10 @@ def test_requires_tensorflow_gpu_false_accepts_a_cpu_build(pytester: pytest.Pyte
     )
     result = pytester.runpytest("-rs", "--gpu-env", snapshot(pytester, b.build()))
     result.assert_outcomes(passed=1, skipped=1)
-    result.stdout.fnmatch_lines(["*(a CPU-only build); TensorFlow 2.15.0 (tensorflow) is a CPU-only build*"])
+    # Said once, by the finding (the skip once said "(a CPU-only build); ... is a CPU-only build").
+    result.stdout.fnmatch_lines(
+        ["*found TensorFlow 2.15.0 (tensorflow) at *; TensorFlow 2.15.0 (tensorflow) is a CPU-only build*"]
+    )
 
 
 def test_gpu_report_records_environment_findings_and_each_test(pytester: pytest.Pytester) -> None:

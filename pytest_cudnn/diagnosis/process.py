@@ -152,7 +152,7 @@ def imports(env: Environment, order: Sequence[str], judged: _Judged | None = Non
                     refusals.append(refusal)
         if _maps_at_import(build):
             for load in build.loads:
-                if load.path is not None and load.required:
+                if load.path is not None:  # preloads it never asks for too: they are mapped all the same
                     mapped.setdefault(load.name, (load.path, name))
         turns.append(Turn(name, before, tuple(libraries), tuple(missing), tuple(refusals)))
     return tuple(turns)

@@ -202,7 +202,7 @@ def _unloadable(env: Environment, build: FrameworkBuild, load: LoadedLibrary) ->
         and other.is_cuda_build is not False
         and _maps_at_import(other)
         # Whatever it maps at import, preloads included, is in the process once it is imported.
-        and all(any(item.name == name and item.path and item.required for item in other.loads) for name in missing)
+        and all(any(item.name == name and item.path for item in other.loads) for name in missing)
     ]
     if not _has_preload(build.version):
         mine = []  # onnxruntime.preload_dlls() arrived in 1.21.0 ("ort-preload-dlls")
