@@ -360,5 +360,9 @@ def concerns(build: FrameworkBuild, finding: Finding, copies: Collection[str] = 
 def blocking_finding(
     build: FrameworkBuild, findings: Sequence[Finding], copies: Collection[str] = (), read: bool = True
 ) -> Finding | None:
-    """The first error that stops ``build`` from running GPU work here (``copies``, ``read``: see :func:`concerns`)."""
-    return next((f for f in findings if f.severity is Severity.ERROR and concerns(build, f, copies, read)), None)
+    """The first error that stops ``build`` from running GPU work here (``copies``, ``read``: see :func:`concerns`):
+    one about it or its copies first; where its own search was not read, "no CUDA runtime anywhere" only after."""
+    errors = [f for f in findings if f.severity is Severity.ERROR]
+    return next((f for f in errors if concerns(build, f, copies)), None) or next(
+        (f for f in errors if concerns(build, f, copies, read)), None
+    )

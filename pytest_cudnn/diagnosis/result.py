@@ -171,7 +171,9 @@ def _judge(
         return judged(False, "it will not use the GPU", cause, cpu_only)
     if host is not None:
         return judged(False, f"cannot run: {host.reason}", host.cause, host.finding, host_wide=True)
-    error = blocking_finding(build, findings, copies, read)
+    # Its objects unread too (a provider file missing, an ELF that could not be read): nothing says it brings its
+    # own CUDA runtime, so no runtime anywhere stops it. With its objects read (Windows, an older snapshot), not so.
+    error = blocking_finding(build, findings, copies, read or bool(build.objects))
     if error is not None:
         return judged(False, f"cannot run: {error.summary}", error.code, error)
     return judged(True, "can run GPU work here", "")
