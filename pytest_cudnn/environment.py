@@ -29,6 +29,7 @@ __all__ = [
     "ALLOWED_VARIABLES",
     "INSTALL_VARIABLES",
     "MAX_SNAPSHOT_BYTES",
+    "OBJECT_MISSING",
     "SCHEMA",
     "SCHEMA_VERSION",
     "WINDOWS_ONLY_VARIABLES",
@@ -312,6 +313,10 @@ class Pin:
     package: str  # the distribution it names, as written
     specifier: str  # "==9.26.0.51", ">=9.8,<10"
     installed: str | None  # that distribution's version in the framework's own site folder; None: not there
+
+
+# The reason of a framework's own object that is not where its package needs it (LinkedObject.reason).
+OBJECT_MISSING = "missing: no such file"
 
 
 @dataclass(frozen=True)

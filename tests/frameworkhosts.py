@@ -213,13 +213,16 @@ def plant_torch(
     rpath: str = TORCH_RPATH,
     sass: Sequence[str] = ("sm_75", "sm_80"),
     pins: Sequence[str] = ("nvidia-cudnn-cu13==9.26.0.51",),
+    global_deps: bool = True,
 ) -> Path:
     """torch as its wheel lays it out in ``site``; returns the package folder ``<site>/torch``:
 
     * ``torch/__init__.py`` (raises if imported), ``torch/version.py`` (``__version__``, ``cuda``: None for a CPU
       build), ``torch/include/caffe2/core/macros.h`` (``{"CUDNN_VERSION", "9.26.0"}``, ``{"CUDA_VERSION", ...}``,
       ``{"USE_CUDNN", "ON"}``; OFF and no versions for a CPU build or ``cudnn`` None);
-    * ``torch/lib/libtorch_cuda.so`` for a CUDA build (see :func:`libtorch_cuda`), none for a CPU build;
+    * ``torch/lib/libtorch_cuda.so`` for a CUDA build (see :func:`libtorch_cuda`), none for a CPU build, and (with
+      ``global_deps``) ``torch/lib/libtorch_global_deps.so``, which `import torch` loads first: a stand-in that
+      needs no CUDA library (the real one needs libcudart; tests/test_framework_process.py plants that one);
     * ``torch-<version>.dist-info/METADATA`` with Name, Version and a ``Requires-Dist`` line per pin.
     """
     package = site / "torch"
@@ -239,6 +242,9 @@ def plant_torch(
     (package / "include" / "caffe2" / "core" / "macros.h").write_text("\n".join(macros) + "\n")
     if cuda is not None:
         _copy(libtorch_cuda(compiler, needed, rpath, sass), package / "lib" / "libtorch_cuda.so")
+        if global_deps:
+            deps = compiler.compile("libtorch_global_deps.so", ["gcc", "-shared", "-fPIC", "-O0"], DLOPEN_SOURCE, ".c")
+            _copy(deps, package / "lib" / "libtorch_global_deps.so")
     _distribution(compiler, site, "torch", version, ["filelock", *pins], top_level="torch")
     return package
 

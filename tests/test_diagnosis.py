@@ -9,7 +9,16 @@ import pytest
 
 from pytest_cudnn.compat.sources import SOURCES
 from pytest_cudnn.diagnosis import CODES, Finding, Severity, diagnose, verdict
-from pytest_cudnn.environment import Environment, Failure, PathCheck, State, Unreadable, Via
+from pytest_cudnn.environment import (
+    OBJECT_MISSING,
+    Environment,
+    Failure,
+    LinkedObject,
+    PathCheck,
+    State,
+    Unreadable,
+    Via,
+)
 
 from .envbuilder import SITE, WHEEL_CUDNN, EnvBuilder, gpu, mig, missing_load, partitioned, rpath_load
 from .test_diagnosis_process import tf_needs_cusolver
@@ -228,6 +237,29 @@ def torch_without_nvml(driver_raw: int) -> Case:
         b = EnvBuilder().without_driver()
         b.runtime(TORCH_CUDART, 13020, (Via.PIP_WHEEL,), rank=None, driver_raw=driver_raw, status=35)
         return b.with_torch(loads=(rpath_load(TORCH_CUDART),)).build()
+
+    return make
+
+
+def jax_missing(name: str) -> Case:
+    """JAX's plugin dlopens ``name`` and finds it nowhere: JAX imports, but cannot use the GPU."""
+
+    def make() -> Environment:
+        b = EnvBuilder().with_driver(version="580.65.06", cuda_version_raw=13000)
+        plugin = f"{SITE}/jax_plugins/xla_cuda12/xla_cuda_plugin.so"
+        return b.with_jax(loads=(missing_load(name, plugin, "dlopen"),)).build()
+
+    return make
+
+
+def torch_without(name: str) -> Case:
+    """PyTorch 2.15 whose own ``lib/<name>`` is not there (a half-removed install): `import torch` fails."""
+
+    def make() -> Environment:
+        env = torch_loading()()
+        [torch] = env.frameworks
+        gone = LinkedObject(f"{SITE}/torch/lib/{name}", None, (), None, None, (), (), OBJECT_MISSING)
+        return dataclasses.replace(env, frameworks=(dataclasses.replace(torch, objects=(gone, *torch.objects)),))
 
     return make
 
@@ -466,7 +498,14 @@ CASES: list[tuple[str, bool, Case]] = [
     ("framework-cudnn-mismatch", True, torch_loading(cudnn="9.1.0")),
     ("framework-cudnn-mismatch", True, torch_loading(cudnn="9.26.0", build="9.26.0", cc="7.0")),
     ("framework-cudnn-mismatch", False, torch_loading(cudnn="9.26.0", build="9.8.0")),
-    ("framework-library-missing", True, torch_missing("libcudnn.so.9")),
+    ("framework-library-missing", True, jax_missing("libcudnn.so.9")),
+    ("framework-library-missing", False, torch_missing("libcudnn.so.9")),  # torch's import fails: the next code
+    ("framework-import-library-missing", True, torch_missing("libcudnn.so.9")),
+    ("framework-import-library-missing", False, jax_missing("libcudnn.so.9")),  # a dlopen: JAX still imports
+    ("framework-import-library-missing", False, torch_loading()),
+    ("framework-import-object-missing", True, torch_without("libtorch_global_deps.so")),
+    ("framework-import-object-missing", False, torch_without("libc10_cuda.so")),  # not one the registry names
+    ("framework-import-object-missing", False, torch_loading()),
     ("framework-library-missing", False, torch_loading()),
     ("framework-copies-differ", True, torch_and_jax(f"{SITE}/other/nvidia/cudnn/lib/libcudnn.so.9")),
     ("framework-copies-differ", False, torch_and_jax(TORCH_CUDNN)),

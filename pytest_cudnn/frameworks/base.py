@@ -66,6 +66,9 @@ class Framework(NamedTuple):
     unloadable: Callable[[Environment, FrameworkBuild, LoadedLibrary], Unloadable | None] | None = None
     kernels_in_fatbin: bool = False  # its own fatbins hold its kernels: judge the GPUs against them
     own_rules: bool = False  # TensorFlow: its CPU build, driver, cuDNN and kernels are judged by its own module
+    # The shared objects of a CUDA build that `import <name>` itself loads, relative to its package folder: one
+    # missing, or a library in their DT_NEEDED that the loader cannot find, and the import fails.
+    import_objects: tuple[str, ...] = ()
 
     @property
     def marker(self) -> str:
