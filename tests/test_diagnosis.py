@@ -15,9 +15,13 @@ from pytest_cudnn.environment import (
     Failure,
     LinkedObject,
     PathCheck,
+    Pin,
+    RecordEntry,
     State,
     Unreadable,
     Via,
+    WheelCheck,
+    WheelFile,
 )
 
 from .envbuilder import SITE, WHEEL_CUDNN, EnvBuilder, gpu, mig, missing_load, partitioned, rpath_load
@@ -264,6 +268,29 @@ def torch_without(name: str) -> Case:
     return make
 
 
+def torch_wheel(overwritten: bool) -> Case:
+    """PyTorch pins nvidia-cudnn-cu13 and loads its libcudnn.so.9; nvidia-cudnn-cu12's RECORD lists that path too.
+    ``overwritten``: the file on disk is the cu12 wheel's (its size and hash), not the cu13 one's."""
+
+    def make() -> Environment:
+        env = torch_loading()()
+        [torch] = env.frameworks
+        pin = Pin("nvidia-cudnn-cu13==9.26.0.51", "nvidia-cudnn-cu13", "==9.26.0.51", "9.26.0.51")
+        cu13 = RecordEntry("nvidia-cudnn-cu13", "9.26.0.51", 107904, "cu13hash")
+        cu12 = RecordEntry("nvidia-cudnn-cu12", "9.28.0.50", 108000, "cu12hash")
+        on_disk = (108000, "cu12hash") if overwritten else (107904, "cu13hash")
+        record = f"{SITE}/nvidia_cudnn_cu13-9.26.0.51.dist-info/RECORD"
+        differing = ("nvidia/cudnn/lib/libcudnn.so.9",) if overwritten else ()
+        return dataclasses.replace(
+            env,
+            frameworks=(dataclasses.replace(torch, pins=(pin,)),),
+            wheel_files=(WheelFile(TORCH_CUDNN, *on_disk, (cu13, cu12)),),
+            wheel_checks=(WheelCheck("nvidia-cudnn-cu13", "9.26.0.51", record, 31, differing),),
+        )
+
+    return make
+
+
 def torch_missing(name: str) -> Case:
     def make() -> Environment:
         b = EnvBuilder().with_driver(version="580.65.06", cuda_version_raw=13000)
@@ -503,6 +530,8 @@ CASES: list[tuple[str, bool, Case]] = [
     ("framework-import-library-missing", True, torch_missing("libcudnn.so.9")),
     ("framework-import-library-missing", False, jax_missing("libcudnn.so.9")),  # a dlopen: JAX still imports
     ("framework-import-library-missing", False, torch_loading()),
+    ("wheel-files-overwritten", True, torch_wheel(overwritten=True)),
+    ("wheel-files-overwritten", False, torch_wheel(overwritten=False)),
     ("framework-import-object-missing", True, torch_without("libtorch_global_deps.so")),
     ("framework-import-object-missing", False, torch_without("libc10_cuda.so")),  # not one the registry names
     ("framework-import-object-missing", False, torch_loading()),

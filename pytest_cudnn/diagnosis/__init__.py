@@ -22,6 +22,7 @@ from .runtime import gpu_arch_rules, runtime_rules
 from .stack import assignable_devices, selected_cudnn, selected_runtime, stack_cudnn, stack_runtime, visible_gpus
 from .tensorflow import tensorflow_rules
 from .variables import device_rules, path_rules, windows_rules
+from .wheels import wheel_rules
 
 __all__ = [
     "CODES",
@@ -61,6 +62,7 @@ RULES: tuple[Rule, ...] = (
     gpu_arch_rules,
     tensorflow_rules,
     framework_rules,
+    wheel_rules,
     cudnn_rules,
     loader_rules,
     path_rules,

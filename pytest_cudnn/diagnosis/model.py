@@ -97,6 +97,7 @@ CODES: dict[str, str] = {
     "framework-import-order-conflict": "after another framework's import, a framework gets a copy it refuses",
     "framework-no-kernels-for-gpu": "a PyTorch build carries no kernels for the GPU",
     "framework-ptx-only": "the GPU runs a PyTorch build only through PTX JIT compilation",
+    "wheel-files-overwritten": "another wheel wrote over files of a distribution a framework pins (shared folders)",
     "windows-tensorflow-no-gpu": "native Windows TensorFlow after 2.10 has no GPU support",
     "windows-dll-path-only": "DLLs found only through PATH, which Python 3.8+ extension loading ignores",
 }

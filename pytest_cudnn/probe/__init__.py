@@ -45,6 +45,8 @@ from ..environment import (
     TensorFlow,
     Unreadable,
     Via,
+    WheelCheck,
+    WheelFile,
     by_file,
     soname_order,
 )
@@ -164,6 +166,12 @@ def probe_environment(
             updated[i] = with_pathfinder(updated[i], next(answers))
         frameworks = tuple(updated)
 
+    wheel_files: tuple[WheelFile, ...] = ()
+    wheel_checks: tuple[WheelCheck, ...] = ()
+    if any("/nvidia/" in (load.path or "") for build in frameworks for load in build.loads):
+        from .wheels import read_wheels  # only where a framework loads a wheel's file
+
+        wheel_files, wheel_checks = read_wheels(frameworks, distributions)
     resolutions = [
         _resolution(name, "process", cudart_candidates + cudnn_candidates, loaded.get(name)) for name in names
     ]
@@ -205,6 +213,8 @@ def probe_environment(
         unreadable=tuple(Unreadable(path, reason) for path, reason in fs.unreadable.items()),
         distributions=distributions,
         frameworks=frameworks,
+        wheel_files=wheel_files,
+        wheel_checks=wheel_checks,
     )
 
 
