@@ -268,14 +268,15 @@ def torch_without(name: str) -> Case:
     return make
 
 
-def torch_wheel(overwritten: bool) -> Case:
-    """PyTorch pins nvidia-cudnn-cu13 and loads its libcudnn.so.9; nvidia-cudnn-cu12's RECORD lists that path too.
-    ``overwritten``: the file on disk is the cu12 wheel's (its size and hash), not the cu13 one's."""
+def torch_wheel(overwritten: bool, pinned: str = "nvidia-cudnn-cu13") -> Case:
+    """PyTorch pins ``pinned`` (cuda-toolkit: only through a meta-distribution) and loads libcudnn.so.9, which the
+    RECORDs of nvidia-cudnn-cu13 and nvidia-cudnn-cu12 both list. ``overwritten``: the file on disk is the cu12
+    wheel's (its size and hash), not the cu13 one's."""
 
     def make() -> Environment:
         env = torch_loading()()
         [torch] = env.frameworks
-        pin = Pin("nvidia-cudnn-cu13==9.26.0.51", "nvidia-cudnn-cu13", "==9.26.0.51", "9.26.0.51")
+        pin = Pin(f"{pinned}==9.26.0.51", pinned, "==9.26.0.51", "9.26.0.51")
         cu13 = RecordEntry("nvidia-cudnn-cu13", "9.26.0.51", 107904, "cu13hash")
         cu12 = RecordEntry("nvidia-cudnn-cu12", "9.28.0.50", 108000, "cu12hash")
         on_disk = (108000, "cu12hash") if overwritten else (107904, "cu13hash")
@@ -532,6 +533,8 @@ CASES: list[tuple[str, bool, Case]] = [
     ("framework-import-library-missing", False, torch_loading()),
     ("wheel-files-overwritten", True, torch_wheel(overwritten=True)),
     ("wheel-files-overwritten", False, torch_wheel(overwritten=False)),
+    ("wheel-files-overwritten", True, torch_wheel(overwritten=True, pinned="cuda-toolkit")),
+    ("wheel-files-overwritten", False, torch_wheel(overwritten=True, pinned="nvidia-cudnn-cu12")),  # its own file
     ("framework-import-object-missing", True, torch_without("libtorch_global_deps.so")),
     ("framework-import-object-missing", False, torch_without("libc10_cuda.so")),  # not one the registry names
     ("framework-import-object-missing", False, torch_loading()),

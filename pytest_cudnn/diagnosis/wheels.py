@@ -1,5 +1,5 @@
 """Wheels that overwrite each other: the files a framework loads from an nvidia-* wheel folder, judged against the
-RECORD of the distribution that framework pins (:mod:`pytest_cudnn.probe.wheels` read them).
+RECORDs of the distributions that list them (:mod:`pytest_cudnn.probe.wheels` read them).
 
 nvidia-cudnn-cu12 and nvidia-cudnn-cu13 (and NCCL, nvshmem, cuSPARSE, cuRAND ...) write the same paths; pip lets the
 last installed win and ``pip check`` compares versions only. A framework that pins one of them then loads the
@@ -22,9 +22,12 @@ from .stack import load_copy
 __all__ = ["matches", "pinned_by", "wheel_rules"]
 
 
-def matches(file: WheelFile, entry: RecordEntry) -> bool:
-    """Whether the file on disk is the one ``entry``'s RECORD wrote: its size, and its hash when both are known."""
-    if file.size is None or entry.size != file.size:
+def matches(file: WheelFile, entry: RecordEntry) -> bool | None:
+    """Whether the file on disk is the one ``entry``'s RECORD wrote: its size, and its hash when both are known;
+    None when the RECORD line or the disk gives nothing to compare."""
+    if file.size is None or entry.size is None:
+        return None
+    if entry.size != file.size:
         return False
     return file.sha256 is None or entry.sha256 is None or file.sha256 == entry.sha256
 
@@ -42,6 +45,9 @@ def wheel_rules(env: Environment) -> Iterator[Finding]:
     checks = {canonical_name(check.distribution): check for check in env.wheel_checks}
     # distribution -> [(framework, the file it loads, the RECORD lines it matches instead)]
     overwritten: dict[str, list[tuple[FrameworkBuild, WheelFile, list[RecordEntry]]]] = {}
+    # Every distribution whose RECORD lists a file a framework loads, and not the file on disk: pinned by that
+    # framework directly or through a meta-distribution (torch 2.11+ pins cuda-toolkit[...]), its install is broken.
+    # A framework that pins the distribution whose file it is gets what it asked for: not its concern.
     for build in env.frameworks:
         pinned = {canonical_name(pin.package) for pin in build.pins}
         for load in build.loads:
@@ -49,8 +55,10 @@ def wheel_rules(env: Environment) -> Iterator[Finding]:
             if file is None:
                 continue
             for entry in file.listed_by:
-                if canonical_name(entry.distribution) in pinned and not matches(file, entry):
-                    instead = [other for other in file.listed_by if other is not entry and matches(file, other)]
+                if matches(file, entry) is not False:
+                    continue
+                instead = [other for other in file.listed_by if other is not entry and matches(file, other)]
+                if not any(canonical_name(other.distribution) in pinned for other in instead):
                     overwritten.setdefault(entry.distribution, []).append((build, file, instead))
     for distribution, cases in overwritten.items():
         yield _overwritten(env, distribution, checks.get(canonical_name(distribution)), cases)
@@ -84,7 +92,7 @@ def _overwritten(
         "framework",
         summary,
         evidence,
-        _fix(env, distribution, version, owners),
+        _fix(env, distribution, version, owners, {build.name for build, _, _ in cases}),
         tuple(dict.fromkeys(subjects)),
     )
 
@@ -101,7 +109,8 @@ def _loaded_text(
         if instead
         else "a file no installed RECORD lists at this size" + (" and hash" if file.sha256 else "")
     )
-    text = f"{label} (pins {distribution}) loads {file.path}: {whose}"
+    pins = any(canonical_name(pin.package) == canonical_name(distribution) for pin in build.pins)
+    text = f"{label}{f' (pins {distribution})' if pins else ''} loads {file.path}: {whose}"
     load = next((load for load in build.loads if load.path == file.path), None)
     copy = load_copy(env, load) if load is not None else None
     if isinstance(copy, Cudnn) and copy.version:
@@ -112,17 +121,20 @@ def _loaded_text(
     return text
 
 
-def _fix(env: Environment, distribution: str, version: str, owners: list[str]) -> str:
+def _fix(env: Environment, distribution: str, version: str, owners: list[str], loaders: set[str]) -> str:
+    """Separate venvs when another installed framework pins the build that overwrote these files; else remove it
+    and reinstall. ``loaders``: the frameworks that load the overwritten files."""
     restore = f"pip install --force-reinstall --no-deps {distribution}=={version}" if version else ""
-    needing = {owner: pinned_by(env, owner) for owner in owners}
-    both = [owner for owner, builds in needing.items() if builds]
+    restore = restore or f"reinstall {distribution}"
+    needing = {owner: {b.name for b in pinned_by(env, owner)} - loaders for owner in owners}
+    both = [owner for owner, names in needing.items() if names]
+    mine = ", ".join(sorted(phrases.framework(name) for name in loaders))
     if both:
-        who = ", ".join(sorted({phrases.framework(b.name) for owner in both for b in needing[owner]}))
-        mine = ", ".join(sorted({phrases.framework(b.name) for b in pinned_by(env, distribution)}))
+        who = ", ".join(sorted({phrases.framework(name) for owner in both for name in needing[owner]}))
         return (
             f"{mine} and {who} need different builds of the same files ({distribution} and {', '.join(both)}): "
-            f"install them in separate venvs; in this one, {restore or 'reinstall ' + distribution} after the "
-            f"others gives {mine} its own files back and takes {who}'s away"
+            f"install them in separate venvs; in this one, {restore} after the others gives {mine} its own files "
+            f"back and takes {who}'s away"
         )
     remove = f"pip uninstall {' '.join(owners)}, then " if owners else ""
-    return f"{remove}{restore or 'reinstall ' + distribution} (pip lets the wheel installed last win)"
+    return f"{remove}{restore} (pip lets the wheel installed last win)"
