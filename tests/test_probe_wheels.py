@@ -26,6 +26,13 @@ def test_record_lines_keep_sizes_and_sha256_only() -> None:
     ]
 
 
+def test_damaged_and_absolute_record_lines_are_skipped_not_raised() -> None:
+    text = 'a.so,sha256=x,1\n"unterminated,sha256=y,2\n/etc/passwd,sha256=z,3\nb.so,sha256=w,4\n'
+    lines = record_lines(text)
+    assert ("a.so", 1, "x") in lines
+    assert all(not path.startswith("/") for path, _, _ in lines)
+
+
 def test_a_file_over_the_limit_is_not_hashed(tmp_path: Path) -> None:
     path = tmp_path / "libx.so"
     path.write_bytes(b"x" * 100)

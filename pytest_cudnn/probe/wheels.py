@@ -45,9 +45,16 @@ def record_lines(text: str) -> list[_Line]:
     [('nvidia/cudnn/lib/libcudnn.so.9', 107904, 'abc'), ('x.dist-info/RECORD', None, None)]
     """
     lines: list[_Line] = []
-    for row in csv.reader(text.splitlines()):
-        if not row or not row[0]:
+    rows = csv.reader(text.splitlines())
+    while True:
+        try:
+            row = next(rows)
+        except StopIteration:
+            break
+        except csv.Error:  # a damaged line: the rest is still read
             continue
+        if not row or not row[0] or row[0].startswith("/"):
+            continue  # a path outside the site folder is no file of this wheel's to check
         algorithm, _, digest = (row[1] if len(row) > 1 else "").partition("=")
         size_text = row[2] if len(row) > 2 else ""
         size = int(size_text) if size_text.isdigit() and len(size_text) < 19 else None
