@@ -24,11 +24,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from pytest_cudnn.compat.tensorflow import AND_CUDA  # noqa: E402
 from tests.frameworkhosts import (  # noqa: E402
+    TF_2_21_RUNPATH,
     libtorch_cuda,
     plant_jax,
     plant_libraries,
     plant_nvidia_wheel,
+    plant_tensorflow,
     plant_tensorflow_framework,
     plant_torch,
 )
@@ -141,6 +144,33 @@ def mixed_torch_jax_tf(host: SimHost) -> None:
     host.ld_library_path.append(str(opt))
 
 
+def overwritten_wheels(host: SimHost) -> None:
+    """pip install torch (CUDA 13, nvidia-cudnn-cu13 9.26), then pip install 'tensorflow[and-cuda]' (CUDA 12): its
+    nvidia-cudnn-cu12 9.28 writes nvidia/cudnn/lib over the cu13 wheel's files. Each wheel is planted with its
+    RECORD, as pip writes it."""
+    host.add_driver([A100], version="580.65.06", cuda_version=13000)
+    site, compiler = host.site_packages, host.compiler
+    plant_torch(site, compiler, sass=TORCH_2_15_SASS)  # pins nvidia-cudnn-cu13==9.26.0.51
+    plant_nvidia_wheel(site, compiler, "cu13", cudart=13020, distribution=("nvidia-cuda-runtime", "13.2.51"))
+    plant_nvidia_wheel(
+        site, compiler, "cudnn", cudnn=(9, 26, 0), cudnn_cudart=13020, distribution=("nvidia-cudnn-cu13", "9.26.0.51")
+    )
+    pins = next(row for row in AND_CUDA if row.tensorflow == "2.21")  # its wheel's METADATA (source "tf-and-cuda")
+    tf_pins = [
+        f'{pins.cudnn_package}{pins.cudnn}; extra == "and-cuda"',
+        f'{pins.runtime_package}{pins.runtime}; extra == "and-cuda"',
+    ]
+    plant_tensorflow(site, compiler, requires=tf_pins, runpath_components=(*TF_2_21_RUNPATH, "cusolver"))
+    plant_nvidia_wheel(
+        site, compiler, "cuda_runtime", cudart=12090, distribution=("nvidia-cuda-runtime-cu12", "12.9.79")
+    )
+    for component, sonames in JAX_CUDA12_WHEELS.items():
+        plant_nvidia_wheel(site, compiler, component, others=sonames)
+    plant_nvidia_wheel(
+        site, compiler, "cudnn", cudnn=(9, 28, 0), cudnn_cudart=12090, distribution=("nvidia-cudnn-cu12", "9.28.0.50")
+    )
+
+
 def healthy_tf218(host: SimHost) -> None:
     second = SimGpu(
         A100.name, "GPU-77f0e5d2-9b61-4c1a-8e0f-2d4c6b8a1e3f", "00000000:0F:00.0", (8, 0), 80 * 1024**3, 52 * 1024**3
@@ -216,6 +246,7 @@ EXAMPLES: dict[str, Callable[[SimHost], None]] = {
     "jax0.10-cuda12-healthy": jax010_cuda12_healthy,
     "mixed-torch-jax-tf": mixed_torch_jax_tf,
     "mig-h100-ci-runner": mig_h100_ci_runner,
+    "overwritten-wheels": overwritten_wheels,
 }
 
 

@@ -105,6 +105,20 @@ def _gpus_and_findings(lines: list[str]) -> list[str]:
     return kept
 
 
+def _pins_and_findings(lines: list[str]) -> list[str]:
+    """The doctor's first line, each framework's label line and pins, then its findings and verdict."""
+    blocks = _blocks(lines)
+    kept = [lines[0], "..."]
+    for block in blocks:
+        if block[0].startswith(_FRAMEWORKS):
+            kept += [block[0].split(" at ")[0], *(line for line in block if line.lstrip().startswith("pins "))]
+    kept.append("...")
+    for block in blocks:
+        if block[0].startswith(("Findings", "Verdict:")):
+            kept += ["", *(line for line in block if line.strip())]
+    return kept
+
+
 def _doctor(snapshot: str) -> Example:
     return Example(("pytest-cudnn", "doctor", "--env", f"{SNAPSHOTS}/{snapshot}.json"), _frameworks_and_findings)
 
@@ -155,6 +169,9 @@ EXAMPLES: dict[str, Example] = {
             f"--gpu-env={SNAPSHOTS}/mig-h100-ci-runner.json",
         ),
         _header,
+    ),
+    "doctor-overwritten-wheels": Example(
+        ("pytest-cudnn", "doctor", "--env", f"{SNAPSHOTS}/overwritten-wheels.json"), _pins_and_findings
     ),
     "live-memory": Example(("python", "examples/many_gpus.py", "live"), _everything),
     "remote-hosts": Example(("python", "examples/many_gpus.py", "remote"), _everything),

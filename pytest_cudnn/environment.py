@@ -30,6 +30,7 @@ __all__ = [
     "ALLOWED_VARIABLES",
     "INSTALL_VARIABLES",
     "MAX_SNAPSHOT_BYTES",
+    "OBJECT_MISSING",
     "SCHEMA",
     "SCHEMA_VERSION",
     "WINDOWS_ONLY_VARIABLES",
@@ -51,11 +52,14 @@ __all__ = [
     "MigDevice",
     "PathCheck",
     "Pin",
+    "RecordEntry",
     "Resolution",
     "State",
     "TensorFlow",
     "Unreadable",
     "Via",
+    "WheelCheck",
+    "WheelFile",
     "by_file",
     "load_snapshot",
     "soname_order",
@@ -316,6 +320,10 @@ class Pin:
     installed: str | None  # that distribution's version in the framework's own site folder; None: not there
 
 
+# The reason of a framework's own object that is not where its package needs it (LinkedObject.reason).
+OBJECT_MISSING = "missing: no such file"
+
+
 @dataclass(frozen=True)
 class LinkedObject:
     """One of a framework's own shared objects that use CUDA, as its ELF headers say: read, never loaded. Its
@@ -431,6 +439,39 @@ class Distribution:
 
 
 @dataclass(frozen=True)
+class RecordEntry:
+    """One line of an installed distribution's RECORD (PEP 376/627): what pip wrote for a file it installed."""
+
+    distribution: str  # as its METADATA names it
+    version: str
+    size: int | None = field(metadata=_NON_NEGATIVE)  # as RECORD writes it; None: not written
+    sha256: str | None  # urlsafe base64 without padding, as RECORD writes it; None: no sha256 written
+
+
+@dataclass(frozen=True)
+class WheelFile:
+    """A file a framework loads from an nvidia-* wheel folder (``<site>/nvidia/*/lib``), against every installed
+    distribution whose RECORD lists its path: the one whose RECORD it matches is the one that wrote it last."""
+
+    path: str  # as the framework loads it
+    size: int | None = field(metadata=_NON_NEGATIVE)  # on disk; None: it could not be read
+    sha256: str | None  # on disk, as RECORD writes hashes; None: not hashed (over the limit, or unreadable)
+    listed_by: tuple[RecordEntry, ...]  # each installed distribution's RECORD line for it
+
+
+@dataclass(frozen=True)
+class WheelCheck:
+    """An installed distribution that lists a file a framework loads: its files on disk against its RECORD, by
+    size (hashing a wheel whole would read a gigabyte)."""
+
+    distribution: str
+    version: str
+    record: str  # the RECORD read
+    files: int = field(metadata=_NON_NEGATIVE)  # the files its RECORD lists with a size
+    differing: tuple[str, ...]  # those of a size other than RECORD's, or gone; paths as RECORD writes them
+
+
+@dataclass(frozen=True)
 class Host:
     system: str  # platform.system(): "Linux", "Windows"
     machine: str
@@ -458,6 +499,8 @@ class Environment:
     distributions: tuple[Distribution, ...] = field(default=())
     # PyTorch and JAX as their files describe them (issue 10: facts only, not yet judged by the diagnosis)
     frameworks: tuple[FrameworkBuild, ...] = field(default=())
+    wheel_files: tuple[WheelFile, ...] = field(default=())  # the wheel files frameworks load, against RECORDs
+    wheel_checks: tuple[WheelCheck, ...] = field(default=())  # the distributions listing them, against the disk
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = to_json(self)

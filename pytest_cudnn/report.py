@@ -5,7 +5,7 @@ Pure module: strings in, strings out.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from . import phrases
@@ -27,10 +27,12 @@ from .environment import (
     Pin,
     Resolution,
     State,
+    WheelCheck,
     by_file,
 )
 from .serde import to_json
 from .text import PYTEST_LINE, REPORT_WHOLE, clip, line, listing, markdown_cell, markdown_rows, summarised
+from .versions import canonical_name
 
 __all__ = ["doctor_json", "doctor_text", "header_lines", "markdown_summary"]
 
@@ -236,7 +238,8 @@ def _framework_lines(diagnosis: Diagnosis, build: FrameworkBuild) -> list[str]:
         if fact is not None and build.name != "tensorflow":
             lines.append(_line("", f"built for {what} {fact.value}  ({fact.how}, {fact.source})"))
     lines += summarised(build.objects, _PARTS, _object_lines, "objects", said=_under)
-    lines += summarised(build.pins, _PARTS, _pin_line, "pins", said=_under)
+    checks = {canonical_name(check.distribution): check for check in diagnosis.env.wheel_checks}
+    lines += summarised(build.pins, _PARTS, lambda pin: _pin_line(pin, checks), "pins", said=_under)
     lines += summarised(build.loads, _LOADS, _load_line, "libraries loaded", said=_under)
     if build.reason:
         lines.append(_line("", build.reason))
@@ -257,8 +260,12 @@ def _object_lines(item: LinkedObject) -> list[str]:
     return lines
 
 
-def _pin_line(pin: Pin) -> list[str]:
+def _pin_line(pin: Pin, checks: Mapping[str, WheelCheck]) -> list[str]:
+    """The pin, the version installed and, where the disk says otherwise, how many of its files are not its own."""
     installed = f"installed {pin.installed}" if pin.installed else "not installed beside it"
+    check = checks.get(canonical_name(pin.package))
+    if pin.installed and check is not None and check.differing:
+        installed += f", but {len(check.differing)} of its {check.files} files on disk differ from its RECORD"
     return [_line("", f"pins {pin.package}{pin.specifier}  ({installed})")]
 
 

@@ -13,11 +13,14 @@ Every object is built once per session through the :class:`~tests.simhost.Compil
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sysconfig
+import tempfile
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -152,19 +155,54 @@ def plant_nvidia_wheel(
     cudnn_cudart: int | None = None,
     cudnn_siblings: bool | Sequence[str] = True,
     others: Sequence[str] = (),
+    distribution: tuple[str, str] | None = None,
 ) -> Path:
     """:func:`plant_libraries` into ``<site>/nvidia/<component>/lib``, where an nvidia-* wheel puts its libraries
     (``cudnn``, ``cuda_runtime``, ``cublas``, ``cusolver``; ``cu13`` for every CUDA 13 wheel but cuDNN, NCCL,
-    nvshmem and cuSPARSELt). Returns that folder."""
-    return plant_libraries(
-        site / "nvidia" / component / "lib",
-        compiler,
-        cudart=cudart,
-        cudnn=cudnn,
-        cudnn_cudart=cudnn_cudart,
-        cudnn_siblings=cudnn_siblings,
-        others=others,
-    )
+    nvshmem and cuSPARSELt). Returns that folder.
+
+    With ``distribution`` (name, version), installed as pip installs a wheel: the libraries are built in a folder
+    of their own, then copied over whatever is there (a wheel holds regular files, named by soname), and the
+    dist-info gets a RECORD with each file's sha256 and size as written, so a later wheel that writes the same
+    paths leaves this RECORD describing files no longer on disk."""
+    folder = site / "nvidia" / component / "lib"
+    if distribution is None:
+        return plant_libraries(
+            folder,
+            compiler,
+            cudart=cudart,
+            cudnn=cudnn,
+            cudnn_cudart=cudnn_cudart,
+            cudnn_siblings=cudnn_siblings,
+            others=others,
+        )
+    name, version = distribution
+    with tempfile.TemporaryDirectory(dir=site.parent) as staging:
+        built = plant_libraries(
+            Path(staging) / "lib",
+            compiler,
+            cudart=cudart,
+            cudnn=cudnn,
+            cudnn_cudart=cudnn_cudart,
+            cudnn_siblings=cudnn_siblings,
+            others=others,
+        )
+        folder.mkdir(parents=True, exist_ok=True)
+        lines = []
+        # The stand-ins are files named by full version with links by soname; a wheel holds the soname's file only.
+        linked = {(built / os.readlink(entry)).name for entry in built.iterdir() if entry.is_symlink()}
+        for source in sorted(entry for entry in built.iterdir() if entry.name not in linked):
+            target = folder / source.name
+            if target.is_symlink() or target.exists():
+                target.unlink()
+            shutil.copyfile(source, target)  # follows a link: the wheel holds the file itself
+            data = target.read_bytes()
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            lines.append(f"{target.relative_to(site).as_posix()},sha256={digest},{len(data)}")
+    info = _distribution(compiler, site, name, version)
+    lines.append(f"{info.name}/RECORD,,")
+    (info / "RECORD").write_text("\n".join(lines) + "\n")
+    return folder
 
 
 # PyTorch -----------------------------------------------------------------------------------------------------------
@@ -213,13 +251,16 @@ def plant_torch(
     rpath: str = TORCH_RPATH,
     sass: Sequence[str] = ("sm_75", "sm_80"),
     pins: Sequence[str] = ("nvidia-cudnn-cu13==9.26.0.51",),
+    global_deps: bool = True,
 ) -> Path:
     """torch as its wheel lays it out in ``site``; returns the package folder ``<site>/torch``:
 
     * ``torch/__init__.py`` (raises if imported), ``torch/version.py`` (``__version__``, ``cuda``: None for a CPU
       build), ``torch/include/caffe2/core/macros.h`` (``{"CUDNN_VERSION", "9.26.0"}``, ``{"CUDA_VERSION", ...}``,
       ``{"USE_CUDNN", "ON"}``; OFF and no versions for a CPU build or ``cudnn`` None);
-    * ``torch/lib/libtorch_cuda.so`` for a CUDA build (see :func:`libtorch_cuda`), none for a CPU build;
+    * ``torch/lib/libtorch_cuda.so`` for a CUDA build (see :func:`libtorch_cuda`), none for a CPU build, and (with
+      ``global_deps``) ``torch/lib/libtorch_global_deps.so``, which `import torch` loads first: a stand-in that
+      needs no CUDA library (the real one needs libcudart; tests/test_framework_process.py plants that one);
     * ``torch-<version>.dist-info/METADATA`` with Name, Version and a ``Requires-Dist`` line per pin.
     """
     package = site / "torch"
@@ -239,6 +280,9 @@ def plant_torch(
     (package / "include" / "caffe2" / "core" / "macros.h").write_text("\n".join(macros) + "\n")
     if cuda is not None:
         _copy(libtorch_cuda(compiler, needed, rpath, sass), package / "lib" / "libtorch_cuda.so")
+        if global_deps:
+            deps = compiler.compile("libtorch_global_deps.so", ["gcc", "-shared", "-fPIC", "-O0"], DLOPEN_SOURCE, ".c")
+            _copy(deps, package / "lib" / "libtorch_global_deps.so")
     _distribution(compiler, site, "torch", version, ["filelock", *pins], top_level="torch")
     return package
 
@@ -366,18 +410,20 @@ def plant_tensorflow(
     build_info: str = "tensorflow-2.21.0-linux.py",
     distribution: str = "tensorflow",
     runpath_components: Sequence[str] = TF_2_21_RUNPATH,
+    requires: Sequence[str] = (),
 ) -> Path:
     """TensorFlow whole in ``site``, which may be any folder on sys.path (a ``pip install --target`` folder as well
     as a site-packages): ``tensorflow/__init__.py`` (raises if imported), ``python/platform/build_info.py`` (a file
     of tests/data/build_info, as :meth:`tests.simhost.SimHost.add_tensorflow` takes it), the dist-info naming
-    ``distribution`` with its top_level.txt, and :func:`plant_tensorflow_framework`'s object. Returns the package
+    ``distribution`` with its top_level.txt and ``requires`` (its and-cuda pins), and
+    :func:`plant_tensorflow_framework`'s object. Returns the package
     folder ``<site>/tensorflow``."""
     package = site / "tensorflow"
     _raising_package(package, "tensorflow")
     platform = package / "python" / "platform"
     platform.mkdir(parents=True, exist_ok=True)
     (platform / "build_info.py").write_text((TF_BUILD_INFO_DIR / build_info).read_text())
-    _distribution(compiler, site, distribution, version, top_level="tensorflow")
+    _distribution(compiler, site, distribution, version, requires, top_level="tensorflow")
     plant_tensorflow_framework(site, compiler, runpath_components=runpath_components, version=version)
     return package
 

@@ -9,7 +9,20 @@ import pytest
 
 from pytest_cudnn.compat.sources import SOURCES
 from pytest_cudnn.diagnosis import CODES, Finding, Severity, diagnose, verdict
-from pytest_cudnn.environment import Environment, Failure, PathCheck, State, Unreadable, Via
+from pytest_cudnn.environment import (
+    OBJECT_MISSING,
+    Environment,
+    Failure,
+    LinkedObject,
+    PathCheck,
+    Pin,
+    RecordEntry,
+    State,
+    Unreadable,
+    Via,
+    WheelCheck,
+    WheelFile,
+)
 
 from .envbuilder import SITE, WHEEL_CUDNN, EnvBuilder, gpu, mig, missing_load, partitioned, rpath_load
 from .test_diagnosis_process import tf_needs_cusolver
@@ -228,6 +241,53 @@ def torch_without_nvml(driver_raw: int) -> Case:
         b = EnvBuilder().without_driver()
         b.runtime(TORCH_CUDART, 13020, (Via.PIP_WHEEL,), rank=None, driver_raw=driver_raw, status=35)
         return b.with_torch(loads=(rpath_load(TORCH_CUDART),)).build()
+
+    return make
+
+
+def jax_missing(name: str) -> Case:
+    """JAX's plugin dlopens ``name`` and finds it nowhere: JAX imports, but cannot use the GPU."""
+
+    def make() -> Environment:
+        b = EnvBuilder().with_driver(version="580.65.06", cuda_version_raw=13000)
+        plugin = f"{SITE}/jax_plugins/xla_cuda12/xla_cuda_plugin.so"
+        return b.with_jax(loads=(missing_load(name, plugin, "dlopen"),)).build()
+
+    return make
+
+
+def torch_without(name: str) -> Case:
+    """PyTorch 2.15 whose own ``lib/<name>`` is not there (a half-removed install): `import torch` fails."""
+
+    def make() -> Environment:
+        env = torch_loading()()
+        [torch] = env.frameworks
+        gone = LinkedObject(f"{SITE}/torch/lib/{name}", None, (), None, None, (), (), OBJECT_MISSING)
+        return dataclasses.replace(env, frameworks=(dataclasses.replace(torch, objects=(gone, *torch.objects)),))
+
+    return make
+
+
+def torch_wheel(overwritten: bool, pinned: str = "nvidia-cudnn-cu13") -> Case:
+    """PyTorch pins ``pinned`` (cuda-toolkit: only through a meta-distribution) and loads libcudnn.so.9, which the
+    RECORDs of nvidia-cudnn-cu13 and nvidia-cudnn-cu12 both list. ``overwritten``: the file on disk is the cu12
+    wheel's (its size and hash), not the cu13 one's."""
+
+    def make() -> Environment:
+        env = torch_loading()()
+        [torch] = env.frameworks
+        pin = Pin(f"{pinned}==9.26.0.51", pinned, "==9.26.0.51", "9.26.0.51")
+        cu13 = RecordEntry("nvidia-cudnn-cu13", "9.26.0.51", 107904, "cu13hash")
+        cu12 = RecordEntry("nvidia-cudnn-cu12", "9.28.0.50", 108000, "cu12hash")
+        on_disk = (108000, "cu12hash") if overwritten else (107904, "cu13hash")
+        record = f"{SITE}/nvidia_cudnn_cu13-9.26.0.51.dist-info/RECORD"
+        differing = ("nvidia/cudnn/lib/libcudnn.so.9",) if overwritten else ()
+        return dataclasses.replace(
+            env,
+            frameworks=(dataclasses.replace(torch, pins=(pin,)),),
+            wheel_files=(WheelFile(TORCH_CUDNN, *on_disk, (cu13, cu12)),),
+            wheel_checks=(WheelCheck("nvidia-cudnn-cu13", "9.26.0.51", record, 31, differing),),
+        )
 
     return make
 
@@ -466,7 +526,18 @@ CASES: list[tuple[str, bool, Case]] = [
     ("framework-cudnn-mismatch", True, torch_loading(cudnn="9.1.0")),
     ("framework-cudnn-mismatch", True, torch_loading(cudnn="9.26.0", build="9.26.0", cc="7.0")),
     ("framework-cudnn-mismatch", False, torch_loading(cudnn="9.26.0", build="9.8.0")),
-    ("framework-library-missing", True, torch_missing("libcudnn.so.9")),
+    ("framework-library-missing", True, jax_missing("libcudnn.so.9")),
+    ("framework-library-missing", False, torch_missing("libcudnn.so.9")),  # torch's import fails: the next code
+    ("framework-import-library-missing", True, torch_missing("libcudnn.so.9")),
+    ("framework-import-library-missing", False, jax_missing("libcudnn.so.9")),  # a dlopen: JAX still imports
+    ("framework-import-library-missing", False, torch_loading()),
+    ("wheel-files-overwritten", True, torch_wheel(overwritten=True)),
+    ("wheel-files-overwritten", False, torch_wheel(overwritten=False)),
+    ("wheel-files-overwritten", True, torch_wheel(overwritten=True, pinned="cuda-toolkit")),
+    ("wheel-files-overwritten", False, torch_wheel(overwritten=True, pinned="nvidia-cudnn-cu12")),  # its own file
+    ("framework-import-object-missing", True, torch_without("libtorch_global_deps.so")),
+    ("framework-import-object-missing", False, torch_without("libc10_cuda.so")),  # not one the registry names
+    ("framework-import-object-missing", False, torch_loading()),
     ("framework-library-missing", False, torch_loading()),
     ("framework-copies-differ", True, torch_and_jax(f"{SITE}/other/nvidia/cudnn/lib/libcudnn.so.9")),
     ("framework-copies-differ", False, torch_and_jax(TORCH_CUDNN)),

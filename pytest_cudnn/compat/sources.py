@@ -273,6 +273,15 @@ SOURCES: dict[str, str] = {
         "matches only the same file, so a load by absolute path maps a second copy that requests by name never "
         "reach); measured on an H100, tests/data/real-gpu/h100-facts.json (two_cudnns)"
     ),
+    "framework-import-objects": (
+        "torch/__init__.py in the torch wheels on PyPI, _load_global_deps: ctypes.CDLL(libtorch_global_deps.so), "
+        "re-raising an OSError that names no CUDA library; torch._C links libtorch.so, which links libtorch_cuda.so "
+        "(pytorch/pytorch#165812 and #104259: 'from torch._C import *' fails with 'ImportError: libcudnn.so.9 "
+        "(.8): cannot open shared object file'). tensorflow/python/pywrap_tensorflow.py imports "
+        "_pywrap_tensorflow_internal, linked against libtensorflow_framework.so.2: tensorflow/tensorflow#30488 and "
+        "deepmodeling/deepmd-kit#248 "
+        "('libtensorflow_framework.so.2: cannot open shared object file: No such file or directory')"
+    ),
     "torch-preload": (
         "torch/__init__.py in the torch wheels on PyPI, _load_global_deps: ctypes.CDLL(libtorch_global_deps.so); "
         "on OSError naming a CUDA library, for each (lib_folder, lib_name): _preload_cuda_deps, 'Preloads cuda deps "

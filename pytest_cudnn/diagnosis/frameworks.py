@@ -8,6 +8,7 @@ it carries. Across frameworks: two that load different copies of one name, of wh
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Collection, Iterator, Sequence
 from typing import TypeVar
 
@@ -15,7 +16,7 @@ from .. import phrases
 from ..compat import cuda as cuda_facts
 from ..compat import tensorflow as tf_facts
 from ..compat.libraries import provider
-from ..environment import CudaRuntime, Cudnn, Environment, FrameworkBuild, LoadedLibrary, State
+from ..environment import OBJECT_MISSING, CudaRuntime, Cudnn, Environment, FrameworkBuild, LoadedLibrary, State
 from ..frameworks import framework
 from .kernels import runs_on
 from .model import Finding, Severity, cite, folder_of, make_finding, parse_version
@@ -42,6 +43,7 @@ def framework_rules(env: Environment) -> Iterator[Finding]:
             if not _own_rules(build):
                 yield _cpu_only(build, any_gpu)
             continue
+        yield from _not_importable(build)
         yield from _missing(env, build)
         if _own_rules(build):
             continue
@@ -106,16 +108,53 @@ def _install_hint(build: FrameworkBuild) -> str:
     return (entry.install_hint if entry else None) or f"install a CUDA build of {phrases.framework(build.name)}"
 
 
+def _import_objects(build: FrameworkBuild) -> set[str]:
+    """The paths of the objects ``import <name>`` loads (the registry's ``import_objects``)."""
+    entry = framework(build.name)
+    location = build.location or ""
+    return {posixpath.join(location, name) for name in (entry.import_objects if entry else ())}
+
+
+def reinstall_fix(build: FrameworkBuild, *, deps: bool) -> str:
+    """pip's words that put a framework's own files (and, with ``deps``, the wheels it pins) back."""
+    wanted = f"{build.distribution}=={build.version}" if build.distribution and build.version else build.distribution
+    if not wanted:
+        return f"reinstall {phrases.framework(build.name)}"
+    return f"reinstall {build.distribution}: pip install --force-reinstall{'' if deps else ' --no-deps'} {wanted}"
+
+
+def _not_importable(build: FrameworkBuild) -> Iterator[Finding]:
+    """Its own objects that `import <name>` loads, not there: the import itself fails."""
+    own = _import_objects(build)
+    for item in build.objects:
+        if item.path not in own or item.reason != OBJECT_MISSING:
+            continue
+        yield make_finding(
+            "framework-import-object-missing",
+            Severity.ERROR,
+            "framework",
+            f"{label(build)} cannot be imported: its {posixpath.basename(item.path)} is missing",
+            (
+                f"{item.path}: {item.reason}",
+                f"`import {build.name}` loads it first; its install ({build.distribution}) is broken or half removed",
+                cite("framework-import-objects"),
+            ),
+            reinstall_fix(build, deps=False),
+            subjects(build),
+        )
+
+
 def _missing(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
     entry = framework(build.name)
+    imported = _import_objects(build)
     for load in build.loads:
         if load.path is not None or not load.required:
             continue
+        if load.how == "DT_NEEDED" and load.requester in imported:
+            yield _import_library_missing(build, load)
+            continue
         own = entry.unloadable(env, build, load) if entry is not None and entry.unloadable is not None else None
         fix = own.fix if own is not None else missing_fix(build, load)
-        searched = ", ".join(load.searched[:8]) + (
-            f" and {len(load.searched) - 8} more" if len(load.searched) > 8 else ""
-        )
         yield make_finding(
             "framework-library-missing",
             Severity.ERROR,
@@ -123,12 +162,36 @@ def _missing(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
             f"{label(build)} cannot use the GPU: it cannot load {load.name}{own.said if own else ''}",
             (
                 f"{load.how} by {load.requester or _PRELOADER.get(build.name, 'its Python preload')}",
-                f"searched: {searched or 'nothing'}",
+                f"searched: {_searched_text(load)}",
                 f"installed where its search never looks: {', '.join(load.shadowed)}" if load.shadowed else "",
             ),
             fix,
             subjects(build),
         )
+
+
+def _import_library_missing(build: FrameworkBuild, load: LoadedLibrary) -> Finding:
+    """A library in the DT_NEEDED of an object the import loads, found nowhere: the import fails with it."""
+    requester = posixpath.basename(load.requester or "")
+    return make_finding(
+        "framework-import-library-missing",
+        Severity.ERROR,
+        "framework",
+        f"{label(build)} cannot be imported: its {requester} needs {load.name}, which the loader cannot find",
+        (
+            f"DT_NEEDED of {load.requester}, which `import {build.name}` loads",
+            f"searched: {_searched_text(load)}",
+            f"installed where its search never looks: {', '.join(load.shadowed)}" if load.shadowed else "",
+            cite("framework-import-objects"),
+        ),
+        f"{missing_fix(build, load)}; or {reinstall_fix(build, deps=True)} (it brings back the wheels it pins)",
+        subjects(build),
+    )
+
+
+def _searched_text(load: LoadedLibrary) -> str:
+    more = f" and {len(load.searched) - 8} more" if len(load.searched) > 8 else ""
+    return (", ".join(load.searched[:8]) + more) or "nothing"
 
 
 def missing_fix(build: FrameworkBuild, load: LoadedLibrary) -> str:

@@ -88,6 +88,8 @@ CODES: dict[str, str] = {
     "cuda-device-order": "CUDA numbers these GPUs differently from nvidia-smi",
     "framework-cpu-only": "a framework's install (TensorFlow's has its own code) is a CPU-only build",
     "framework-driver-too-old": "the driver is older than the CUDA a framework's build loads or was built for",
+    "framework-import-object-missing": "a shared object a framework's import loads is missing: it cannot be imported",
+    "framework-import-library-missing": "a library an object of a framework's import needs is not found: no import",
     "framework-library-missing": "a CUDA library a framework cannot do without is not found by its own search",
     "framework-cudnn-mismatch": "the cuDNN a framework loads fails that framework's own cuDNN rule",
     "framework-copies-differ": "two frameworks load different copies of one library; a process gets one",
@@ -95,6 +97,7 @@ CODES: dict[str, str] = {
     "framework-import-order-conflict": "after another framework's import, a framework gets a copy it refuses",
     "framework-no-kernels-for-gpu": "a PyTorch build carries no kernels for the GPU",
     "framework-ptx-only": "the GPU runs a PyTorch build only through PTX JIT compilation",
+    "wheel-files-overwritten": "another wheel wrote over files of a distribution a framework pins (shared folders)",
     "windows-tensorflow-no-gpu": "native Windows TensorFlow after 2.10 has no GPU support",
     "windows-dll-path-only": "DLLs found only through PATH, which Python 3.8+ extension loading ignores",
 }

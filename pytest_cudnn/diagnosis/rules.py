@@ -14,6 +14,7 @@ from .model import ORDER, Finding, Rule
 from .runtime import gpu_arch_rules, runtime_rules
 from .tensorflow import tensorflow_rules
 from .variables import device_rules, path_rules, windows_rules
+from .wheels import wheel_rules
 
 __all__ = ["RULES", "diagnose"]
 
@@ -35,6 +36,7 @@ RULES: tuple[Rule, ...] = (
     gpu_arch_rules,
     tensorflow_rules,
     framework_rules,
+    wheel_rules,
     cudnn_rules,
     loader_rules,
     path_rules,

@@ -69,6 +69,9 @@ class Framework(NamedTuple):
     # imported after it gets those copies. CuPy loads each library on first use, so it hands over nothing at import.
     loads_at_import: bool = True
     own_rules: bool = False  # TensorFlow: its CPU build, driver, cuDNN and kernels are judged by its own module
+    # The shared objects of a CUDA build that `import <name>` itself loads, relative to its package folder: one
+    # missing, or a library in their DT_NEEDED that the loader cannot find, and the import fails.
+    import_objects: tuple[str, ...] = ()
 
     @property
     def marker(self) -> str:

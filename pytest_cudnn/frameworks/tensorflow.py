@@ -37,4 +37,6 @@ FRAMEWORK = Framework(
     read=_read,
     loads=_loads,
     own_rules=True,
+    # tensorflow/__init__.py loads it (pywrap_tensorflow links it) before anything else: without it no import.
+    import_objects=("libtensorflow_framework.so.2",),
 )

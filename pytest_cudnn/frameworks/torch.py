@@ -53,4 +53,7 @@ FRAMEWORK = Framework(
     loads=_loads,
     cudnn_problem=_cudnn_problem,
     kernels_in_fatbin=True,
+    # torch/__init__.py loads lib/libtorch_global_deps.so with ctypes (_load_global_deps) and re-raises an error
+    # that names no CUDA library; torch._C links libtorch_cuda.so (through libtorch.so) on every CUDA build.
+    import_objects=("lib/libtorch_global_deps.so", "lib/libtorch_cuda.so"),
 )

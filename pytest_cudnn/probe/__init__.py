@@ -46,6 +46,8 @@ from ..environment import (
     TensorFlow,
     Unreadable,
     Via,
+    WheelCheck,
+    WheelFile,
     by_file,
     soname_order,
 )
@@ -174,6 +176,12 @@ def probe_environment(
             updated[i] = with_pathfinder(updated[i], answers[asked_located])
         frameworks = tuple(updated)
 
+    wheel_files: tuple[WheelFile, ...] = ()
+    wheel_checks: tuple[WheelCheck, ...] = ()
+    if any("/nvidia/" in (load.path or "") for build in frameworks for load in build.loads):
+        from .wheels import read_wheels  # only where a framework loads a wheel's file
+
+        wheel_files, wheel_checks = read_wheels(frameworks, distributions)
     resolutions = [
         _resolution(name, "process", cudart_candidates + cudnn_candidates, loaded.get(name)) for name in names
     ]
@@ -215,6 +223,8 @@ def probe_environment(
         unreadable=tuple(Unreadable(path, reason) for path, reason in fs.unreadable.items()),
         distributions=distributions,
         frameworks=frameworks,
+        wheel_files=wheel_files,
+        wheel_checks=wheel_checks,
     )
 
 

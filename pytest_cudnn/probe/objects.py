@@ -7,11 +7,27 @@ nor mapped.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable
+
 from ..binaries.elf import read_dynamic
 from ..binaries.fatbin import read_gpu_code
-from ..environment import LinkedObject, State
+from ..environment import OBJECT_MISSING, LinkedObject, State
 
-__all__ = ["read_object"]
+__all__ = ["read_object", "read_objects"]
+
+
+def read_objects(location: str, names: Iterable[str]) -> tuple[LinkedObject, ...]:
+    """Each of ``names`` (paths relative to the package folder ``location``) read; one that is not a file there is
+    listed too, with the reason :data:`~pytest_cudnn.environment.OBJECT_MISSING` (its import cannot load it)."""
+    found = []
+    for name in names:
+        path = os.path.join(location, name)
+        if os.path.isfile(path):
+            found.append(read_object(path))
+        else:
+            found.append(LinkedObject(path, None, (), None, None, (), (), OBJECT_MISSING))
+    return tuple(found)
 
 
 def read_object(path: str) -> LinkedObject:

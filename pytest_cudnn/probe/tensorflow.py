@@ -254,13 +254,10 @@ def tensorflow_build(tf: TensorFlow, installed: Sequence[Distribution] = ()) -> 
     cudnn = (
         BuildFact(tf.cudnn_version, source, f"cudnn_version = {tf.cudnn_version_raw!r}") if tf.cudnn_version else None
     )
-    from .objects import read_object  # here, once found: a host without it never imports the ELF reader
+    from .objects import read_objects  # here, once found: a host without it never imports the ELF reader
 
-    objects = (
-        tuple(read_object(path) for name in FRAMEWORK_OBJECTS if os.path.isfile(path := os.path.join(location, name)))
-        if tf.is_cuda_build
-        else ()
-    )
+    # Listed even when missing: without it `import tensorflow` fails.
+    objects = read_objects(location, FRAMEWORK_OBJECTS) if tf.is_cuda_build else ()
     return FrameworkBuild(
         "tensorflow",
         tf.state,

@@ -105,13 +105,11 @@ def probe_torch(search_path: Sequence[str], installed: Sequence[Distribution] = 
         problems.append("its cuDNN build version is in no text file of this release (no caffe2/core/macros.h)")
     # libtorch_global_deps.so is loaded first and brings libcudart; libtorch_cuda.so needs the rest and holds the
     # kernels (its fatbin).
-    from .objects import read_object  # here, once found: a host without it never imports the ELF reader
+    # A CUDA build's objects are all listed, a missing one too: without it `import torch` fails.
+    from ..frameworks.torch import FRAMEWORK
+    from .objects import read_objects  # here, once found: a host without it never imports the ELF reader
 
-    objects = tuple(
-        read_object(path)
-        for name in ("libtorch_global_deps.so", "libtorch_cuda.so")
-        if is_cuda_build and os.path.isfile(path := os.path.join(location, "lib", name))
-    )
+    objects = read_objects(location, FRAMEWORK.import_objects) if is_cuda_build else ()
     return FrameworkBuild(
         "torch",
         State.FOUND if source is not None else State.ERROR,

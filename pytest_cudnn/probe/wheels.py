@@ -1,0 +1,168 @@
+"""The files frameworks load from nvidia-* wheel folders, against the RECORDs of the distributions that list them.
+
+Wheels of different CUDA majors share folders: nvidia-cudnn-cu12 and nvidia-cudnn-cu13 both write
+``nvidia/cudnn/lib/libcudnn.so.9``, and pip lets the one installed last win without a word (``pip check`` only
+compares versions). Each distribution's RECORD (PEP 376, written by pip at install) holds the size and sha256 of
+every file it wrote, so a file that another distribution overwrote is told apart on disk:
+
+* every file a framework loads from ``<site>/nvidia/*/lib``: its size, and its sha256 when it is at most
+  :data:`HASH_LIMIT` bytes (measured: 0.4 to 0.8 ms for the 741 KB libcudart.so.12 of nvidia-cuda-runtime-cu12
+  12.9.79, about 1 to 2 GB/s warm; the cuDNN front library is 100 KB, its engine libraries hundreds of MB);
+* every distribution whose RECORD lists such a file: each file of its RECORD against its size on disk (one stat a
+  file, linear in its files), and the files a framework loads against its hashes too.
+
+Reads are bounded: a RECORD of at most :data:`RECORD_LIMIT` bytes, only the RECORDs of nvidia-* distributions in the
+site folders of the files loaded.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import os
+import posixpath
+from collections.abc import Iterable, Sequence
+
+from ..environment import Distribution, FrameworkBuild, RecordEntry, WheelCheck, WheelFile
+from ..files import FileRefused, open_regular, read_regular
+from ..versions import canonical_name
+from .distributions import metadata_of
+
+__all__ = ["HASH_LIMIT", "RECORD_LIMIT", "read_wheels", "record_lines", "sha256_of"]
+
+HASH_LIMIT = 64 << 20  # bytes: about 35 to 70 ms warm; bigger files are checked by size only
+RECORD_LIMIT = 4 << 20  # bytes: nvidia-cudnn-cu13's RECORD is a few KB
+
+_Line = tuple[str, int | None, str | None]  # path as RECORD writes it, size, sha256
+_Record = tuple[Distribution, str, list[_Line], dict[str, _Line]]  # the distribution, its RECORD, lines by path
+
+
+def record_lines(text: str) -> list[_Line]:
+    """The files of a RECORD: (path, size, sha256); a hash of another algorithm, or none, is None.
+
+    >>> record_lines("nvidia/cudnn/lib/libcudnn.so.9,sha256=abc,107904\\nx.dist-info/RECORD,,\\n")
+    [('nvidia/cudnn/lib/libcudnn.so.9', 107904, 'abc'), ('x.dist-info/RECORD', None, None)]
+    """
+    lines: list[_Line] = []
+    rows = csv.reader(text.splitlines())
+    while True:
+        try:
+            row = next(rows)
+        except StopIteration:
+            break
+        except csv.Error:  # a damaged line: the rest is still read
+            continue
+        if not row or not row[0] or row[0].startswith("/"):
+            continue  # a path outside the site folder is no file of this wheel's to check
+        algorithm, _, digest = (row[1] if len(row) > 1 else "").partition("=")
+        size_text = row[2] if len(row) > 2 else ""
+        size = int(size_text) if size_text.isdigit() and len(size_text) < 19 else None
+        lines.append((row[0], size, digest if algorithm == "sha256" and digest else None))
+    return lines
+
+
+def sha256_of(path: str, limit: int = HASH_LIMIT) -> str | None:
+    """The sha256 of the regular file ``path`` as RECORD writes it (urlsafe base64, no padding); None when it is
+    larger than ``limit`` or cannot be read."""
+    try:
+        fd, size = open_regular(path)
+    except (OSError, FileRefused):
+        return None
+    digest = hashlib.sha256()
+    try:
+        if size > limit:
+            return None
+        left = limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            digest.update(chunk)
+            left -= len(chunk)
+        if left <= 0:
+            return None  # it grew past the limit while read
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode()
+
+
+def _size(path: str) -> int | None:
+    try:
+        return os.stat(path).st_size
+    except (OSError, ValueError):
+        return None
+
+
+def _wheel_site(path: str) -> str | None:
+    """``<site>`` of ``<site>/nvidia/<folder>/lib/<file>``; None for a file outside a wheel folder."""
+    parts = path.split("/")
+    if len(parts) < 5 or parts[-4] != "nvidia" or parts[-2] != "lib":
+        return None
+    return "/".join(parts[:-4]) or None
+
+
+def _records(site: str, distributions: Sequence[Distribution]) -> list[_Record]:
+    """The RECORD of every nvidia-* distribution installed in ``site``."""
+    found = []
+    for distribution in distributions:
+        if distribution.location.rstrip("/") != site or not canonical_name(distribution.name).startswith("nvidia-"):
+            continue
+        metadata = metadata_of(site, distribution.name)
+        if metadata is None:
+            continue
+        record = os.path.join(os.path.dirname(metadata), "RECORD")
+        try:
+            text = read_regular(record, RECORD_LIMIT).decode("utf-8", "replace")
+        except (OSError, FileRefused):
+            continue
+        lines = record_lines(text)
+        found.append((distribution, record, lines, {posixpath.normpath(line[0]): line for line in lines}))
+    return found
+
+
+def read_wheels(
+    frameworks: Iterable[FrameworkBuild], distributions: Sequence[Distribution]
+) -> tuple[tuple[WheelFile, ...], tuple[WheelCheck, ...]]:
+    """Each file the frameworks load from a wheel folder against the RECORDs that list it, and each distribution
+    listing one against the disk. Nothing is read for a host whose frameworks load no wheel file."""
+    paths = (load.path for build in frameworks for load in build.loads if load.path)
+    loaded = {path: site for path in paths if (site := _wheel_site(path))}
+    files: list[WheelFile] = []
+    listing: dict[str, _Record] = {}
+    records: dict[str, list[_Record]] = {}
+    for path, site in loaded.items():
+        if site not in records:
+            records[site] = _records(site, distributions)
+        relative = posixpath.relpath(path, site)
+        entries = []
+        for read in records[site]:
+            line = read[3].get(relative)
+            if line is not None:
+                entries.append(RecordEntry(read[0].name, read[0].version, line[1], line[2]))
+                listing.setdefault(read[1], read)
+        if not entries:
+            continue
+        size = _size(path)
+        # Hashed only when a RECORD of that size could hold it: a size no RECORD has already says enough.
+        sha256 = sha256_of(path) if size is not None and any(e.size == size and e.sha256 for e in entries) else None
+        files.append(WheelFile(path, size, sha256, tuple(entries)))
+    hashed = {file.path: file.sha256 for file in files if file.sha256}
+    checks = []
+    for distribution, record, lines, _ in listing.values():
+        site = distribution.location.rstrip("/")
+        differing = tuple(
+            name
+            for name, size, sha256 in lines
+            if size is not None
+            and not name.startswith("..")
+            and (
+                _size(path := os.path.join(site, name)) != size
+                or (sha256 is not None and hashed.get(posixpath.normpath(path), sha256) != sha256)
+            )
+        )
+        sized = [name for name, size, _ in lines if size is not None and not name.startswith("..")]
+        checks.append(WheelCheck(distribution.name, distribution.version, record, len(sized), differing))
+    return tuple(files), tuple(checks)
