@@ -16,6 +16,7 @@ def test_every_row_names_a_known_source() -> None:
     sources = [row.source for row in torch.RELEASES] + [row.source for row in jax.PLUGIN_PINS]
     sources += [row.source for row in jax.KNOWN_BAD]
     sources += [row[3] for row in jax.MINIMUMS] + [torch.SM_FLOOR_SINCE[1]]
+    sources += [row[-1] for row in XLA_CUDNN]
     assert [source for source in sources if source not in SOURCES] == []
 
 
@@ -197,6 +198,30 @@ def test_jax_version_check_of_an_unchecked_component() -> None:
 def test_jax_known_bad(cudnn: int, build: int, cublas: int | None, devices: int, codes: tuple[str, ...]) -> None:
     assert jax.known_bad(cudnn, build, cublas, devices) == codes
     assert all(code in {row.code for row in jax.KNOWN_BAD} for code in codes)
+
+
+# JAX's XLA refuses a loaded cuDNN of another major or an older minor (compat-audit D1/F2): (build, loaded, accepted,
+# source). The cases users hit are cited by their issue.
+XLA_CUDNN: list[tuple[int, int, bool, str]] = [
+    (90800, 90100, False, "jax-xla-cudnn-rule"),  # torch 2.4-2.6's pin 9.1.0.70 under a 9.8 plugin
+    (90800, 90501, False, "jax-xla-cudnn-rule"),  # torch 2.7's pin 9.5.1.17
+    (90800, 90800, True, "jax-xla-cudnn-rule"),
+    (90800, 90802, True, "jax-xla-cudnn-rule"),  # the patch is ignored
+    (90802, 90800, True, "jax-xla-cudnn-rule"),
+    (90800, 92600, True, "jax-xla-cudnn-rule"),
+    (90101, 90000, False, "jax-xla-cudnn-rule"),  # jax-ml/jax#24180: 9.0.0 loaded, 9.1.1 compiled
+    (91301, 91001, False, "jax-xla-cudnn-rule"),  # conda-forge/jaxlib-feedstock#329
+    (8600, 8500, False, "jax-xla-cudnn-rule"),  # jax-ml/jax#16901
+    (8600, 8907, True, "jax-xla-cudnn-rule"),
+    (90800, 8907, False, "jax-xla-cudnn-rule"),  # another major
+    (8907, 90800, False, "jax-xla-cudnn-rule"),
+]
+
+
+@pytest.mark.parametrize(("build", "loaded", "accepted", "source"), XLA_CUDNN)
+def test_jax_xla_cudnn_rule(build: int, loaded: int, accepted: bool, source: str) -> None:
+    assert jax.xla_accepts_cudnn(build, loaded) is accepted
+    assert "IsSourceCompatibleWithCudnnLibrary" in SOURCES[source]
 
 
 @pytest.mark.parametrize(

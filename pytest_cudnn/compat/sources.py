@@ -246,6 +246,18 @@ SOURCES: dict[str, str] = {
         "(58cb6e556c996bf0361bca9e64890a551e513280, absent at jax-v0.9.0) the warning '120800 <= cublas_version < "
         "130200 and any(100 <= cc < 120 for cc in compute_capabilities)'"
     ),
+    "jax-xla-cudnn-rule": (
+        "JAX's CUDA plugin embeds XLA's stream executor, whose cuDNN check binds: openxla/xla (and tensorflow/"
+        "tensorflow third_party/xla @ 00de4e7b45bda74220089bca48f4d5d2287f79b4) xla/stream_executor/cuda/"
+        "cuda_dnn.cc, IsSourceCompatibleWithCudnnLibrary: 'return loaded_version.major_version() == "
+        "source_version.major_version() && loaded_version.minor_version() >= source_version.minor_version();' "
+        "('Patch releases are always forward and backward compatible and therefore need not match'). Hit by JAX: "
+        "jax-ml/jax#16901 (hawkinsp: 'You installed a version of jax that needs CuDNN 8.6, but CuDNN 8.5 was found'), "
+        "jax-ml/jax#24180 with cuDNN 9 ('Loaded runtime CuDNN library: 9.0.0 but source was compiled with: 9.1.1 ... "
+        "XlaRuntimeError: FAILED_PRECONDITION: DNN library initialization failed'), conda-forge/jaxlib-feedstock#329 "
+        "('cuda_dnn.cc:456] Loaded runtime CuDNN library: 9.10.1 but source was compiled with: 9.13.1. CuDNN library "
+        "needs to have matching major version and equal or higher minor version'); jax-ml/jax#15361"
+    ),
     "jax-check-cuda-versions-060": (
         "jax-ml/jax jax/_src/xla_bridge.py @ jax-v0.6.0 (127aa7621868cb77e552b5d1f90e4a42b09c13fa), "
         "_check_cuda_versions: cuDNN checked with 'scale_for_comparison=100, min_supported_version=9100' against the "
