@@ -132,6 +132,25 @@ def test_torch_accepts_cudnn(
     assert torch.accepts_cudnn(compiled, loaded, capability, torch_version=torch_version) is accepted
 
 
+# PYTORCH_SKIP_CUDNN_COMPATIBILITY_CHECK=1 (compat-audit D2): (compiled, loaded, capability, accepted, source).
+SKIP_CHECK: list[tuple[str, str, tuple[int, int] | None, bool, str]] = [
+    ("9.8.0", "9.1.0", None, True, "torch-cudnn-rule"),  # an older minor is let through
+    ("9.1.0", "8.9.7", None, True, "torch-cudnn-rule"),  # another major too
+    ("9.12.0", "9.11.0", (7, 0), True, "torch-cudnn-rule"),  # versions disagree: the SM < 7.5 check is skipped too
+    ("9.10.2", "9.11.0", (7, 0), False, "torch-cudnn-rule"),  # versions agree: the SM check still refuses
+    ("9.10.2", "9.11.0", (7, 5), True, "torch-cudnn-rule"),
+    ("9", "9.1.0", None, False, "torch-cudnn-rule"),  # nothing the rule compares
+]
+
+
+@pytest.mark.parametrize(("compiled", "loaded", "capability", "accepted", "source"), SKIP_CHECK)
+def test_torch_skip_cudnn_compatibility_check(
+    compiled: str, loaded: str, capability: tuple[int, int] | None, accepted: bool, source: str
+) -> None:
+    assert torch.accepts_cudnn(compiled, loaded, capability, skip_check=True) is accepted
+    assert "skips the SM check too" in SOURCES[source]
+
+
 @pytest.mark.parametrize(
     ("plugin", "version", "cudnn", "runtime"),
     [

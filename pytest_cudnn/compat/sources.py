@@ -223,7 +223,10 @@ SOURCES: dict[str, str] = {
         "not _cudnn.is_cuda: cudnn_compatible = runtime_minor == compile_minor / else: cudnn_compatible = "
         "runtime_minor >= compile_minor'; from 2.10.0 (not in 2.9.0): 'if __cudnn_version >= 91100 and min_cc < "
         '(7, 5): raise RuntimeError(f"cuDNN version {__cudnn_version} is not compatible with devices with SM < '
-        "7.5. ...\")'; PYTORCH_SKIP_CUDNN_COMPATIBILITY_CHECK=1 skips the version check (not the SM one)"
+        '7.5. ...")\'; \'if not cudnn_compatible: if os.environ.get("PYTORCH_SKIP_CUDNN_COMPATIBILITY_CHECK", '
+        '"0") == "1": return True\' comes before that check (the 2.15.0 wheel, compat-audit D2; pytorch/pytorch '
+        "torch/backends/cudnn/__init__.py), so the variable skips the SM check too when the versions disagree, and "
+        "changes nothing when they agree"
     ),
     "jax-plugin-pins": (
         'Requires-Dist ...; extra == "with-cuda" in the METADATA of the manylinux x86_64 wheels of '

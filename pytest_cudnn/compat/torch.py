@@ -154,7 +154,12 @@ _VERSION = re.compile(r"(\d{1,9})\.(\d{1,9})(?:\.(\d{1,9}))?")
 
 
 def accepts_cudnn(
-    compiled: str, loaded: str, capability: tuple[int, int] | None = None, *, torch_version: str | None = None
+    compiled: str,
+    loaded: str,
+    capability: tuple[int, int] | None = None,
+    *,
+    torch_version: str | None = None,
+    skip_check: bool = False,
 ) -> bool:
     """Whether PyTorch's ``torch.backends.cudnn._init`` accepts cuDNN ``loaded`` ("9.10.2") in a build compiled
     against ``compiled`` ("9.8.0") on devices whose lowest compute capability is ``capability`` (None: no device
@@ -162,12 +167,17 @@ def accepts_cudnn(
 
     Same major; below cuDNN 7 the same minor; otherwise loaded minor at least the compiled minor. From torch 2.10
     (``torch_version``; None means a current torch) a loaded cuDNN 9.11 or newer is refused below compute
-    capability 7.5. PYTORCH_SKIP_CUDNN_COMPATIBILITY_CHECK=1, which waives the version part only, is not modelled.
+    capability 7.5. ``skip_check`` is PYTORCH_SKIP_CUDNN_COMPATIBILITY_CHECK=1: when the versions disagree,
+    ``_init`` returns before the compute-capability check, so both are skipped; when they agree it changes nothing.
 
     >>> accepts_cudnn("9.8.0", "9.10.2"), accepts_cudnn("9.8.0", "9.1.0"), accepts_cudnn("9.1.0", "8.9.7")
     (True, False, False)
     >>> accepts_cudnn("9.10.2", "9.11.0", (7, 0)), accepts_cudnn("9.10.2", "9.11.0", (7, 0), torch_version="2.9.1")
     (False, True)
+    >>> accepts_cudnn("9.12.0", "9.11.0", (7, 0), skip_check=True)  # older minor: both checks skipped
+    True
+    >>> accepts_cudnn("9.10.2", "9.11.0", (7, 0), skip_check=True)  # versions agree: the SM check still runs
+    False
     """
     want = _VERSION.fullmatch(compiled)
     have = _VERSION.fullmatch(loaded)
@@ -176,9 +186,9 @@ def accepts_cudnn(
     want_major, want_minor = int(want[1]), int(want[2])
     have_major, have_minor = int(have[1]), int(have[2])
     if have_major != want_major:
-        return False
+        return skip_check
     if have_minor < want_minor if have_major >= 7 else have_minor != want_minor:
-        return False
+        return skip_check
     if capability is None or (have_major, have_minor) < (9, 11):
         return True
     if torch_version is not None:
