@@ -7,7 +7,7 @@ from types import ModuleType
 
 import pytest
 
-from pytest_cudnn.compat import cuda, cudnn, libraries, tensorflow
+from pytest_cudnn.compat import cuda, cudnn, libraries, loading, tensorflow
 from pytest_cudnn.compat.sources import SOURCES
 
 ROWS: list[object] = [
@@ -22,6 +22,7 @@ ROWS: list[object] = [
     *cudnn.KNOWN_BAD,
     *libraries.PROVIDERS,
     *libraries.CUDNN_LOADS,
+    *loading.LOADS,
 ]
 
 
@@ -367,7 +368,7 @@ def test_known_bad(version: str, capability: str, cudart: str, codes: list[str])
     assert [row.code for row in cudnn.known_bad(version, capability, cudart)] == codes
 
 
-@pytest.mark.parametrize("module", [cuda, cudnn, libraries, tensorflow])
+@pytest.mark.parametrize("module", [cuda, cudnn, libraries, loading, tensorflow])
 def test_the_docstring_examples_hold(module: ModuleType) -> None:
     result = doctest.testmod(module)
     assert result.failed == 0
@@ -450,3 +451,22 @@ def test_every_library_cudnn_loads_has_a_provider_row() -> None:
     for row in libraries.CUDNN_LOADS:
         for major in (11, 12) if "{cuda}" in row.soname or row.soname == "libnvrtc.so" else (None,):
             assert libraries.provider(row.soname.format(cuda=major), major) is not None, row
+
+
+# What TensorFlow's dlopen checker cannot do without, per CUDA major (compat-audit D3): (major, soname, required,
+# source).
+TF_LOADS: list[tuple[int, str, bool, str]] = [
+    (11, "libcurand.so.10", True, "tf-dlopen-list-cuda11"),  # the tsl-era checker's GetCurandDsoHandle
+    (11, "libcudart.so.11.0", True, "tf-dlopen-list"),
+    (11, "libcufft.so.10", True, "tf-dlopen-list"),
+    (12, "libcurand.so.10", False, "tf-dlopen-list"),  # the current checker has no cuRAND; CUDA 12 not pinned
+    (12, "libcusolver.so.11", True, "tf-dlopen-list"),
+]
+
+
+@pytest.mark.parametrize(("major", "soname", "required", "source"), TF_LOADS)
+def test_tensorflow_dlopen_list(major: int, soname: str, required: bool, source: str) -> None:
+    rows = [row for row in loading.loads_of("tensorflow", major) if row.soname == soname]
+    assert bool(rows) is required
+    assert all(row.required and row.source == source for row in rows)
+    assert source in SOURCES

@@ -83,6 +83,10 @@ LOADS: tuple[FrameworkLoad, ...] = (
         for major, names in _TENSORFLOW.items()
         for soname in names
     ),
+    # The checker of the TensorFlow generation that shipped CUDA 11 builds (tensorflow/tsl, and before it
+    # stream_executor) also requires cuRAND; CUDA 11's cuRAND is libcurand.so.10 (compat-audit D3). Whether the CUDA
+    # 12 builds' checker still did is not pinned: not tabled for 12.
+    FrameworkLoad("tensorflow", 11, "libcurand.so.10", "dlopen", None, True, "tf-dlopen-list-cuda11"),
 )
 
 # torch/__init__.py, _load_global_deps and _preload_cuda_deps (source "torch-preload"): when libtorch_global_deps.so
@@ -124,5 +128,7 @@ def loads_of(framework: str, cuda_major: int) -> tuple[FrameworkLoad, ...]:
     ['libcudart.so.12', 'libcublas.so.12']
     >>> loads_of("tensorflow", 13)
     ()
+    >>> [row.soname for row in loads_of("tensorflow", 11)][-1]
+    'libcurand.so.10'
     """
     return tuple(row for row in LOADS if row.framework == framework and row.cuda_major == cuda_major)

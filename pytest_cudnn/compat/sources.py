@@ -282,6 +282,15 @@ SOURCES: dict[str, str] = {
         "GetCusolverDsoHandle, GetCusparseDsoHandle, GetCudnnDsoHandle; any failure returns 'Cannot dlopen all CUDA "
         "libraries.' (logged as 'Cannot dlopen some GPU libraries ... Skipping registering GPU devices')"
     ),
+    "tf-dlopen-list-cuda11": (
+        "tensorflow/tensorflow tensorflow/tsl/platform/default/dlopen_checker.cc @ "
+        "29cfb2f404315df45a97003bd508da6546c69d26, TryDlopenCUDALibraries: 'auto curand_status = "
+        "CachedLoader::GetCurandDsoHandle();' ... '!cufft_status.status().ok() || !curand_status.status().ok() || ...' "
+        "-> 'Cannot dlopen all CUDA libraries.' (the earlier tensorflow/stream_executor/platform/default/"
+        "dlopen_checker.cc the same; the later third_party/xla/.../tsl/platform/default/dlopen_checker.cc has no "
+        "cuRAND). The CUDA 11 soname: a CUDA 11.4 toolkit's lib64 lists 'libcurand.so.10' -> "
+        "'libcurand.so.10.2.5.120' (sony/nnabla#1063)"
+    ),
     "glibc-already-loaded": (
         "glibc elf/dl-load.c, _dl_map_object: 'Look for this name among those already loaded.' ... 'If the "
         "requested name matches the soname of a loaded object, use that object.' (walked in load order; a path "
