@@ -156,6 +156,10 @@ def test_torch_skip_cudnn_compatibility_check(
     [
         ("jax-cuda12-plugin", "0.10.2", "nvidia-cudnn-cu12>=9.8,<10.0", "nvidia-cuda-runtime-cu12>=12.1.105"),
         ("jax-cuda12-plugin", "0.12.0", "nvidia-cudnn-cu12>=9.10.2.21,<10.0", "nvidia-cuda-runtime-cu12>=12.1.105"),
+        # compat-audit F6: the 9.10.2.21 floor starts at 0.11.2 (0.11.1 still >=9.8), and 0.12.0.1 keeps it.
+        ("jax-cuda12-plugin", "0.11.1", "nvidia-cudnn-cu12>=9.8,<10.0", "nvidia-cuda-runtime-cu12>=12.1.105"),
+        ("jax-cuda12-plugin", "0.11.2", "nvidia-cudnn-cu12>=9.10.2.21,<10.0", "nvidia-cuda-runtime-cu12>=12.1.105"),
+        ("jax-cuda12-plugin", "0.12.0.1", "nvidia-cudnn-cu12>=9.10.2.21,<10.0", "nvidia-cuda-runtime-cu12>=12.1.105"),
         ("jax-cuda13-plugin", "0.10.2", "nvidia-cudnn-cu13>=9.12.0.46,<10.0", "nvidia-cuda-runtime>=13.0.48"),
     ],
 )
@@ -241,6 +245,21 @@ XLA_CUDNN: list[tuple[int, int, bool, str]] = [
 def test_jax_xla_cudnn_rule(build: int, loaded: int, accepted: bool, source: str) -> None:
     assert jax.xla_accepts_cudnn(build, loaded) is accepted
     assert "IsSourceCompatibleWithCudnnLibrary" in SOURCES[source]
+
+
+# The first JAX release whose _check_cuda_versions has each check (compat-audit D4): (code, since, source, words).
+KNOWN_BAD_SINCE: list[tuple[str, str, str, str]] = [
+    ("cudnn-9.10.0-enum-reorder", "0.6.2", "jax-check-cuda-versions", "from jax-v0.6.2"),
+    ("cudnn-multi-gpu-matmul-cublaslt-12.9", "0.6.2", "jax-check-cuda-versions", "from jax-v0.6.2"),
+    ("cublas-tmem-double-free", "0.9.1", "jax-check-cuda-versions", "from jax-v0.9.1"),
+]
+
+
+@pytest.mark.parametrize(("code", "since", "source", "words"), KNOWN_BAD_SINCE)
+def test_jax_known_bad_since(code: str, since: str, source: str, words: str) -> None:
+    (row,) = [row for row in jax.KNOWN_BAD if row.code == code]
+    assert (row.since, row.source) == (since, source)
+    assert words in SOURCES[source]
 
 
 @pytest.mark.parametrize(

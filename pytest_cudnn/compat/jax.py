@@ -41,7 +41,7 @@ class PluginPins:
 PLUGIN_PINS: tuple[PluginPins, ...] = (
     PluginPins(
         "jax-cuda12-plugin",
-        ("0.6.0", "0.7.0", "0.8.0", "0.9.0", "0.10.2", "0.11.0"),
+        ("0.6.0", "0.7.0", "0.8.0", "0.9.0", "0.10.2", "0.11.0", "0.11.1"),
         "nvidia-cudnn-cu12>=9.8,<10.0",
         "nvidia-cuda-runtime-cu12>=12.1.105",
         "nvidia-cublas-cu12>=12.1.3.1",
@@ -49,7 +49,7 @@ PLUGIN_PINS: tuple[PluginPins, ...] = (
     ),
     PluginPins(
         "jax-cuda12-plugin",
-        ("0.12.0",),
+        ("0.11.2", "0.12.0", "0.12.0.1"),
         "nvidia-cudnn-cu12>=9.10.2.21,<10.0",
         "nvidia-cuda-runtime-cu12>=12.1.105",
         "nvidia-cublas-cu12>=12.1.3.1",
@@ -154,14 +154,14 @@ KNOWN_BAD: tuple[KnownBad, ...] = (
     KnownBad(
         "cudnn-9.10.0-enum-reorder",
         True,
-        "0.7.0",
+        "0.6.2",
         "cudnn_version == 91000 and cuda_versions.cudnn_build_version() != 91000",
         "jax-check-cuda-versions",
     ),
     KnownBad(
         "cudnn-multi-gpu-matmul-cublaslt-12.9",
         True,
-        "0.7.0",
+        "0.6.2",
         "cudnn_version < 91001 and cublas_version >= 120900 and local_device_count > 1",
         "jax-check-cuda-versions",
     ),
@@ -177,7 +177,8 @@ KNOWN_BAD: tuple[KnownBad, ...] = (
 
 def known_bad(cudnn: int, cudnn_build: int, cublas: int | None = None, local_devices: int = 1) -> tuple[str, ...]:
     """The codes of the combinations ``_check_cuda_versions`` refuses. ``local_devices`` is JAX's
-    ``local_device_count`` (CUDA_VISIBLE_DEVICES entries, or every device when it is "all").
+    ``local_device_count``: the entries of its own flag ``jax_cuda_visible_devices``, or, when that is "all" (the
+    default), ``cuda_device_count()``, which honours the CUDA_VISIBLE_DEVICES environment variable.
 
     >>> known_bad(91000, 90800), known_bad(91000, 91000), known_bad(90800, 90800, 120900, 2)
     (('cudnn-9.10.0-enum-reorder',), (), ('cudnn-multi-gpu-matmul-cublaslt-12.9',))

@@ -230,9 +230,12 @@ SOURCES: dict[str, str] = {
     ),
     "jax-plugin-pins": (
         'Requires-Dist ...; extra == "with-cuda" in the METADATA of the manylinux x86_64 wheels of '
-        "jax-cuda12-plugin 0.6.0, 0.7.0, 0.8.0, 0.9.0, 0.10.2, 0.11.0, 0.12.0 and jax-cuda13-plugin 0.7.2, 0.8.0, "
-        "0.10.2, 0.11.0, 0.12.0 on PyPI (read 2026-11-22 by HTTP range requests): 'nvidia-cudnn-cu12<10.0,>=9.8', "
-        "'nvidia-cuda-runtime-cu12>=12.1.105', 'nvidia-cublas-cu12>=12.1.3.1' (12.1.3.1 / 9.10.2.21 in 0.12.0), "
+        "jax-cuda12-plugin 0.6.0, 0.7.0, 0.8.0, 0.9.0, 0.10.2, 0.11.0, 0.11.1, 0.11.2, 0.12.0, 0.12.0.1 and "
+        "jax-cuda13-plugin 0.7.2, 0.8.0, 0.10.2, 0.11.0, 0.12.0 on PyPI (read 2026-11-22 by HTTP range requests): "
+        "'nvidia-cudnn-cu12<10.0,>=9.8', 'nvidia-cuda-runtime-cu12>=12.1.105', 'nvidia-cublas-cu12>=12.1.3.1'; "
+        'cuDNN from 0.11.2: \'nvidia-cudnn-cu12<10.0,>=9.10.2.21; sys_platform == "linux" and extra == '
+        "\"with-cuda\"' in 0.11.2, 0.12.0 and 0.12.0.1, '>=9.8' still in 0.11.1 (read again 2026-11-26 with pip "
+        "--use-feature=fast-deps --dry-run --report; from 0.11 the wheels say Requires-Python '>=3.12'); "
         "'nvidia-cudnn-cu13<10.0,>=9.12.0.46', 'nvidia-cuda-runtime>=13.0.48', 'nvidia-cublas>=13.0.0.19'. "
         "jax_plugins/cuda/plugin_setup.py in jax-ml/jax only has placeholders filled at build time"
     ),
@@ -247,7 +250,11 @@ SOURCES: dict[str, str] = {
         "'cudnn_version == 91000 and cuda_versions.cudnn_build_version() != 91000'; 'cudnn_version < 91001 and "
         "cublas_version is not None and cublas_version >= 120900 and local_device_count > 1'; from jax-v0.9.1 "
         "(58cb6e556c996bf0361bca9e64890a551e513280, absent at jax-v0.9.0) the warning '120800 <= cublas_version < "
-        "130200 and any(100 <= cc < 120 for cc in compute_capabilities)'"
+        "130200 and any(100 <= cc < 120 for cc in compute_capabilities)'. The two refusals (cuDNN 9.10.0 and the "
+        "multi-GPU cuBLASLt 12.9 one) are there from jax-v0.6.2 (1ad05bb26105f23ee7728b36cca12901fe70e187) and "
+        "absent at jax-v0.6.1 (382506f1705db9c9ac348b9783497e310feef6a5); local_device_count is "
+        "'cuda_versions.cuda_device_count()' when xb.CUDA_VISIBLE_DEVICES (the flag 'jax_cuda_visible_devices', "
+        "default 'all') is 'all', else the number of its comma-separated entries"
     ),
     "jax-xla-cudnn-rule": (
         "JAX's CUDA plugin embeds XLA's stream executor, whose cuDNN check binds: openxla/xla (and tensorflow/"
