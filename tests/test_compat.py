@@ -437,7 +437,7 @@ def test_library_providers_not_tabled(soname: str, cuda_major: int | None) -> No
         ("8.7.0", "Linux", ["libnvrtc.so", "libcublas.so.{cuda}", "libcublasLt.so.{cuda}", "libz.so.1"]),
         ("8.5.0", "Linux", ["libcublas.so.{cuda}", "libcublasLt.so.{cuda}", "libz.so.1"]),
         ("8.2.4", "Linux", ["libcublas.so.{cuda}", "libcublasLt.so.{cuda}"]),
-        ("9.3.0", "Linux", ["libcublasLt.so.{cuda}", "libz.so.1"]),
+        ("9.3.0", "Linux", ["libcublasLt.so.{cuda}", "libnvrtc.so.{cuda}", "libz.so.1"]),  # compat-audit F3
         ("8.5.0", "Windows", ["zlibwapi.dll"]),
         ("8.2.1", "Windows", []),
         ("garbage", "Linux", []),
@@ -449,7 +449,8 @@ def test_what_cudnn_loads_besides_itself(version: str, system: str, sonames: lis
 
 def test_every_library_cudnn_loads_has_a_provider_row() -> None:
     for row in libraries.CUDNN_LOADS:
-        for major in (11, 12) if "{cuda}" in row.soname or row.soname == "libnvrtc.so" else (None,):
+        majors = (12, 13) if row.cudnn.startswith(">=9") else (11, 12)  # cuDNN 9 for CUDA 11 was not read
+        for major in majors if "{cuda}" in row.soname or row.soname == "libnvrtc.so" else (None,):
             assert libraries.provider(row.soname.format(cuda=major), major) is not None, row
 
 
@@ -470,3 +471,21 @@ def test_tensorflow_dlopen_list(major: int, soname: str, required: bool, source:
     assert bool(rows) is required
     assert all(row.required and row.source == source for row in rows)
     assert source in SOURCES
+
+
+# Where cuDNN 9's sub-libraries look for NVRTC (compat-audit F3): (cuDNN, folder named, the wheel's folder, source).
+CUDNN_NVRTC: list[tuple[str, str, str, str]] = [
+    ("9.10.2", "$ORIGIN/../../nvrtc/lib", "nvidia/cuda_nvrtc/lib", "cudnn-9-nvrtc"),  # a folder no wheel creates
+    ("9.11.0", "$ORIGIN/../../cuda_nvrtc/lib", "nvidia/cuda_nvrtc/lib", "cudnn-9-nvrtc"),
+]
+
+
+@pytest.mark.parametrize(("version", "runpath", "folder", "source"), CUDNN_NVRTC)
+def test_cudnn_9_loads_nvrtc_at_run_time(version: str, runpath: str, folder: str, source: str) -> None:
+    (row,) = [row for row in libraries.cudnn_loads(version, "Linux") if row.soname.startswith("libnvrtc")]
+    assert (row.how, row.source) == ("dlopen", source)
+    assert runpath in row.consequence
+    assert runpath in SOURCES[source]
+    nvrtc = libraries.provider(row.soname.format(cuda=12), 12)
+    assert nvrtc is not None
+    assert nvrtc.folder == folder

@@ -191,6 +191,15 @@ SOURCES: dict[str, str] = {
         "operators' (https://docs.nvidia.com/deeplearning/cudnn/release-notes.html). Measured: libcudnn_adv.so.9 and "
         "libcudnn_engines_precompiled.so.9 of nvidia-cudnn-cu12 9.10.2.21 and 9.11.0.98 name 'libcublasLt.so.12'"
     ),
+    "cudnn-9-nvrtc": (
+        "cuDNN 9 loads NVRTC at run time and declares no dependency on it: jax-ml/jax#29462 (hawkinsp, 'Works around "
+        "a bug in CUDNN where it does not declare or locate its own NVRTC dependency'), NixOS/nixpkgs#471394 ('cudnn "
+        "uses nvrtc at runtime. this dependency wasn't specified anywhere'). Measured 2026-11-26 in the PyPI wheels "
+        "(nvidia/cudnn/lib/libcudnn_graph.so.9 read by HTTP range requests, readelf -d and strings): nvidia-cudnn-cu12 "
+        "9.10.2.21 'Library runpath: [$ORIGIN:$ORIGIN/../../cublas/lib:$ORIGIN/../../nvrtc/lib]', 9.11.0.98 "
+        "'[$ORIGIN:$ORIGIN/../../cublas/lib:$ORIGIN/../../cuda_nvrtc/lib]', both with the strings 'libnvrtc.so' and "
+        "'libnvrtc.so.%d' and no DT_NEEDED on NVRTC; the NVRTC wheels' folders as in nvrtc-wheels"
+    ),
     "cudnn-zlib": (
         "cupy/cupy#6226: 'cuDNN 8.3.0+ requires zlib as a dependency. This is not a problem for most Linux "
         "environments (because zlib often comes with the default installation), but Windows users are required to "
