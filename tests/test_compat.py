@@ -489,3 +489,14 @@ def test_cudnn_9_loads_nvrtc_at_run_time(version: str, runpath: str, folder: str
     nvrtc = libraries.provider(row.soname.format(cuda=12), 12)
     assert nvrtc is not None
     assert nvrtc.folder == folder
+
+
+def test_the_9_11_floor_says_what_its_sass_shows() -> None:
+    """compat-audit D5: 9.11 keeps sm_50-sm_70 cubins in libcudnn_engines_precompiled.so.9; the floor rests on the other
+    kernel libraries and PyTorch's refusal, and its source says so rather than claiming a complete drop."""
+    floor = cudnn.oldest_capability("9.11.0", 12)
+    assert floor is not None
+    assert (floor.oldest, floor.source) == ("7.5", "cudnn-911-floor")
+    text = SOURCES[floor.source]
+    assert "libcudnn_engines_precompiled.so.9 of 9.11.0.98 still carries sm_50" in text
+    assert "min_cc < (7, 5)" in text

@@ -28,8 +28,11 @@ SOURCES: dict[str, str] = {
         "Pythons the extra installs on: pip 26.3 'pip install --dry-run --only-binary=:all: --python-version 3.X "
         "--platform manylinux_2_17_x86_64 ... manylinux_2_35_x86_64 tensorflow[and-cuda]==V' against PyPI for "
         "CPython 3.9 to 3.14, 2026-11-22. Failures: 2.14.x on 3.11 'No matching distribution found for "
-        "tensorrt==8.5.3.1'; 2.15.0 on 3.9-3.11 'tensorrt==8.6.1.post1 (from versions: 8.5.1.7, 8.5.2.2, 8.5.3.1, "
-        "8.6.0, 10.0.0b6)' and 'tensorrt-libs==8.6.1 (from versions: none)'; elsewhere 'No matching distribution "
+        "tensorrt==8.5.3.1'; 2.15.0 on 3.9 and 3.10 'tensorrt==8.6.1.post1 (from versions: 8.5.1.7, 8.5.2.2, "
+        "8.5.3.1, 8.6.0, 10.0.0b6)', on 3.11 '... (from versions: 10.0.0b6)' (the 8.5.x/8.6.0 wheels are cp36 to "
+        "cp310 only; tensorrt 8.6.1.post1 is on PyPI as an sdist only; compat-audit D6, re-checked 2026-11-26 with "
+        "--platform manylinux_2_17_x86_64: 3.10 lists 8.5.1.7 to 8.6.0, 3.11 none), and 'tensorrt-libs==8.6.1 (from "
+        "versions: none)'; elsewhere 'No matching distribution "
         "found for tensorflow==V' (no wheel for that Python). The nvidia-* pins alone, with tensorflow==V, resolve "
         "for 2.14.0/2.14.1 on 3.11 and 2.15.0 on 3.9-3.11"
     ),
@@ -115,7 +118,12 @@ SOURCES: dict[str, str] = {
         "support matrix could not be read here; what was read: pytorch/pytorch torch/backends/cudnn/__init__.py @ "
         "017943b70f6920c395e3b6dac100e2cd7ecfa92a ('if __cudnn_version >= 91100 and min_cc < (7, 5)': 'cuDNN "
         "version ... is not compatible with devices with SM < 7.5'), and the PyPI wheels: libcudnn_ops.so.9 of "
-        "nvidia-cudnn-cu12 9.10.2.21 carries SASS for sm_50 to sm_120, that of 9.11.0.98 for sm_75 to sm_120 only"
+        "nvidia-cudnn-cu12 9.10.2.21 carries SASS for sm_50 to sm_120, that of 9.11.0.98 for sm_75 to sm_120 only, "
+        "as do its adv, cnn and engines_runtime_compiled libraries; its only PTX is compute_120. Not a complete drop: "
+        "libcudnn_engines_precompiled.so.9 of 9.11.0.98 still carries sm_50 (278 cubins), sm_60 (278), sm_61 (279) "
+        "and sm_70 (291) beside sm_75 (441) to sm_121 (compat-audit 2026-11-24 D5: cuobjdump --list-elf of "
+        "nvidia-cuda-cuobjdump 13.4.92 and a .nv_fatbin header reader, agreeing). The floor rests on four of the five "
+        "kernel libraries and on PyTorch's refusal"
     ),
     "cudnn-9-encoding": (
         "cuDNN 9.0.0 release notes: CUDNN_VERSION is major*10000 + minor*100 + patch from 9.0.0 "
@@ -143,7 +151,9 @@ SOURCES: dict[str, str] = {
         "cuDNN 8.9.2 release notes, quoted in https://gitlab.com/nvidia/container-images/cuda/-/issues/217: 'Use of "
         "CUDNN_ATTR_ENGINE_GLOBAL_INDEX = 15 for fused convolutions with bias and ReLU could generate incorrect "
         "results on the Pascal GPU architectures for cuDNN 8.9 releases. This issue is now fixed in 8.9.2.' The "
-        "issue adds 'another similar issue related to Maxwell GPUS (fixed in 8.9.3)' (8.9.3 notes not read)"
+        "issue adds 'another similar issue related to Maxwell GPUS (fxied in 8.9.3)' [sic] (the 8.9.3 notes, "
+        "https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn-893/release-notes/index.html, exist but only their "
+        "opening could be read here)"
     ),
     "cudnn-765-notes": (
         "cuDNN 7.6.5 release notes, known issues: RNN and multi-head attention nondeterministic when built with "
