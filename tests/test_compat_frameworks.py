@@ -8,7 +8,7 @@ from types import ModuleType
 
 import pytest
 
-from pytest_cudnn.compat import jax, torch
+from pytest_cudnn.compat import jax, loading, torch
 from pytest_cudnn.compat.sources import SOURCES
 
 
@@ -26,15 +26,16 @@ def test_docstring_examples_hold(module: ModuleType) -> None:
     assert (result.attempted > 0, result.failed) == (True, 0)
 
 
-def test_the_torch_table_covers_every_release_from_2_0_to_2_15() -> None:
+def test_the_torch_table_covers_every_release_from_1_13_to_2_15() -> None:
     versions = [row.version for row in torch.RELEASES]
-    assert (versions[0], versions[-1], len(versions)) == ("2.0.0", "2.15.0", 28)
+    assert (versions[0], versions[-1], len(versions)) == ("1.13.0", "2.15.0", 30)
     assert len(set(versions)) == len(versions)
 
 
 @pytest.mark.parametrize(
     ("version", "local", "cudnn", "runtime"),
     [
+        ("1.13.1", "cu117", "nvidia-cudnn-cu11==8.5.0.96", "nvidia-cuda-runtime-cu11==11.7.99"),  # compat-audit F5
         ("2.0.1", "cu117", "nvidia-cudnn-cu11==8.5.0.96", "nvidia-cuda-runtime-cu11==11.7.99"),
         ("2.3.1", "cu121", "nvidia-cudnn-cu12==8.9.2.26", "nvidia-cuda-runtime-cu12==12.1.105"),
         ("2.5.1+cu124", "cu124", "nvidia-cudnn-cu12==9.1.0.70", "nvidia-cuda-runtime-cu12==12.4.127"),
@@ -58,7 +59,7 @@ def test_torch_release_and_its_pins(version: str, local: str, cudnn: str, runtim
         "2.5.1+cu118",  # a real wheel, but not the variant PyPI carries
         "2.5.2",
         "2.16.0",
-        "1.13.1",
+        "1.12.1",  # before 1.13 the PyPI wheels pin no nvidia wheels
         "2.5.1rc1",
         "2.15.0.post1",
         "nightly",
@@ -84,6 +85,7 @@ def test_torch_compiled_cudnn_where_the_wheel_records_it(version: str, compiled:
 @pytest.mark.parametrize(
     ("version", "first", "last", "has"),
     [
+        ("1.13.0", "sm_37", "sm_86", "sm_75"),
         ("2.0.0", "sm_37", "sm_86", "sm_60"),
         ("2.5.1", "sm_50", "sm_90", "sm_86"),
         ("2.8.0", "sm_70", "sm_120", "sm_100"),
@@ -104,6 +106,47 @@ def test_torch_architectures_exclude_neighbours(version: str, absent: str) -> No
     archs = torch.architectures(version)
     assert archs is not None
     assert absent not in archs
+
+
+# The CUDA runtime wheel a torch release installs (compat-audit F4): from 2.11 through the cuda-toolkit meta-package's
+# cudart extra. (torch, runtime pin as published, the cudart wheel it brings, source of the second).
+RUNTIME_WHEELS: list[tuple[str, str, str, str]] = [
+    ("2.5.1", "nvidia-cuda-runtime-cu12==12.4.127", "nvidia-cuda-runtime-cu12==12.4.127", "torch-pypi-wheels"),
+    ("2.11.0", "cuda-toolkit==13.0.2", "nvidia-cuda-runtime==13.0.96.*", "cuda-toolkit-extras"),
+    ("2.12.1", "cuda-toolkit==13.0.2", "nvidia-cuda-runtime==13.0.96.*", "cuda-toolkit-extras"),
+    ("2.14.1", "cuda-toolkit==13.0.3", "nvidia-cuda-runtime==13.0.96.*", "cuda-toolkit-extras"),
+    ("2.15.0", "cuda-toolkit==13.2.2", "nvidia-cuda-runtime==13.2.86.*", "cuda-toolkit-extras"),
+]
+
+
+@pytest.mark.parametrize(("version", "pinned", "cudart", "source"), RUNTIME_WHEELS)
+def test_torch_runtime_wheel(version: str, pinned: str, cudart: str, source: str) -> None:
+    pins = torch.variant_pins(version)
+    assert pins is not None
+    assert pins[1].requirement == pinned
+    assert torch.runtime_wheel(version) == cudart
+    assert cudart.split("==")[1].rstrip(".*") in SOURCES[source]
+
+
+def test_torch_runtime_wheel_without_a_row() -> None:
+    assert torch.runtime_wheel("2.16.0") is None
+    assert all(source in SOURCES for *_, source in torch.CUDA_TOOLKIT_CUDART)
+
+
+# What torch's _preload_cuda_deps walks (compat-audit F4): (torch, folder, preloaded, source).
+TORCH_PRELOAD_ROWS: list[tuple[str | None, str, bool, str]] = [
+    ("2.14.1", "curand", True, "torch-preload-2.14"),
+    ("2.15.0", "curand", False, "torch-preload-2.15"),  # dropped with the cuda-toolkit curand extra
+    ("2.15.0+cu132", "curand", False, "torch-preload-2.15"),
+    ("2.15.0", "cufft", True, "torch-preload-2.15"),
+    ("2.15.0", "nvtx", True, "torch-preload-2.15"),
+]
+
+
+@pytest.mark.parametrize(("version", "folder", "preloaded", "source"), TORCH_PRELOAD_ROWS)
+def test_torch_preloads(version: str | None, folder: str, preloaded: bool, source: str) -> None:
+    assert (folder in [row[0] for row in loading.torch_preloads(version)]) is preloaded
+    assert folder in SOURCES[source]
 
 
 @pytest.mark.parametrize(

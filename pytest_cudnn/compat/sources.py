@@ -227,7 +227,9 @@ SOURCES: dict[str, str] = {
         "tensorflow/tensorflow#48868"
     ),
     "torch-pypi-wheels": (
-        "The manylinux x86_64 cp311 wheels of torch 2.0.0 to 2.15.0 on PyPI (the CUDA variant PyPI carries), read "
+        "The manylinux x86_64 cp311 wheels of torch 2.0.0 to 2.15.0 on PyPI (and the cp310 manylinux1 wheels of 1.13.0 "
+        "and 1.13.1, read 2026-11-26: 'nvidia-cudnn-cu11 (==8.5.0.96)', 'nvidia-cuda-runtime-cu11 (==11.7.99)', "
+        "\"__version__ = '1.13.1+cu117'\", NVCC_FLAGS_EXTRA sm_37 to sm_86) (the CUDA variant PyPI carries), read "
         "2026-11-22 by HTTP range requests into each wheel: *.dist-info/METADATA ('Requires-Dist: "
         "nvidia-cudnn-cu12 (==9.1.0.70)', 'nvidia-cuda-runtime-cu12 (==12.4.127)' for 2.5.1; 'cuda-toolkit[cublas,"
         "cudart,...]==13.2.2', 'nvidia-cudnn-cu13==9.26.0.51' for 2.15.0), torch/version.py (\"__version__ = "
@@ -235,6 +237,22 @@ SOURCES: dict[str, str] = {
         'NVCC_FLAGS_EXTRA "-gencode;arch=compute_50,code=sm_50;..."\') and, from 2.8.0, '
         'torch/include/caffe2/core/macros.h (\'{"CUDNN_VERSION", "9.8.0"}\'). The cu118/cu126/... variants on '
         "download.pytorch.org could not be reached from here"
+    ),
+    "cuda-toolkit-extras": (
+        "METADATA of the PyPI wheels cuda-toolkit 13.0.2, 13.0.3 (published as 13.0.3.0) and 13.2.2 "
+        "(cuda_toolkit-*-py2.py3-none-any.whl), read 2026-11-26 with pip --use-feature=fast-deps --dry-run "
+        "--report: \"nvidia-cuda-runtime==13.0.96.*; ... extra == 'cudart'\" (13.0.2, 13.0.3.0), "
+        '"nvidia-cuda-runtime==13.2.86.*; ... extra == \'cudart\'" (13.2.2), "nvidia-curand==10.4.0.35.*; ... extra '
+        "== 'curand'\" (13.0.x). torch pins the meta-package from 2.11: 'cuda-toolkit[cublas,cudart,cufft,cufile,"
+        "cupti,curand,cusolver,cusparse,nvjitlink,nvrtc,nvtx]==13.0.3' (2.14.1), 'cuda-toolkit[cublas,cudart,cufft,"
+        "cufile,cupti,cusolver,cusparse,nvjitlink,nvrtc,nvtx]==13.2.2' (2.15.0, no curand)"
+    ),
+    "torch-preload-2.15": (
+        "torch/__init__.py of the torch 2.15.0 wheel from PyPI (cp312 manylinux_2_28_x86_64, read 2026-11-26 by HTTP "
+        "range requests): _preload_cuda_deps' cuda_libs list is cublas (libcublasLt, libcublas), cudnn, cuda_nvrtc "
+        "(libnvrtc, libnvrtc-builtins), cuda_runtime, cuda_cupti, cufft, nvjitlink, cusparse, cusparselt, cusolver, "
+        "nccl, nvshmem, cufile, then nvtx libnvToolsExt.so.*[0-9]: no curand (2.14.1 has ('curand', "
+        "'libcurand.so.*[0-9]'))"
     ),
     "torch-cudnn-rule": (
         "torch/backends/cudnn/__init__.py in the torch wheels 2.5.1, 2.6.0, 2.7.1, 2.8.0, 2.9.0, 2.10.0, 2.11.0 and "

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from packaging.version import Version
 
 __all__ = [
+    "CUDA_TOOLKIT_CUDART",
     "RELEASES",
     "SM_FLOOR_SINCE",
     "Pin",
@@ -21,6 +22,7 @@ __all__ = [
     "accepts_cudnn",
     "architectures",
     "release",
+    "runtime_wheel",
     "variant_pins",
 ]
 
@@ -72,6 +74,8 @@ _CU13 = ("nvidia-cudnn-cu13", "cuda-toolkit")
 # (releases, local, cuda, (cudnn package, runtime package), cudnn pin, runtime pin, compiled cuDNN, architectures),
 # oldest first. Source: "torch-pypi-wheels".
 _ROWS: tuple[tuple[tuple[str, ...], str, str, tuple[str, str], str, str, str | None, tuple[str, ...]], ...] = (
+    # 1.13 is the first release whose PyPI wheel pins nvidia wheels (compat-audit F5).
+    (("1.13.0", "1.13.1"), "cu117", "11.7", _CU11, "==8.5.0.96", "==11.7.99", None, _SM_37_86),
     (("2.0.0", "2.0.1"), "cu117", "11.7", _CU11, "==8.5.0.96", "==11.7.99", None, _SM_37_86),
     (
         ("2.1.0", "2.1.1", "2.1.2", "2.2.0", "2.2.1", "2.2.2", "2.3.0", "2.3.1"),
@@ -142,6 +146,31 @@ def variant_pins(version: str) -> tuple[Pin, Pin] | None:
     """The (cuDNN, CUDA runtime) requirements the wheel of ``version`` publishes."""
     row = release(version)
     return (row.cudnn, row.runtime) if row else None
+
+
+# From 2.11 the runtime pin is the cuda-toolkit meta-package; the cudart wheel it installs comes through its "cudart"
+# extra: (cuda-toolkit version as torch pins it, the requirement of that extra). Source: "cuda-toolkit-extras".
+CUDA_TOOLKIT_CUDART: tuple[tuple[str, str, str], ...] = (
+    ("13.0.2", "nvidia-cuda-runtime==13.0.96.*", "cuda-toolkit-extras"),
+    ("13.0.3", "nvidia-cuda-runtime==13.0.96.*", "cuda-toolkit-extras"),  # published as 13.0.3.0
+    ("13.2.2", "nvidia-cuda-runtime==13.2.86.*", "cuda-toolkit-extras"),
+)
+
+
+def runtime_wheel(version: str) -> str | None:
+    """The CUDA runtime wheel requirement the wheel of torch ``version`` installs: its own pin up to 2.10, the cudart
+    extra of the pinned cuda-toolkit from 2.11 (compat-audit F4). None where not tabled.
+
+    >>> runtime_wheel("2.5.1"), runtime_wheel("2.15.0")
+    ('nvidia-cuda-runtime-cu12==12.4.127', 'nvidia-cuda-runtime==13.2.86.*')
+    """
+    row = release(version)
+    if row is None:
+        return None
+    if row.runtime.package != "cuda-toolkit":
+        return row.runtime.requirement
+    pinned = row.runtime.specifier.removeprefix("==")
+    return next((cudart for toolkit, cudart, _ in CUDA_TOOLKIT_CUDART if toolkit == pinned), None)
 
 
 def architectures(version: str) -> tuple[str, ...] | None:
