@@ -24,11 +24,13 @@ ROWS: list[object] = [
     *libraries.CUDNN_LOADS,
     *loading.LOADS,
 ]
+SOURCED_TUPLES: list[tuple[object, ...]] = [*cuda.TARGETS]
 
 
 def test_every_data_row_names_a_known_source() -> None:
     missing = [row for row in ROWS if getattr(row, "source") not in SOURCES]  # noqa: B009
     assert missing == []
+    assert [row for row in SOURCED_TUPLES if row[-1] not in SOURCES] == []
     assert tensorflow.WINDOWS_LAST_GPU_RELEASE[1] in SOURCES
 
 
@@ -500,3 +502,25 @@ def test_the_9_11_floor_says_what_its_sass_shows() -> None:
     text = SOURCES[floor.source]
     assert "libcudnn_engines_precompiled.so.9 of 9.11.0.98 still carries sm_50" in text
     assert "min_cc < (7, 5)" in text
+
+
+# First and last CUDA release per compilation target, as LLVM's NVPTX list has them (compat-audit W6: sm_107).
+TARGET_ROWS: list[tuple[str, str, str | None, str]] = [
+    ("sm_107", "13.4", None, "llvm-nvptx"),
+    ("sm_107a", "13.4", None, "llvm-nvptx"),
+    ("sm_110", "13.0", None, "llvm-nvptx"),
+    ("sm_88", "13.0", None, "llvm-nvptx"),
+    ("sm_101", "12.8", "12.9", "llvm-nvptx"),
+    ("sm_37", "7.0", "11.8", "llvm-nvptx"),
+    ("sm_103f", "12.9", None, "llvm-nvptx"),
+]
+
+
+@pytest.mark.parametrize(("target", "first", "last", "source"), TARGET_ROWS)
+def test_target_toolkits(target: str, first: str, last: str | None, source: str) -> None:
+    assert cuda.target_toolkits(target) == (first, last)
+    assert source in SOURCES
+
+
+def test_sm_107_arrives_with_cuda_13_4_as_llvm_quotes_it() -> None:
+    assert 'SM_107,  "compute_107",  1070, CUDA_134' in SOURCES["llvm-nvptx"]

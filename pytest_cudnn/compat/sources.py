@@ -77,7 +77,10 @@ SOURCES: dict[str, str] = {
     ),
     "llvm-nvptx": (
         "llvm/llvm-project llvm/include/llvm/TargetParser/NVPTXTargetParser.def @ "
-        "337115da00c4ac712704d49ff734e3968ab80c2d (first and last CUDA release per sm_XX)"
+        '337115da00c4ac712704d49ff734e3968ab80c2d (first and last CUDA release per sm_XX): \'NVPTX_GPU("sm_107",  '
+        'SM_107,  "compute_107",  1070, CUDA_134, NEW,      NONE)\', \'NVPTX_GPU("sm_110",  SM_110,  '
+        '"compute_110",  1100, CUDA_130, NEW,      NONE)\', \'NVPTX_GPU("sm_101",  SM_101,  "compute_101",  1010, '
+        "CUDA_128, CUDA_129, NONE)'"
     ),
     "cuda-13-arch-removal": (
         "CUDA 13 release notes, 'Deprecated Architectures': 'Offline compilation and library support for these "
