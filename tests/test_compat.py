@@ -256,6 +256,9 @@ def test_minimum_driver(cuda_version: str, system: str, floor: str, rule: str) -
         ("cuda-12-driver", "CUDA 12.0 GA >=525.60.13 >=527.41"),
         ("cuda-minor-compat", "450.80.02 (Linux) / 452.39 (Windows)"),
         ("cuda-13-driver", "Windows (580.88 or later)"),
+        # compat-audit W7: the 13.2 rows were read from the 13.2.2 notes (a crawl copy), not the 13.1.0 archive.
+        ("cuda-release-notes", "archive/13.2.2/cuda-toolkit-release-notes"),
+        ("cuda-release-notes", "'CUDA 13.2 GA  | >=595.45.04  | N/A'"),
     ],
 )
 def test_driver_floors_cite_the_table_that_has_the_number(key: str, words: str) -> None:

@@ -53,8 +53,12 @@ SOURCES: dict[str, str] = {
     "cuda-release-notes": (
         "NVIDIA CUDA Toolkit Release Notes, Table 3 'CUDA Toolkit and Corresponding Driver Versions' (GA rows; "
         "'CUDA 11.0.2 GA >= 450.51.05 >= 451.48', 'CUDA 13.0 GA >=580.65.06 N/A', 'CUDA 13.2 GA >=595.45.04 N/A'): "
-        "https://docs.nvidia.com/cuda/archive/13.1.0/cuda-toolkit-release-notes/index.html and the 13.2 edition of "
-        "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html"
+        "https://docs.nvidia.com/cuda/archive/13.1.0/cuda-toolkit-release-notes/index.html and the 13.2 Update 2 "
+        "edition, https://docs.nvidia.com/cuda/archive/13.2.2/cuda-toolkit-release-notes/index.html, read as a crawl "
+        "copy in the public code index (not the live page), whose Table 3 has every GA row tabled here from "
+        "'CUDA 13.2 GA  | >=595.45.04  | N/A' down to 'CUDA 7.0 (7.0.28)  | >= 346.46  | >= 347.62'. No primary "
+        "copy of the 13.3 or 13.4 notes was found, so those toolkits have no row (a 13.x runtime is judged by the "
+        "minor-version floor 580)"
     ),
     "cuda-minor-compat": (
         "NVIDIA CUDA Toolkit Release Notes, Table 2 'CUDA Toolkit and Minimum Required Driver Version for CUDA Minor "
