@@ -256,14 +256,25 @@ def test_minimum_driver(cuda_version: str, system: str, floor: str, rule: str) -
         ("cuda-12-driver", "CUDA 12.0 GA >=525.60.13 >=527.41"),
         ("cuda-minor-compat", "450.80.02 (Linux) / 452.39 (Windows)"),
         ("cuda-13-driver", "Windows (580.88 or later)"),
-        # compat-audit W7: the 13.2 rows were read from the 13.2.2 notes (a crawl copy), not the 13.1.0 archive.
-        ("cuda-release-notes", "archive/13.2.2/cuda-toolkit-release-notes"),
-        ("cuda-release-notes", "'CUDA 13.2 GA  | >=595.45.04  | N/A'"),
     ],
 )
 def test_driver_floors_cite_the_table_that_has_the_number(key: str, words: str) -> None:
     assert words in SOURCES[key]
     assert any(row.source == key for row in cuda.MINOR_COMPATIBILITY)
+
+
+@pytest.mark.parametrize(
+    ("cuda_version", "linux", "words"),
+    [
+        # compat-audit W7: the 13.2 rows were read from the 13.2.2 notes (a crawl copy), not the 13.1.0 archive.
+        ("13.2", "595.45.04", "'CUDA 13.2 GA  | >=595.45.04  | N/A'"),
+        ("13.0", "580.65.06", "archive/13.2.2/cuda-toolkit-release-notes"),
+    ],
+)
+def test_toolkit_driver_rows_cite_the_notes_they_were_read_from(cuda_version: str, linux: str, words: str) -> None:
+    (row,) = [row for row in cuda.TOOLKIT_DRIVERS if row.cuda == cuda_version]
+    assert row.linux == linux
+    assert words in SOURCES[row.source]
 
 
 @pytest.mark.parametrize("cuda_version", ["7.5", "x", "", "14.0"])
