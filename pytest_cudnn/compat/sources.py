@@ -95,6 +95,12 @@ SOURCES: dict[str, str] = {
         "cuDNN 7.6.x support matrix: https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn_760/"
         "cudnn-support-matrix/index.html and cudnn-803 support matrix (7.6.3-7.6.5 rows)"
     ),
+    "cudnn-before-7-unknown": (
+        "No support matrix for cuDNN 5.1 or 6.0 was found: the matrices read start with cuDNN 7.6.0 "
+        "(https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn_760/cudnn-support-matrix/index.html, "
+        "'-Kepler (3.x)'), and searches of the stored NVIDIA pages for a 5.x/6.x matrix (2026-11-26) found none; so "
+        "the 7.x floor is not extended to them (compat-audit W1)"
+    ),
     "cudnn-matrix-8": (
         "cuDNN 8.0 to 8.5 support matrices: https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn-803/"
         "support-matrix/index.html ('CUDA 11.0 | SM 3.5 and later', 'CUDA 10.2 | SM 3.0 and later'), cudnn-822, "
