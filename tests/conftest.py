@@ -78,6 +78,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run the tests against real CUDA builds of torch, JAX and TensorFlow (~12 GB; tox -e frameworks)",
     )
     parser.addoption(
+        "--cuobjdump",
+        action="store_true",
+        help="cross-check the fatbin reader with cuobjdump (pip install nvidia-cuda-cuobjdump; tox -e cuobjdump)",
+    )
+    parser.addoption(
         "--real-gpu",
         action="store_true",
         help="run the real-GPU tier (tests/test_real_gpu.py) on this machine's GPU, not on a stand-in host",
@@ -85,7 +90,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 # Each opt-in option and the marker of the tests it selects.
-_OPT_INS = {"--cudnn-wheel": "cudnn_wheel", "--framework-wheels": "framework_wheels", "--real-gpu": "real_gpu"}
+_OPT_INS = {
+    "--cudnn-wheel": "cudnn_wheel",
+    "--framework-wheels": "framework_wheels",
+    "--real-gpu": "real_gpu",
+    "--cuobjdump": "cuobjdump",
+}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

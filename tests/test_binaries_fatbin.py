@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import doctest
+import importlib
 import os
 import re
 import shutil
@@ -58,17 +59,32 @@ def nvcc_library(compiler: Compiler, name: str) -> Path:
     return compiler.compile(f"{name}.so", [NVCC, "-shared", "-Xcompiler", "-fPIC", *gencode], KERNEL, ".cu")
 
 
+def find_cuobjdump() -> str | None:
+    """cuobjdump on PATH, beside NVCC, or from the PyPI wheel nvidia-cuda-cuobjdump (nvidia/cu13/bin/cuobjdump, no
+    console script; tox -e cuobjdump installs it)."""
+    found = shutil.which("cuobjdump") or shutil.which("cuobjdump", path=os.path.dirname(NVCC))
+    if found is not None:
+        return found
+    try:
+        nvidia = importlib.import_module("nvidia")  # the namespace package of NVIDIA's wheels
+    except ImportError:
+        return None
+    folders = [os.path.join(root, "cu13", "bin") for root in getattr(nvidia, "__path__", [])]
+    return next((found for folder in folders if (found := shutil.which("cuobjdump", path=folder))), None)
+
+
 def cuobjdump_architectures(path: Path) -> tuple[set[str], set[str]] | None:
-    """SASS and PTX architectures as cuobjdump lists them ("ELF file 1: x.1.sm_90a.cubin"), where installed."""
-    cuobjdump = shutil.which("cuobjdump") or shutil.which("cuobjdump", path=os.path.dirname(NVCC))
+    """SASS and PTX architectures as cuobjdump's own dump of the fatbin headers gives them ("Fatbin elf code:" ...
+    "arch = sm_100f"), where installed. Not --list-elf: its file names drop the family suffix (cuobjdump 13.5 lists
+    an sm_100f cubin as "x.1.sm_100.cubin" while its header dump says "arch = sm_100f")."""
+    cuobjdump = find_cuobjdump()
     if cuobjdump is None:
         return None
-
-    def listed(option: str) -> set[str]:
-        out = subprocess.run([cuobjdump, option, str(path)], capture_output=True, text=True, check=True).stdout
-        return set(re.findall(r"\.sm_(\d+[af]?)\.(?:cubin|ptx)\b", out))
-
-    return {f"sm_{n}" for n in listed("--list-elf")}, {f"compute_{n}" for n in listed("--list-ptx")}
+    out = subprocess.run([cuobjdump, "-elf", "-ptx", str(path)], capture_output=True, text=True, check=True).stdout
+    found: dict[str, set[str]] = {"elf": set(), "ptx": set()}
+    for kind, arch in re.findall(r"^Fatbin (elf|ptx) code:\n=+\narch = sm_(\d+[af]?)$", out, re.MULTILINE):
+        found[kind].add(arch)
+    return {f"sm_{n}" for n in found["elf"]}, {f"compute_{n}" for n in found["ptx"]}
 
 
 @pytest.mark.parametrize("name", sorted(FATBINS))
@@ -81,6 +97,19 @@ def test_the_architectures_are_those_nvcc_was_asked_for(compiler: Compiler, name
     listed = cuobjdump_architectures(path)
     if listed is not None:  # a comparison, not the test: the table above is the reference
         assert listed == (set(sass), set(ptx))
+
+
+@pytest.mark.cuobjdump
+@pytest.mark.parametrize("name", sorted(FATBINS))
+def test_cuobjdump_lists_what_the_reader_reads(compiler: Compiler, name: str) -> None:
+    """Opt-in (--cuobjdump, tox -e cuobjdump): NVIDIA's own cuobjdump, from the PyPI wheel nvidia-cuda-cuobjdump,
+    lists the same SASS and PTX architectures as the header reader, on fatbins nvcc builds in the session."""
+    if find_cuobjdump() is None:
+        pytest.fail("cuobjdump is not installed: pip install nvidia-cuda-cuobjdump (tox -e cuobjdump)", pytrace=False)
+    path = nvcc_library(compiler, name)
+    code = read_gpu_code(str(path))
+    assert cuobjdump_architectures(path) == (set(code.sass), set(code.ptx))
+    assert code.sass or code.ptx  # a comparison of two empty lists would prove nothing
 
 
 def test_the_section_can_be_given_by_place(compiler: Compiler) -> None:

@@ -7,7 +7,7 @@ from types import ModuleType
 
 import pytest
 
-from pytest_cudnn.compat import cuda, cudnn, libraries, tensorflow
+from pytest_cudnn.compat import cuda, cudnn, libraries, loading, tensorflow
 from pytest_cudnn.compat.sources import SOURCES
 
 ROWS: list[object] = [
@@ -22,12 +22,15 @@ ROWS: list[object] = [
     *cudnn.KNOWN_BAD,
     *libraries.PROVIDERS,
     *libraries.CUDNN_LOADS,
+    *loading.LOADS,
 ]
+SOURCED_TUPLES: list[tuple[object, ...]] = [*cuda.TARGETS]
 
 
 def test_every_data_row_names_a_known_source() -> None:
     missing = [row for row in ROWS if getattr(row, "source") not in SOURCES]  # noqa: B009
     assert missing == []
+    assert [row for row in SOURCED_TUPLES if row[-1] not in SOURCES] == []
     assert tensorflow.WINDOWS_LAST_GPU_RELEASE[1] in SOURCES
 
 
@@ -260,6 +263,20 @@ def test_driver_floors_cite_the_table_that_has_the_number(key: str, words: str) 
     assert any(row.source == key for row in cuda.MINOR_COMPATIBILITY)
 
 
+@pytest.mark.parametrize(
+    ("cuda_version", "linux", "words"),
+    [
+        # compat-audit W7: the 13.2 rows were read from the 13.2.2 notes (a crawl copy), not the 13.1.0 archive.
+        ("13.2", "595.45.04", "'CUDA 13.2 GA  | >=595.45.04  | N/A'"),
+        ("13.0", "580.65.06", "archive/13.2.2/cuda-toolkit-release-notes"),
+    ],
+)
+def test_toolkit_driver_rows_cite_the_notes_they_were_read_from(cuda_version: str, linux: str, words: str) -> None:
+    (row,) = [row for row in cuda.TOOLKIT_DRIVERS if row.cuda == cuda_version]
+    assert row.linux == linux
+    assert words in SOURCES[row.source]
+
+
 @pytest.mark.parametrize("cuda_version", ["7.5", "x", "", "14.0"])
 def test_minimum_driver_of_an_untabled_release_is_unknown(cuda_version: str) -> None:
     assert cuda.minimum_driver(cuda_version, "Linux") is None
@@ -332,19 +349,28 @@ def test_cudnn_oldest_capability(version: str, cuda_major: int, oldest: str, sou
     assert cudnn.support_floor(version, cuda_major) == row
 
 
-@pytest.mark.parametrize("version", ["8.6.0", "8.7.0", "8.7.0.84"])
-def test_cudnn_releases_without_a_published_floor_say_so(version: str) -> None:
+@pytest.mark.parametrize(
+    ("version", "source"),
+    [
+        ("8.6.0", "cudnn-86-87-unknown"),
+        ("8.7.0", "cudnn-86-87-unknown"),
+        ("8.7.0.84", "cudnn-86-87-unknown"),
+        # compat-audit W1: the 7.x matrix does not speak for cuDNN 5.1/6.0 (TensorFlow 1.0-1.4's).
+        ("6.0.21", "cudnn-before-7-unknown"),
+        ("5.1.10", "cudnn-before-7-unknown"),
+    ],
+)
+def test_cudnn_releases_without_a_published_floor_say_so(version: str, source: str) -> None:
     # No 8.6 / 8.7 support matrix was found: neither 3.5 (8.5's) nor 5.0 (8.8's) may be assumed.
     assert cudnn.oldest_capability(version, 11) is None
     row = cudnn.support_floor(version, 11)
     assert isinstance(row, cudnn.UnknownFloor)
-    assert row.source == "cudnn-86-87-unknown"
+    assert row.source == source
 
 
-@pytest.mark.parametrize("version", ["6.0.21", "not-a-version", ""])
+@pytest.mark.parametrize("version", ["not-a-version", ""])
 def test_cudnn_floor_outside_the_tables(version: str) -> None:
-    expected = cudnn.GPU_FLOORS[0] if version == "6.0.21" else None
-    assert cudnn.support_floor(version, 9) == expected
+    assert cudnn.support_floor(version, 9) is None
 
 
 @pytest.mark.parametrize(
@@ -367,7 +393,7 @@ def test_known_bad(version: str, capability: str, cudart: str, codes: list[str])
     assert [row.code for row in cudnn.known_bad(version, capability, cudart)] == codes
 
 
-@pytest.mark.parametrize("module", [cuda, cudnn, libraries, tensorflow])
+@pytest.mark.parametrize("module", [cuda, cudnn, libraries, loading, tensorflow])
 def test_the_docstring_examples_hold(module: ModuleType) -> None:
     result = doctest.testmod(module)
     assert result.failed == 0
@@ -436,7 +462,7 @@ def test_library_providers_not_tabled(soname: str, cuda_major: int | None) -> No
         ("8.7.0", "Linux", ["libnvrtc.so", "libcublas.so.{cuda}", "libcublasLt.so.{cuda}", "libz.so.1"]),
         ("8.5.0", "Linux", ["libcublas.so.{cuda}", "libcublasLt.so.{cuda}", "libz.so.1"]),
         ("8.2.4", "Linux", ["libcublas.so.{cuda}", "libcublasLt.so.{cuda}"]),
-        ("9.3.0", "Linux", ["libcublasLt.so.{cuda}", "libz.so.1"]),
+        ("9.3.0", "Linux", ["libcublasLt.so.{cuda}", "libnvrtc.so.{cuda}", "libz.so.1"]),  # compat-audit F3
         ("8.5.0", "Windows", ["zlibwapi.dll"]),
         ("8.2.1", "Windows", []),
         ("garbage", "Linux", []),
@@ -448,5 +474,76 @@ def test_what_cudnn_loads_besides_itself(version: str, system: str, sonames: lis
 
 def test_every_library_cudnn_loads_has_a_provider_row() -> None:
     for row in libraries.CUDNN_LOADS:
-        for major in (11, 12) if "{cuda}" in row.soname or row.soname == "libnvrtc.so" else (None,):
+        majors = (12, 13) if row.cudnn.startswith(">=9") else (11, 12)  # cuDNN 9 for CUDA 11 was not read
+        for major in majors if "{cuda}" in row.soname or row.soname == "libnvrtc.so" else (None,):
             assert libraries.provider(row.soname.format(cuda=major), major) is not None, row
+
+
+# What TensorFlow's dlopen checker cannot do without, per CUDA major (compat-audit D3): (major, soname, required,
+# source).
+TF_LOADS: list[tuple[int, str, bool, str]] = [
+    (11, "libcurand.so.10", True, "tf-dlopen-list-cuda11"),  # the tsl-era checker's GetCurandDsoHandle
+    (11, "libcudart.so.11.0", True, "tf-dlopen-list"),
+    (11, "libcufft.so.10", True, "tf-dlopen-list"),
+    (12, "libcurand.so.10", False, "tf-dlopen-list"),  # the current checker has no cuRAND; CUDA 12 not pinned
+    (12, "libcusolver.so.11", True, "tf-dlopen-list"),
+]
+
+
+@pytest.mark.parametrize(("major", "soname", "required", "source"), TF_LOADS)
+def test_tensorflow_dlopen_list(major: int, soname: str, required: bool, source: str) -> None:
+    rows = [row for row in loading.loads_of("tensorflow", major) if row.soname == soname]
+    assert bool(rows) is required
+    assert all(row.required and row.source == source for row in rows)
+    assert source in SOURCES
+
+
+# Where cuDNN 9's sub-libraries look for NVRTC (compat-audit F3): (cuDNN, folder named, the wheel's folder, source).
+CUDNN_NVRTC: list[tuple[str, str, str, str]] = [
+    ("9.10.2", "$ORIGIN/../../nvrtc/lib", "nvidia/cuda_nvrtc/lib", "cudnn-9-nvrtc"),  # a folder no wheel creates
+    ("9.11.0", "$ORIGIN/../../cuda_nvrtc/lib", "nvidia/cuda_nvrtc/lib", "cudnn-9-nvrtc"),
+]
+
+
+@pytest.mark.parametrize(("version", "runpath", "folder", "source"), CUDNN_NVRTC)
+def test_cudnn_9_loads_nvrtc_at_run_time(version: str, runpath: str, folder: str, source: str) -> None:
+    (row,) = [row for row in libraries.cudnn_loads(version, "Linux") if row.soname.startswith("libnvrtc")]
+    assert (row.how, row.source) == ("dlopen", source)
+    assert runpath in row.consequence
+    assert runpath in SOURCES[source]
+    nvrtc = libraries.provider(row.soname.format(cuda=12), 12)
+    assert nvrtc is not None
+    assert nvrtc.folder == folder
+
+
+def test_the_9_11_floor_says_what_its_sass_shows() -> None:
+    """compat-audit D5: 9.11 keeps sm_50-sm_70 cubins in libcudnn_engines_precompiled.so.9; the floor rests on the other
+    kernel libraries and PyTorch's refusal, and its source says so rather than claiming a complete drop."""
+    floor = cudnn.oldest_capability("9.11.0", 12)
+    assert floor is not None
+    assert (floor.oldest, floor.source) == ("7.5", "cudnn-911-floor")
+    text = SOURCES[floor.source]
+    assert "libcudnn_engines_precompiled.so.9 of 9.11.0.98 still carries sm_50" in text
+    assert "min_cc < (7, 5)" in text
+
+
+# First and last CUDA release per compilation target, as LLVM's NVPTX list has them (compat-audit W6: sm_107).
+TARGET_ROWS: list[tuple[str, str, str | None, str]] = [
+    ("sm_107", "13.4", None, "llvm-nvptx"),
+    ("sm_107a", "13.4", None, "llvm-nvptx"),
+    ("sm_110", "13.0", None, "llvm-nvptx"),
+    ("sm_88", "13.0", None, "llvm-nvptx"),
+    ("sm_101", "12.8", "12.9", "llvm-nvptx"),
+    ("sm_37", "7.0", "11.8", "llvm-nvptx"),
+    ("sm_103f", "12.9", None, "llvm-nvptx"),
+]
+
+
+@pytest.mark.parametrize(("target", "first", "last", "source"), TARGET_ROWS)
+def test_target_toolkits(target: str, first: str, last: str | None, source: str) -> None:
+    assert cuda.target_toolkits(target) == (first, last)
+    assert source in SOURCES
+
+
+def test_sm_107_arrives_with_cuda_13_4_as_llvm_quotes_it() -> None:
+    assert 'SM_107,  "compute_107",  1070, CUDA_134' in SOURCES["llvm-nvptx"]

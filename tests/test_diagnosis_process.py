@@ -132,10 +132,42 @@ def test_a_later_framework_gets_the_earlier_frameworks_cudnn_and_its_rule_judges
     )
     assert refusal.problem.startswith("PyTorch 2.15.0+cu132 refuses it: compiled with cuDNN 9.26.0")
     assert refusal.source == "torch-cudnn-rule"
-    # torch first: JAX gets torch's 9.26.0, which JAX's own check accepts (its minimum is 9.8's major).
+    # torch first: JAX gets torch's 9.26.0, which XLA accepts (same major, a minor not older than 9.8).
     torch_first = imports(env, ["torch", "jax"])
     assert [turn.loads_all for turn in torch_first] == [True, True]
     assert torch_first[1].libraries[0].given_by == "torch"
+
+
+def test_jax_built_with_cudnn_9_8_refuses_torchs_9_1_when_torch_is_imported_first() -> None:
+    """compat-audit D1: XLA inside JAX refuses a loaded cuDNN whose minor is older than its build's (jax-ml/jax#16901),
+    so JAX (built with 9.8) imported after torch 2.4-2.6 (its wheel 9.1.0.70) cannot use torch's copy."""
+    env = torch_and_jax(torch_built="9.1.0", torch_has="9.1.0", jax_has="9.8.0")
+    torch, jax = imports(env, ["torch", "jax"])
+    assert torch.loads_all
+    (refusal,) = jax.refusals
+    assert (refusal.path, refusal.version, refusal.given_by, refusal.source) == (
+        TORCH_CUDNN,
+        "9.1.0",
+        "torch",
+        "jax-xla-cudnn-rule",
+    )
+    assert "built with cuDNN 9.8.0" in refusal.problem
+    assert facts(env)["jax"] == ((), ("torch",))
+    (conflict,) = process_findings(env)
+    assert conflict.summary.startswith("JAX 0.10.2 imported after PyTorch 2.15.0+cu132 gets its copy of libcudnn.so.9")
+    assert any(SOURCES["jax-xla-cudnn-rule"] in line for line in conflict.evidence), conflict.evidence
+
+
+def test_jax_alone_loading_an_older_cudnn_minor_is_a_mismatch() -> None:
+    """JAX (built with 9.8) whose own preload finds cuDNN 9.5.1 (torch 2.7's pin over the same nvidia/cudnn/lib)."""
+    b = EnvBuilder().with_driver(version="580.65.06", cuda_version_raw=13000)
+    b.cudnn(TORCH_CUDNN, "9.5.1", 12080, (Via.PIP_WHEEL,), rank=None)
+    b.change(0, version_raw=90501)
+    jax_load = LoadedLibrary("libcudnn.so.9", None, "preload", True, TORCH_CUDNN, "JAX's preload of nvidia.cudnn")
+    env = b.with_jax(cudnn="9.8.0", loads=(jax_load,)).build()
+    (found,) = [f for f in diagnose(env) if f.code == "framework-cudnn-mismatch"]
+    assert found.summary.startswith(f"JAX 0.10.2 cannot use cuDNN 9.5.1 from {TORCH_CUDNN}")
+    assert any(SOURCES["jax-xla-cudnn-rule"] in line for line in found.evidence)
 
 
 # Per framework: which order works, which breaks --------------------------------------------------------------------

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 __all__ = [
     "ARCHITECTURES",
     "MINOR_COMPATIBILITY",
+    "TARGETS",
     "TOOLKIT_DRIVERS",
     "ArchitectureRange",
     "DriverFloor",
@@ -18,6 +19,7 @@ __all__ = [
     "driver_tuple",
     "minimum_driver",
     "supported_capabilities",
+    "target_toolkits",
 ]
 
 
@@ -147,6 +149,32 @@ ARCHITECTURES: tuple[ArchitectureRange, ...] = (
     ArchitectureRange("12.9", "5.0", "12.1", "llvm-nvptx"),
     ArchitectureRange("13.0", "7.5", "12.1", "cuda-13-arch-removal"),
 )
+
+
+# Each plain sm_XX target with the first and the last CUDA release that compiles for it (None: still current), as
+# LLVM's NVPTX target list records them (its MIN_VER / MAX_VER; "NEW" is None here). Source: "llvm-nvptx". The
+# ranges above cannot show a target that arrives inside one: sm_110 from 13.0, sm_107 only from 13.4.
+_TARGETS = (
+    ("sm_20", "7.0", "8.0"), ("sm_21", "7.0", "8.0"), ("sm_30", "7.0", "10.2"), ("sm_32", "7.0", "10.2"),
+    ("sm_35", "7.0", "11.8"), ("sm_37", "7.0", "11.8"), ("sm_50", "7.0", None), ("sm_52", "7.0", None),
+    ("sm_53", "7.0", None), ("sm_60", "8.0", None), ("sm_61", "8.0", None), ("sm_62", "8.0", None),
+    ("sm_70", "9.0", None), ("sm_72", "9.1", None), ("sm_75", "10.0", None), ("sm_80", "11.0", None),
+    ("sm_86", "11.1", None), ("sm_87", "11.4", None), ("sm_88", "13.0", None), ("sm_89", "11.8", None),
+    ("sm_90", "11.8", None), ("sm_100", "12.8", None), ("sm_101", "12.8", "12.9"), ("sm_103", "12.9", None),
+    ("sm_107", "13.4", None), ("sm_110", "13.0", None), ("sm_120", "12.8", None), ("sm_121", "12.9", None),
+)  # fmt: skip
+TARGETS: tuple[tuple[str, str, str | None, str], ...] = tuple((*row, "llvm-nvptx") for row in _TARGETS)
+
+
+def target_toolkits(target: str) -> tuple[str, str | None] | None:
+    """The first and last CUDA release that compiles for ``target`` ("sm_107"; an "a"/"f" suffix is the same
+    target), the last None while current; None for a target not tabled.
+
+    >>> target_toolkits("sm_107a"), target_toolkits("sm_101"), target_toolkits("sm_999")
+    (('13.4', None), ('12.8', '12.9'), None)
+    """
+    plain = target[:-1] if target[-1:] in ("a", "f") else target
+    return next(((first, last) for name, first, last, _ in TARGETS if name == plain), None)
 
 
 def supported_capabilities(cuda: str) -> ArchitectureRange | None:

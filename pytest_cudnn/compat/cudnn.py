@@ -42,6 +42,7 @@ class UnknownFloor:
 
 
 # Ordered: the first matching row applies.
+# - before 7: no support matrix found; see UNKNOWN_FLOORS (compat-audit W1).
 # - 7.x: Kepler (3.x) and later ("cudnn-matrix-7").
 # - 8.0 to 8.5: builds for CUDA 10.2 'SM 3.0 and later', builds for CUDA 11 'SM 3.5 and later' ("cudnn-matrix-8").
 # - 8.6, 8.7: no support matrix found; see UNKNOWN_FLOORS.
@@ -49,7 +50,7 @@ class UnknownFloor:
 # - 8.9 and 9.0 to 9.10: 5.0 and later ("cudnn-matrix-89", "cudnn-matrix-9").
 # - 9.11 and later: 7.5 and later ("cudnn-911-floor"; the 9.11 notes themselves were not read, see the source).
 GPU_FLOORS: tuple[GpuFloor, ...] = (
-    GpuFloor("<8", None, "3.0", "cudnn-matrix-7"),
+    GpuFloor(">=7,<8", None, "3.0", "cudnn-matrix-7"),
     GpuFloor(">=8,<8.6", 11, "3.0", "cudnn-matrix-8"),
     GpuFloor(">=8,<8.6", None, "3.5", "cudnn-matrix-8"),
     GpuFloor(">=8.8,<8.9", None, "5.0", "cudnn-88-header"),
@@ -59,6 +60,11 @@ GPU_FLOORS: tuple[GpuFloor, ...] = (
 )
 
 UNKNOWN_FLOORS: tuple[UnknownFloor, ...] = (
+    UnknownFloor(
+        "<7",
+        "no NVIDIA support matrix for cuDNN 5.x or 6.x was found (the archived matrices start at 7.x)",
+        "cudnn-before-7-unknown",
+    ),
     UnknownFloor(
         ">=8.6,<8.8",
         "NVIDIA's support matrices for cuDNN 8.6 and 8.7 were not found, and their headers set no minimum; "

@@ -21,6 +21,7 @@ __all__ = [
     "known_bad",
     "plugin_pins",
     "version_check",
+    "xla_accepts_cudnn",
 ]
 
 
@@ -40,7 +41,7 @@ class PluginPins:
 PLUGIN_PINS: tuple[PluginPins, ...] = (
     PluginPins(
         "jax-cuda12-plugin",
-        ("0.6.0", "0.7.0", "0.8.0", "0.9.0", "0.10.2", "0.11.0"),
+        ("0.6.0", "0.7.0", "0.8.0", "0.9.0", "0.10.2", "0.11.0", "0.11.1"),
         "nvidia-cudnn-cu12>=9.8,<10.0",
         "nvidia-cuda-runtime-cu12>=12.1.105",
         "nvidia-cublas-cu12>=12.1.3.1",
@@ -48,7 +49,7 @@ PLUGIN_PINS: tuple[PluginPins, ...] = (
     ),
     PluginPins(
         "jax-cuda12-plugin",
-        ("0.12.0",),
+        ("0.11.2", "0.12.0", "0.12.0.1"),
         "nvidia-cudnn-cu12>=9.10.2.21,<10.0",
         "nvidia-cuda-runtime-cu12>=12.1.105",
         "nvidia-cublas-cu12>=12.1.3.1",
@@ -100,7 +101,8 @@ def version_check(component: str, build: int, runtime: int) -> bool | None:
     unscaled. None for a component JAX does not check.
 
     So CUDA needs 12.1 whatever the build (the fixed 12010 wins), and the cuDNN minimum is 908 for a 90800 build:
-    every cuDNN 9 runtime passes, the cuDNN version check does not bind.
+    every cuDNN 9 runtime passes this check. It is not JAX's only cuDNN check: XLA's own, :func:`xla_accepts_cudnn`,
+    binds.
 
     >>> version_check("CUDA", 12090, 12010), version_check("CUDA", 12090, 12000), version_check("cuDNN", 90800, 90100)
     (True, False, True)
@@ -111,6 +113,30 @@ def version_check(component: str, build: int, runtime: int) -> bool | None:
     _, scale, fixed = row[:3]
     minimum = fixed or build // scale
     return minimum <= runtime
+
+
+def _major_minor(version: int) -> tuple[int, int]:
+    """cuDNN's integer as (major, minor): major * 10000 + minor * 100 + patch from 9 (source "cudnn-9-encoding"),
+    major * 1000 + minor * 100 + patch before."""
+    if version >= 90000:
+        return version // 10000, version // 100 % 100
+    return version // 1000, version // 100 % 10
+
+
+def xla_accepts_cudnn(build: int, runtime: int) -> bool:
+    """Whether the XLA inside JAX's CUDA plugin (or jaxlib) accepts the loaded cuDNN ``runtime`` for a build against
+    ``build`` (both cuDNN's integers: 90800 for 9.8.0, 8600 for 8.6.0): the same major and a minor not older than the
+    build's, the patch ignored (source "jax-xla-cudnn-rule", the same code as TensorFlow's "tf-cudnn-rule"). When it
+    refuses, XLA logs "Loaded runtime CuDNN library: 9.1.0 but source was compiled with: 9.8.0" and every cuDNN
+    operation fails with "DNN library initialization failed", although ``_check_cuda_versions`` passed.
+
+    >>> xla_accepts_cudnn(90800, 90100), xla_accepts_cudnn(90800, 90800), xla_accepts_cudnn(90800, 92600)
+    (False, True, True)
+    >>> xla_accepts_cudnn(8600, 8500), xla_accepts_cudnn(90800, 8907)
+    (False, False)
+    """
+    built, loaded = _major_minor(build), _major_minor(runtime)
+    return built[0] == loaded[0] and loaded[1] >= built[1]
 
 
 @dataclass(frozen=True)
@@ -128,14 +154,14 @@ KNOWN_BAD: tuple[KnownBad, ...] = (
     KnownBad(
         "cudnn-9.10.0-enum-reorder",
         True,
-        "0.7.0",
+        "0.6.2",
         "cudnn_version == 91000 and cuda_versions.cudnn_build_version() != 91000",
         "jax-check-cuda-versions",
     ),
     KnownBad(
         "cudnn-multi-gpu-matmul-cublaslt-12.9",
         True,
-        "0.7.0",
+        "0.6.2",
         "cudnn_version < 91001 and cublas_version >= 120900 and local_device_count > 1",
         "jax-check-cuda-versions",
     ),
@@ -151,7 +177,8 @@ KNOWN_BAD: tuple[KnownBad, ...] = (
 
 def known_bad(cudnn: int, cudnn_build: int, cublas: int | None = None, local_devices: int = 1) -> tuple[str, ...]:
     """The codes of the combinations ``_check_cuda_versions`` refuses. ``local_devices`` is JAX's
-    ``local_device_count`` (CUDA_VISIBLE_DEVICES entries, or every device when it is "all").
+    ``local_device_count``: the entries of its own flag ``jax_cuda_visible_devices``, or, when that is "all" (the
+    default), ``cuda_device_count()``, which honours the CUDA_VISIBLE_DEVICES environment variable.
 
     >>> known_bad(91000, 90800), known_bad(91000, 91000), known_bad(90800, 90800, 120900, 2)
     (('cudnn-9.10.0-enum-reorder',), (), ('cudnn-multi-gpu-matmul-cublaslt-12.9',))

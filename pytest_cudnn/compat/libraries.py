@@ -181,6 +181,17 @@ CUDNN_LOADS: tuple[CudnnLoad, ...] = (
         "cudnn-9-cublaslt",
     ),
     CudnnLoad(
+        ">=9",
+        "Linux",
+        "libnvrtc.so.{cuda}",
+        "dlopen",
+        "cuDNN 9 compiles its runtime-compiled engines with NVRTC, dlopened by name ('libnvrtc.so', then "
+        "'libnvrtc.so.<CUDA major>'); up to 9.10.2 its RUNPATH looks in $ORIGIN/../../nvrtc/lib, a folder no wheel "
+        "creates (nvidia-cuda-nvrtc-cu12 installs nvidia/cuda_nvrtc/lib), from 9.11 in $ORIGIN/../../cuda_nvrtc/lib: "
+        "without a loaded or findable NVRTC those engines fail to build",
+        "cudnn-9-nvrtc",
+    ),
+    CudnnLoad(
         ">=8.3", "Linux", "libz.so.1", "DT_NEEDED", "cuDNN's sub-libraries cannot be loaded without it", "cudnn-zlib"
     ),
     CudnnLoad(

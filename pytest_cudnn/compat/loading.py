@@ -9,7 +9,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["LOADS", "TORCH_PRELOAD", "TORCH_PRELOADS", "TORCH_PRELOADS_ALWAYS", "FrameworkLoad", "loads_of"]
+from packaging.version import Version
+
+__all__ = [
+    "LOADS",
+    "TORCH_PRELOAD",
+    "TORCH_PRELOADS",
+    "TORCH_PRELOADS_ALWAYS",
+    "TORCH_PRELOADS_DROPPED",
+    "FrameworkLoad",
+    "loads_of",
+    "torch_preloads",
+]
 
 
 @dataclass(frozen=True)
@@ -83,6 +94,10 @@ LOADS: tuple[FrameworkLoad, ...] = (
         for major, names in _TENSORFLOW.items()
         for soname in names
     ),
+    # The checker of the TensorFlow generation that shipped CUDA 11 builds (tensorflow/tsl, and before it
+    # stream_executor) also requires cuRAND; CUDA 11's cuRAND is libcurand.so.10 (compat-audit D3). Whether the CUDA
+    # 12 builds' checker still did is not pinned: not tabled for 12.
+    FrameworkLoad("tensorflow", 11, "libcurand.so.10", "dlopen", None, True, "tf-dlopen-list-cuda11"),
 )
 
 # torch/__init__.py, _load_global_deps and _preload_cuda_deps (source "torch-preload"): when libtorch_global_deps.so
@@ -112,6 +127,28 @@ TORCH_PRELOADS: tuple[tuple[str, str], ...] = (
     ("cufile", "libcufile.so.*[0-9]"),
     ("nvtx", "libnvToolsExt.so.*[0-9]"),
 )
+# Folders a later torch no longer preloads: (folder, the first release without it, source). torch 2.15.0 dropped
+# cuRAND from _preload_cuda_deps and from its cuda-toolkit extras (compat-audit F4).
+TORCH_PRELOADS_DROPPED: tuple[tuple[str, str, str], ...] = (("curand", "2.15.0", "torch-preload-2.15"),)
+
+
+def torch_preloads(version: str | None) -> tuple[tuple[str, str], ...]:
+    """The (folder, glob) list _preload_cuda_deps of torch ``version`` walks; None or an unreadable version: the
+    newest tabled list.
+
+    >>> [folder for folder, _ in torch_preloads("2.14.1")].count("curand")
+    1
+    >>> [folder for folder, _ in torch_preloads("2.15.0+cu132")].count("curand")
+    0
+    """
+    try:
+        release = Version(Version(version).base_version) if version else None
+    except ValueError:  # InvalidVersion
+        release = None
+    dropped = {folder for folder, since, _ in TORCH_PRELOADS_DROPPED if release is None or release >= Version(since)}
+    return tuple(row for row in TORCH_PRELOADS if row[0] not in dropped)
+
+
 # The text in torch/__init__.py that says it preloads on every import, not only when the RPATH fails: torch 2.14.1
 # calls it once libtorch_global_deps.so (and through it libcudart) is loaded (source "torch-preload-2.14").
 TORCH_PRELOADS_ALWAYS = "_preload_cuda_deps(required=False)"
@@ -124,5 +161,7 @@ def loads_of(framework: str, cuda_major: int) -> tuple[FrameworkLoad, ...]:
     ['libcudart.so.12', 'libcublas.so.12']
     >>> loads_of("tensorflow", 13)
     ()
+    >>> [row.soname for row in loads_of("tensorflow", 11)][-1]
+    'libcurand.so.10'
     """
     return tuple(row for row in LOADS if row.framework == framework and row.cuda_major == cuda_major)

@@ -28,8 +28,11 @@ SOURCES: dict[str, str] = {
         "Pythons the extra installs on: pip 26.3 'pip install --dry-run --only-binary=:all: --python-version 3.X "
         "--platform manylinux_2_17_x86_64 ... manylinux_2_35_x86_64 tensorflow[and-cuda]==V' against PyPI for "
         "CPython 3.9 to 3.14, 2026-11-22. Failures: 2.14.x on 3.11 'No matching distribution found for "
-        "tensorrt==8.5.3.1'; 2.15.0 on 3.9-3.11 'tensorrt==8.6.1.post1 (from versions: 8.5.1.7, 8.5.2.2, 8.5.3.1, "
-        "8.6.0, 10.0.0b6)' and 'tensorrt-libs==8.6.1 (from versions: none)'; elsewhere 'No matching distribution "
+        "tensorrt==8.5.3.1'; 2.15.0 on 3.9 and 3.10 'tensorrt==8.6.1.post1 (from versions: 8.5.1.7, 8.5.2.2, "
+        "8.5.3.1, 8.6.0, 10.0.0b6)', on 3.11 '... (from versions: 10.0.0b6)' (the 8.5.x/8.6.0 wheels are cp36 to "
+        "cp310 only; tensorrt 8.6.1.post1 is on PyPI as an sdist only; compat-audit D6, re-checked 2026-11-26 with "
+        "--platform manylinux_2_17_x86_64: 3.10 lists 8.5.1.7 to 8.6.0, 3.11 none), and 'tensorrt-libs==8.6.1 (from "
+        "versions: none)'; elsewhere 'No matching distribution "
         "found for tensorflow==V' (no wheel for that Python). The nvidia-* pins alone, with tensorflow==V, resolve "
         "for 2.14.0/2.14.1 on 3.11 and 2.15.0 on 3.9-3.11"
     ),
@@ -50,8 +53,12 @@ SOURCES: dict[str, str] = {
     "cuda-release-notes": (
         "NVIDIA CUDA Toolkit Release Notes, Table 3 'CUDA Toolkit and Corresponding Driver Versions' (GA rows; "
         "'CUDA 11.0.2 GA >= 450.51.05 >= 451.48', 'CUDA 13.0 GA >=580.65.06 N/A', 'CUDA 13.2 GA >=595.45.04 N/A'): "
-        "https://docs.nvidia.com/cuda/archive/13.1.0/cuda-toolkit-release-notes/index.html and the 13.2 edition of "
-        "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html"
+        "https://docs.nvidia.com/cuda/archive/13.1.0/cuda-toolkit-release-notes/index.html and the 13.2 Update 2 "
+        "edition, https://docs.nvidia.com/cuda/archive/13.2.2/cuda-toolkit-release-notes/index.html, read as a crawl "
+        "copy in the public code index (not the live page), whose Table 3 has every GA row tabled here from "
+        "'CUDA 13.2 GA  | >=595.45.04  | N/A' down to 'CUDA 7.0 (7.0.28)  | >= 346.46  | >= 347.62'. No primary "
+        "copy of the 13.3 or 13.4 notes was found, so those toolkits have no row (a 13.x runtime is judged by the "
+        "minor-version floor 580)"
     ),
     "cuda-minor-compat": (
         "NVIDIA CUDA Toolkit Release Notes, Table 2 'CUDA Toolkit and Minimum Required Driver Version for CUDA Minor "
@@ -74,7 +81,10 @@ SOURCES: dict[str, str] = {
     ),
     "llvm-nvptx": (
         "llvm/llvm-project llvm/include/llvm/TargetParser/NVPTXTargetParser.def @ "
-        "337115da00c4ac712704d49ff734e3968ab80c2d (first and last CUDA release per sm_XX)"
+        '337115da00c4ac712704d49ff734e3968ab80c2d (first and last CUDA release per sm_XX): \'NVPTX_GPU("sm_107",  '
+        'SM_107,  "compute_107",  1070, CUDA_134, NEW,      NONE)\', \'NVPTX_GPU("sm_110",  SM_110,  '
+        '"compute_110",  1100, CUDA_130, NEW,      NONE)\', \'NVPTX_GPU("sm_101",  SM_101,  "compute_101",  1010, '
+        "CUDA_128, CUDA_129, NONE)'"
     ),
     "cuda-13-arch-removal": (
         "CUDA 13 release notes, 'Deprecated Architectures': 'Offline compilation and library support for these "
@@ -84,6 +94,12 @@ SOURCES: dict[str, str] = {
     "cudnn-matrix-7": (
         "cuDNN 7.6.x support matrix: https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn_760/"
         "cudnn-support-matrix/index.html and cudnn-803 support matrix (7.6.3-7.6.5 rows)"
+    ),
+    "cudnn-before-7-unknown": (
+        "No support matrix for cuDNN 5.1 or 6.0 was found: the matrices read start with cuDNN 7.6.0 "
+        "(https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn_760/cudnn-support-matrix/index.html, "
+        "'-Kepler (3.x)'), and searches of the stored NVIDIA pages for a 5.x/6.x matrix (2026-11-26) found none; so "
+        "the 7.x floor is not extended to them (compat-audit W1)"
     ),
     "cudnn-matrix-8": (
         "cuDNN 8.0 to 8.5 support matrices: https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn-803/"
@@ -115,7 +131,12 @@ SOURCES: dict[str, str] = {
         "support matrix could not be read here; what was read: pytorch/pytorch torch/backends/cudnn/__init__.py @ "
         "017943b70f6920c395e3b6dac100e2cd7ecfa92a ('if __cudnn_version >= 91100 and min_cc < (7, 5)': 'cuDNN "
         "version ... is not compatible with devices with SM < 7.5'), and the PyPI wheels: libcudnn_ops.so.9 of "
-        "nvidia-cudnn-cu12 9.10.2.21 carries SASS for sm_50 to sm_120, that of 9.11.0.98 for sm_75 to sm_120 only"
+        "nvidia-cudnn-cu12 9.10.2.21 carries SASS for sm_50 to sm_120, that of 9.11.0.98 for sm_75 to sm_120 only, "
+        "as do its adv, cnn and engines_runtime_compiled libraries; its only PTX is compute_120. Not a complete drop: "
+        "libcudnn_engines_precompiled.so.9 of 9.11.0.98 still carries sm_50 (278 cubins), sm_60 (278), sm_61 (279) "
+        "and sm_70 (291) beside sm_75 (441) to sm_121 (compat-audit 2026-11-24 D5: cuobjdump --list-elf of "
+        "nvidia-cuda-cuobjdump 13.4.92 and a .nv_fatbin header reader, agreeing). The floor rests on four of the five "
+        "kernel libraries and on PyTorch's refusal"
     ),
     "cudnn-9-encoding": (
         "cuDNN 9.0.0 release notes: CUDNN_VERSION is major*10000 + minor*100 + patch from 9.0.0 "
@@ -143,7 +164,9 @@ SOURCES: dict[str, str] = {
         "cuDNN 8.9.2 release notes, quoted in https://gitlab.com/nvidia/container-images/cuda/-/issues/217: 'Use of "
         "CUDNN_ATTR_ENGINE_GLOBAL_INDEX = 15 for fused convolutions with bias and ReLU could generate incorrect "
         "results on the Pascal GPU architectures for cuDNN 8.9 releases. This issue is now fixed in 8.9.2.' The "
-        "issue adds 'another similar issue related to Maxwell GPUS (fixed in 8.9.3)' (8.9.3 notes not read)"
+        "issue adds 'another similar issue related to Maxwell GPUS (fxied in 8.9.3)' [sic] (the 8.9.3 notes, "
+        "https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn-893/release-notes/index.html, exist but only their "
+        "opening could be read here)"
     ),
     "cudnn-765-notes": (
         "cuDNN 7.6.5 release notes, known issues: RNN and multi-head attention nondeterministic when built with "
@@ -191,6 +214,15 @@ SOURCES: dict[str, str] = {
         "operators' (https://docs.nvidia.com/deeplearning/cudnn/release-notes.html). Measured: libcudnn_adv.so.9 and "
         "libcudnn_engines_precompiled.so.9 of nvidia-cudnn-cu12 9.10.2.21 and 9.11.0.98 name 'libcublasLt.so.12'"
     ),
+    "cudnn-9-nvrtc": (
+        "cuDNN 9 loads NVRTC at run time and declares no dependency on it: jax-ml/jax#29462 (hawkinsp, 'Works around "
+        "a bug in CUDNN where it does not declare or locate its own NVRTC dependency'), NixOS/nixpkgs#471394 ('cudnn "
+        "uses nvrtc at runtime. this dependency wasn't specified anywhere'). Measured 2026-11-26 in the PyPI wheels "
+        "(nvidia/cudnn/lib/libcudnn_graph.so.9 read by HTTP range requests, readelf -d and strings): nvidia-cudnn-cu12 "
+        "9.10.2.21 'Library runpath: [$ORIGIN:$ORIGIN/../../cublas/lib:$ORIGIN/../../nvrtc/lib]', 9.11.0.98 "
+        "'[$ORIGIN:$ORIGIN/../../cublas/lib:$ORIGIN/../../cuda_nvrtc/lib]', both with the strings 'libnvrtc.so' and "
+        "'libnvrtc.so.%d' and no DT_NEEDED on NVRTC; the NVRTC wheels' folders as in nvrtc-wheels"
+    ),
     "cudnn-zlib": (
         "cupy/cupy#6226: 'cuDNN 8.3.0+ requires zlib as a dependency. This is not a problem for most Linux "
         "environments (because zlib often comes with the default installation), but Windows users are required to "
@@ -208,7 +240,9 @@ SOURCES: dict[str, str] = {
         "tensorflow/tensorflow#48868"
     ),
     "torch-pypi-wheels": (
-        "The manylinux x86_64 cp311 wheels of torch 2.0.0 to 2.15.0 on PyPI (the CUDA variant PyPI carries), read "
+        "The manylinux x86_64 cp311 wheels of torch 2.0.0 to 2.15.0 on PyPI (and the cp310 manylinux1 wheels of 1.13.0 "
+        "and 1.13.1, read 2026-11-26: 'nvidia-cudnn-cu11 (==8.5.0.96)', 'nvidia-cuda-runtime-cu11 (==11.7.99)', "
+        "\"__version__ = '1.13.1+cu117'\", NVCC_FLAGS_EXTRA sm_37 to sm_86) (the CUDA variant PyPI carries), read "
         "2026-11-22 by HTTP range requests into each wheel: *.dist-info/METADATA ('Requires-Dist: "
         "nvidia-cudnn-cu12 (==9.1.0.70)', 'nvidia-cuda-runtime-cu12 (==12.4.127)' for 2.5.1; 'cuda-toolkit[cublas,"
         "cudart,...]==13.2.2', 'nvidia-cudnn-cu13==9.26.0.51' for 2.15.0), torch/version.py (\"__version__ = "
@@ -217,19 +251,41 @@ SOURCES: dict[str, str] = {
         'torch/include/caffe2/core/macros.h (\'{"CUDNN_VERSION", "9.8.0"}\'). The cu118/cu126/... variants on '
         "download.pytorch.org could not be reached from here"
     ),
+    "cuda-toolkit-extras": (
+        "METADATA of the PyPI wheels cuda-toolkit 13.0.2, 13.0.3 (published as 13.0.3.0) and 13.2.2 "
+        "(cuda_toolkit-*-py2.py3-none-any.whl), read 2026-11-26 with pip --use-feature=fast-deps --dry-run "
+        "--report: \"nvidia-cuda-runtime==13.0.96.*; ... extra == 'cudart'\" (13.0.2, 13.0.3.0), "
+        '"nvidia-cuda-runtime==13.2.86.*; ... extra == \'cudart\'" (13.2.2), "nvidia-curand==10.4.0.35.*; ... extra '
+        "== 'curand'\" (13.0.x). torch pins the meta-package from 2.11: 'cuda-toolkit[cublas,cudart,cufft,cufile,"
+        "cupti,curand,cusolver,cusparse,nvjitlink,nvrtc,nvtx]==13.0.3' (2.14.1), 'cuda-toolkit[cublas,cudart,cufft,"
+        "cufile,cupti,cusolver,cusparse,nvjitlink,nvrtc,nvtx]==13.2.2' (2.15.0, no curand)"
+    ),
+    "torch-preload-2.15": (
+        "torch/__init__.py of the torch 2.15.0 wheel from PyPI (cp312 manylinux_2_28_x86_64, read 2026-11-26 by HTTP "
+        "range requests): _preload_cuda_deps' cuda_libs list is cublas (libcublasLt, libcublas), cudnn, cuda_nvrtc "
+        "(libnvrtc, libnvrtc-builtins), cuda_runtime, cuda_cupti, cufft, nvjitlink, cusparse, cusparselt, cusolver, "
+        "nccl, nvshmem, cufile, then nvtx libnvToolsExt.so.*[0-9]: no curand (2.14.1 has ('curand', "
+        "'libcurand.so.*[0-9]'))"
+    ),
     "torch-cudnn-rule": (
         "torch/backends/cudnn/__init__.py in the torch wheels 2.5.1, 2.6.0, 2.7.1, 2.8.0, 2.9.0, 2.10.0, 2.11.0 and "
         "2.15.0 from PyPI: 'if runtime_major != compile_major: cudnn_compatible = False / elif runtime_major < 7 or "
         "not _cudnn.is_cuda: cudnn_compatible = runtime_minor == compile_minor / else: cudnn_compatible = "
         "runtime_minor >= compile_minor'; from 2.10.0 (not in 2.9.0): 'if __cudnn_version >= 91100 and min_cc < "
         '(7, 5): raise RuntimeError(f"cuDNN version {__cudnn_version} is not compatible with devices with SM < '
-        "7.5. ...\")'; PYTORCH_SKIP_CUDNN_COMPATIBILITY_CHECK=1 skips the version check (not the SM one)"
+        '7.5. ...")\'; \'if not cudnn_compatible: if os.environ.get("PYTORCH_SKIP_CUDNN_COMPATIBILITY_CHECK", '
+        '"0") == "1": return True\' comes before that check (the 2.15.0 wheel, compat-audit D2; pytorch/pytorch '
+        "torch/backends/cudnn/__init__.py), so the variable skips the SM check too when the versions disagree, and "
+        "changes nothing when they agree"
     ),
     "jax-plugin-pins": (
         'Requires-Dist ...; extra == "with-cuda" in the METADATA of the manylinux x86_64 wheels of '
-        "jax-cuda12-plugin 0.6.0, 0.7.0, 0.8.0, 0.9.0, 0.10.2, 0.11.0, 0.12.0 and jax-cuda13-plugin 0.7.2, 0.8.0, "
-        "0.10.2, 0.11.0, 0.12.0 on PyPI (read 2026-11-22 by HTTP range requests): 'nvidia-cudnn-cu12<10.0,>=9.8', "
-        "'nvidia-cuda-runtime-cu12>=12.1.105', 'nvidia-cublas-cu12>=12.1.3.1' (12.1.3.1 / 9.10.2.21 in 0.12.0), "
+        "jax-cuda12-plugin 0.6.0, 0.7.0, 0.8.0, 0.9.0, 0.10.2, 0.11.0, 0.11.1, 0.11.2, 0.12.0, 0.12.0.1 and "
+        "jax-cuda13-plugin 0.7.2, 0.8.0, 0.10.2, 0.11.0, 0.12.0 on PyPI (read 2026-11-22 by HTTP range requests): "
+        "'nvidia-cudnn-cu12<10.0,>=9.8', 'nvidia-cuda-runtime-cu12>=12.1.105', 'nvidia-cublas-cu12>=12.1.3.1'; "
+        'cuDNN from 0.11.2: \'nvidia-cudnn-cu12<10.0,>=9.10.2.21; sys_platform == "linux" and extra == '
+        "\"with-cuda\"' in 0.11.2, 0.12.0 and 0.12.0.1, '>=9.8' still in 0.11.1 (read again 2026-11-26 with pip "
+        "--use-feature=fast-deps --dry-run --report; from 0.11 the wheels say Requires-Python '>=3.12'); "
         "'nvidia-cudnn-cu13<10.0,>=9.12.0.46', 'nvidia-cuda-runtime>=13.0.48', 'nvidia-cublas>=13.0.0.19'. "
         "jax_plugins/cuda/plugin_setup.py in jax-ml/jax only has placeholders filled at build time"
     ),
@@ -244,7 +300,23 @@ SOURCES: dict[str, str] = {
         "'cudnn_version == 91000 and cuda_versions.cudnn_build_version() != 91000'; 'cudnn_version < 91001 and "
         "cublas_version is not None and cublas_version >= 120900 and local_device_count > 1'; from jax-v0.9.1 "
         "(58cb6e556c996bf0361bca9e64890a551e513280, absent at jax-v0.9.0) the warning '120800 <= cublas_version < "
-        "130200 and any(100 <= cc < 120 for cc in compute_capabilities)'"
+        "130200 and any(100 <= cc < 120 for cc in compute_capabilities)'. The two refusals (cuDNN 9.10.0 and the "
+        "multi-GPU cuBLASLt 12.9 one) are there from jax-v0.6.2 (1ad05bb26105f23ee7728b36cca12901fe70e187) and "
+        "absent at jax-v0.6.1 (382506f1705db9c9ac348b9783497e310feef6a5); local_device_count is "
+        "'cuda_versions.cuda_device_count()' when xb.CUDA_VISIBLE_DEVICES (the flag 'jax_cuda_visible_devices', "
+        "default 'all') is 'all', else the number of its comma-separated entries"
+    ),
+    "jax-xla-cudnn-rule": (
+        "JAX's CUDA plugin embeds XLA's stream executor, whose cuDNN check binds: openxla/xla (and tensorflow/"
+        "tensorflow third_party/xla @ 00de4e7b45bda74220089bca48f4d5d2287f79b4) xla/stream_executor/cuda/"
+        "cuda_dnn.cc, IsSourceCompatibleWithCudnnLibrary: 'return loaded_version.major_version() == "
+        "source_version.major_version() && loaded_version.minor_version() >= source_version.minor_version();' "
+        "('Patch releases are always forward and backward compatible and therefore need not match'). Hit by JAX: "
+        "jax-ml/jax#16901 (hawkinsp: 'You installed a version of jax that needs CuDNN 8.6, but CuDNN 8.5 was found'), "
+        "jax-ml/jax#24180 with cuDNN 9 ('Loaded runtime CuDNN library: 9.0.0 but source was compiled with: 9.1.1 ... "
+        "XlaRuntimeError: FAILED_PRECONDITION: DNN library initialization failed'), conda-forge/jaxlib-feedstock#329 "
+        "('cuda_dnn.cc:456] Loaded runtime CuDNN library: 9.10.1 but source was compiled with: 9.13.1. CuDNN library "
+        "needs to have matching major version and equal or higher minor version'); jax-ml/jax#15361"
     ),
     "jax-check-cuda-versions-060": (
         "jax-ml/jax jax/_src/xla_bridge.py @ jax-v0.6.0 (127aa7621868cb77e552b5d1f90e4a42b09c13fa), "
@@ -266,6 +338,15 @@ SOURCES: dict[str, str] = {
         "GetCudaRuntimeDsoHandle, GetCublasDsoHandle, GetCublasLtDsoHandle, GetCufftDsoHandle, "
         "GetCusolverDsoHandle, GetCusparseDsoHandle, GetCudnnDsoHandle; any failure returns 'Cannot dlopen all CUDA "
         "libraries.' (logged as 'Cannot dlopen some GPU libraries ... Skipping registering GPU devices')"
+    ),
+    "tf-dlopen-list-cuda11": (
+        "tensorflow/tensorflow tensorflow/tsl/platform/default/dlopen_checker.cc @ "
+        "29cfb2f404315df45a97003bd508da6546c69d26, TryDlopenCUDALibraries: 'auto curand_status = "
+        "CachedLoader::GetCurandDsoHandle();' ... '!cufft_status.status().ok() || !curand_status.status().ok() || ...' "
+        "-> 'Cannot dlopen all CUDA libraries.' (the earlier tensorflow/stream_executor/platform/default/"
+        "dlopen_checker.cc the same; the later third_party/xla/.../tsl/platform/default/dlopen_checker.cc has no "
+        "cuRAND). The CUDA 11 soname: a CUDA 11.4 toolkit's lib64 lists 'libcurand.so.10' -> "
+        "'libcurand.so.10.2.5.120' (sony/nnabla#1063)"
     ),
     "glibc-already-loaded": (
         "glibc elf/dl-load.c, _dl_map_object: 'Look for this name among those already loaded.' ... 'If the "

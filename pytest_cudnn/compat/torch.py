@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from packaging.version import Version
 
 __all__ = [
+    "CUDA_TOOLKIT_CUDART",
     "RELEASES",
     "SM_FLOOR_SINCE",
     "Pin",
@@ -21,6 +22,7 @@ __all__ = [
     "accepts_cudnn",
     "architectures",
     "release",
+    "runtime_wheel",
     "variant_pins",
 ]
 
@@ -72,6 +74,8 @@ _CU13 = ("nvidia-cudnn-cu13", "cuda-toolkit")
 # (releases, local, cuda, (cudnn package, runtime package), cudnn pin, runtime pin, compiled cuDNN, architectures),
 # oldest first. Source: "torch-pypi-wheels".
 _ROWS: tuple[tuple[tuple[str, ...], str, str, tuple[str, str], str, str, str | None, tuple[str, ...]], ...] = (
+    # 1.13 is the first release whose PyPI wheel pins nvidia wheels (compat-audit F5).
+    (("1.13.0", "1.13.1"), "cu117", "11.7", _CU11, "==8.5.0.96", "==11.7.99", None, _SM_37_86),
     (("2.0.0", "2.0.1"), "cu117", "11.7", _CU11, "==8.5.0.96", "==11.7.99", None, _SM_37_86),
     (
         ("2.1.0", "2.1.1", "2.1.2", "2.2.0", "2.2.1", "2.2.2", "2.3.0", "2.3.1"),
@@ -144,6 +148,31 @@ def variant_pins(version: str) -> tuple[Pin, Pin] | None:
     return (row.cudnn, row.runtime) if row else None
 
 
+# From 2.11 the runtime pin is the cuda-toolkit meta-package; the cudart wheel it installs comes through its "cudart"
+# extra: (cuda-toolkit version as torch pins it, the requirement of that extra). Source: "cuda-toolkit-extras".
+CUDA_TOOLKIT_CUDART: tuple[tuple[str, str, str], ...] = (
+    ("13.0.2", "nvidia-cuda-runtime==13.0.96.*", "cuda-toolkit-extras"),
+    ("13.0.3", "nvidia-cuda-runtime==13.0.96.*", "cuda-toolkit-extras"),  # published as 13.0.3.0
+    ("13.2.2", "nvidia-cuda-runtime==13.2.86.*", "cuda-toolkit-extras"),
+)
+
+
+def runtime_wheel(version: str) -> str | None:
+    """The CUDA runtime wheel requirement the wheel of torch ``version`` installs: its own pin up to 2.10, the cudart
+    extra of the pinned cuda-toolkit from 2.11 (compat-audit F4). None where not tabled.
+
+    >>> runtime_wheel("2.5.1"), runtime_wheel("2.15.0")
+    ('nvidia-cuda-runtime-cu12==12.4.127', 'nvidia-cuda-runtime==13.2.86.*')
+    """
+    row = release(version)
+    if row is None:
+        return None
+    if row.runtime.package != "cuda-toolkit":
+        return row.runtime.requirement
+    pinned = row.runtime.specifier.removeprefix("==")
+    return next((cudart for toolkit, cudart, _ in CUDA_TOOLKIT_CUDART if toolkit == pinned), None)
+
+
 def architectures(version: str) -> tuple[str, ...] | None:
     """The GPU architectures the wheel of ``version`` compiles for ("sm_50", ...), None where not tabled."""
     row = release(version)
@@ -154,7 +183,12 @@ _VERSION = re.compile(r"(\d{1,9})\.(\d{1,9})(?:\.(\d{1,9}))?")
 
 
 def accepts_cudnn(
-    compiled: str, loaded: str, capability: tuple[int, int] | None = None, *, torch_version: str | None = None
+    compiled: str,
+    loaded: str,
+    capability: tuple[int, int] | None = None,
+    *,
+    torch_version: str | None = None,
+    skip_check: bool = False,
 ) -> bool:
     """Whether PyTorch's ``torch.backends.cudnn._init`` accepts cuDNN ``loaded`` ("9.10.2") in a build compiled
     against ``compiled`` ("9.8.0") on devices whose lowest compute capability is ``capability`` (None: no device
@@ -162,12 +196,17 @@ def accepts_cudnn(
 
     Same major; below cuDNN 7 the same minor; otherwise loaded minor at least the compiled minor. From torch 2.10
     (``torch_version``; None means a current torch) a loaded cuDNN 9.11 or newer is refused below compute
-    capability 7.5. PYTORCH_SKIP_CUDNN_COMPATIBILITY_CHECK=1, which waives the version part only, is not modelled.
+    capability 7.5. ``skip_check`` is PYTORCH_SKIP_CUDNN_COMPATIBILITY_CHECK=1: when the versions disagree,
+    ``_init`` returns before the compute-capability check, so both are skipped; when they agree it changes nothing.
 
     >>> accepts_cudnn("9.8.0", "9.10.2"), accepts_cudnn("9.8.0", "9.1.0"), accepts_cudnn("9.1.0", "8.9.7")
     (True, False, False)
     >>> accepts_cudnn("9.10.2", "9.11.0", (7, 0)), accepts_cudnn("9.10.2", "9.11.0", (7, 0), torch_version="2.9.1")
     (False, True)
+    >>> accepts_cudnn("9.12.0", "9.11.0", (7, 0), skip_check=True)  # older minor: both checks skipped
+    True
+    >>> accepts_cudnn("9.10.2", "9.11.0", (7, 0), skip_check=True)  # versions agree: the SM check still runs
+    False
     """
     want = _VERSION.fullmatch(compiled)
     have = _VERSION.fullmatch(loaded)
@@ -176,9 +215,9 @@ def accepts_cudnn(
     want_major, want_minor = int(want[1]), int(want[2])
     have_major, have_minor = int(have[1]), int(have[2])
     if have_major != want_major:
-        return False
+        return skip_check
     if have_minor < want_minor if have_major >= 7 else have_minor != want_minor:
-        return False
+        return skip_check
     if capability is None or (have_major, have_minor) < (9, 11):
         return True
     if torch_version is not None:

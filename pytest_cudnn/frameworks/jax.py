@@ -1,6 +1,7 @@
 """JAX: read by :mod:`pytest_cudnn.probe.jax` (its CUDA plugin's build versions by the probe's child), loads by
-:func:`pytest_cudnn.probe.loads.jax_loads`, its cuDNN rule in :mod:`pytest_cudnn.compat.jax`
-(``_check_cuda_versions``). Its plugin carries few kernels (XLA compiles most at run time): not judged."""
+:func:`pytest_cudnn.probe.loads.jax_loads`, its cuDNN rules in :mod:`pytest_cudnn.compat.jax`
+(XLA's, which binds, and ``_check_cuda_versions``). Its plugin carries few kernels (XLA compiles most at run time):
+not judged."""
 
 from __future__ import annotations
 
@@ -46,9 +47,13 @@ def _cudnn_problem(build: FrameworkBuild, cudnn: Cudnn, lowest: Version | None, 
     built = cudnn_number(build.cudnn.value)
     if built is None:
         return None
-    if jax_facts.version_check("cuDNN", built, cudnn.version_raw) is False:
-        problem = f"JAX needs cuDNN {build.cudnn.value} or newer (same major, at least its minor)"
-        return CudnnProblem(problem, "jax-check-cuda-versions")
+    if not jax_facts.xla_accepts_cudnn(built, cudnn.version_raw):
+        problem = (
+            f"its plugin was built with cuDNN {build.cudnn.value}, and XLA refuses a cuDNN of another major or an "
+            "older minor (DNN library initialization failed)"
+        )
+        return CudnnProblem(problem, "jax-xla-cudnn-rule")
+    # _check_cuda_versions' own cuDNN minimum (build // 100) passes whenever XLA's rule does: not checked again.
     bad = jax_facts.known_bad(cudnn.version_raw, built, None, gpus or 1)
     if bad:
         return CudnnProblem("a combination JAX refuses: " + "; ".join(bad), "jax-check-cuda-versions")

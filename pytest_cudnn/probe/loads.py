@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .. import loader
-from ..compat.loading import LOADS, TORCH_PRELOADS, TORCH_PRELOADS_ALWAYS
+from ..compat.loading import LOADS, TORCH_PRELOADS_ALWAYS, torch_preloads
 from ..environment import FrameworkBuild, LinkedObject, LoadedLibrary
 from ..files import FileRefused, read_regular
 
@@ -191,7 +191,7 @@ def torch_loads(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, .
             loaded[name] = by_name(name, global_deps, "DT_NEEDED", True, search)
     always = _preloads_always(build.location)
     if always and any(load.path for name, load in loaded.items() if name.startswith("libcudart")):
-        for folder, pattern in TORCH_PRELOADS:
+        for folder, pattern in torch_preloads(build.version):
             path = _torch_preload(search.site_path, folder, pattern, cuda_major(build))
             name = os.path.basename(path) if path else ""
             if path and name not in loaded:
