@@ -64,6 +64,7 @@ from .discovery import (
 )
 from .distributions import installed_distributions
 from .jax import versions_job, with_versions
+from .kernel import read_kernel_driver
 from .tensorflow import probe_tensorflow
 
 __all__ = ["ProbeOptions", "cudnn_siblings_missing", "gather_layout", "probe_environment"]
@@ -205,6 +206,7 @@ def probe_environment(
         unreadable=tuple(Unreadable(path, reason) for path, reason in fs.unreadable.items()),
         distributions=distributions,
         frameworks=frameworks,
+        kernel=read_kernel_driver() if not windows else None,
     )
 
 
@@ -439,15 +441,27 @@ def _cuda_driver(answer: Mapping[str, Any]) -> CudaDriver:
     error = _failure(answer)
     raw = _int(answer.get("version_raw"))
     state = State(answer["state"]) if answer.get("state") in ("found", "absent", "error") and not error else State.ERROR
+    path = _str(answer.get("path"))
     return CudaDriver(
         state=state,
-        path=_str(answer.get("path")),
+        path=path,
         reason=error or _str(answer.get("reason")),
         version_raw=raw,
         version=_cuda(raw),
         init_status=_int(answer.get("init_status")),
         device_count=_int(answer.get("device_count")),
+        real_path=_real_path(path),
     )
+
+
+def _real_path(path: str | None) -> str:
+    """Where a loaded library's links end ("" when unknown): the file name a driver or compat package gives it."""
+    if not path or not os.path.isabs(path):
+        return ""
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return ""
 
 
 def _runtime(copy: Sequence[Candidate], answer: Mapping[str, Any]) -> CudaRuntime:
