@@ -3,6 +3,7 @@ environments, and the probe's reading of the kernel's files."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -169,6 +170,21 @@ def test_an_end_of_life_branch_under_a_compat_libcuda_is_the_error_not_the_drive
     assert "R550" in errors[0].summary
     assert "end of life" in errors[0].summary
     assert any("803" in e for e in errors[0].evidence)
+
+
+def test_a_compat_libcuda_is_told_by_its_file_when_nvml_reports_its_cuda() -> None:
+    # nvmlSystemGetCudaDriverVersion may answer for the libcuda that loads: the file names still differ.
+    b = EnvBuilder().with_forward_compat()
+    b.driver = dataclasses.replace(b.driver, cuda_version_raw=13000, cuda_version="13.0")
+    b.runtime("/usr/local/cuda-13.0/lib64/libcudart.so.13", 13000, driver_raw=13000)
+    [finding] = [f for f in diagnose(b.build()) if f.code == "forward-compat-in-use"]
+    assert "kernel driver 535.104.05, read from /proc/driver/nvidia/version" in finding.evidence
+
+
+def test_a_libcuda_of_the_kernels_own_driver_is_no_forward_compatibility() -> None:
+    b = EnvBuilder().with_forward_compat(compat=12020, compat_driver="535.104.05")
+    b.runtime("/usr/local/cuda-12.2/lib64/libcudart.so.12", 12020, driver_raw=12020)
+    assert not [code for code in _codes(b.build()) if code.startswith("forward-compat")]
 
 
 def test_a_compat_libcuda_too_old_for_the_runtime_is_still_too_old() -> None:

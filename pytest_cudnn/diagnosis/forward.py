@@ -78,7 +78,9 @@ def forward_compat(env: Environment) -> ForwardCompat | None:
         libcuda_driver=file_driver,
         compat_folder=facts.compat_folder(libcuda.real_path) or facts.compat_folder(libcuda.path),
         kernel=kernel,
-        kernel_cuda=driver.cuda_version if driver.state is State.FOUND else None,
+        # NVML's CUDA version may be read from the libcuda that loads (nvmlSystemGetCudaDriverVersion): it is the
+        # kernel driver's own only where it is older than libcuda's.
+        kernel_cuda=driver.cuda_version if newer_cuda else None,
         kernel_source="/proc/driver/nvidia/version" if module else "NVML",
     )
 
