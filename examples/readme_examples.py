@@ -105,6 +105,20 @@ def _gpus_and_findings(lines: list[str]) -> list[str]:
     return kept
 
 
+def _driver_and_findings(lines: list[str]) -> list[str]:
+    """The doctor's first line, its driver, libcuda and GPU lines, then its findings and verdict."""
+    blocks = _blocks(lines)
+    kept = [lines[0], "..."]
+    for block in blocks:
+        if block[0].startswith(("Driver", "libcuda", "GPUs")):
+            kept += block
+    kept.append("...")
+    for block in blocks:
+        if block[0].startswith(("Findings", "Verdict:")):
+            kept += ["", *(line for line in block if line.strip())]
+    return kept
+
+
 def _doctor(snapshot: str) -> Example:
     return Example(("pytest-cudnn", "doctor", "--env", f"{SNAPSHOTS}/{snapshot}.json"), _frameworks_and_findings)
 
@@ -155,6 +169,9 @@ EXAMPLES: dict[str, Example] = {
             f"--gpu-env={SNAPSHOTS}/mig-h100-ci-runner.json",
         ),
         _header,
+    ),
+    "doctor-cuda-compat": Example(
+        ("pytest-cudnn", "doctor", "--env", f"{SNAPSHOTS}/cuda-compat-13.0-on-driver-535.json"), _driver_and_findings
     ),
     "live-memory": Example(("python", "examples/many_gpus.py", "live"), _everything),
     "remote-hosts": Example(("python", "examples/many_gpus.py", "remote"), _everything),
