@@ -99,6 +99,12 @@ def test_every_forward_and_container_fact_cites_a_source() -> None:
             "580.65.06",
         ),
         ("NVRM version: NVIDIA UNIX aarch64 Kernel Module  550.54.15\n", "550.54.15"),
+        # Read on the lent H200 (2026-11-26), the open kernel modules of driver 580.159.04, as it writes it.
+        (
+            "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (nixbld@)  \n"
+            "GCC version:  gcc version 15.3.0 (GCC) \n",
+            "580.159.04",
+        ),
         ("GCC version: 12\n", None),
         ("", None),
     ],
@@ -112,6 +118,7 @@ def test_the_kernel_driver_is_read_from_files_never_opening_a_device(tmp_path: P
     proc.write_text("NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 2023\n")
     dev = tmp_path / "dev"
     dev.mkdir()
+    # The lent H200's /dev held nvidia0 nvidia-caps nvidiactl nvidia-uvm nvidia-uvm-tools.
     for name in ("nvidia0", "nvidiactl", "nvidia-uvm", "null"):
         (dev / name).write_text("")  # a device opened would be read: these are plain files, and nothing reads them
     (dev / "nvidia0").chmod(0)
