@@ -354,8 +354,13 @@ SOURCES: dict[str, str] = {
         "NVIDIA CUDA Compatibility guide, 'Forward Compatibility': 'Forward Compatibility is applicable only for "
         "systems with: NVIDIA Data Center GPUs. Select NGC Server Ready SKUs of RTX cards. Jetson boards.' and 'The "
         "CUDA forward compatibility package is available ... as cuda-compat-<cuda_major_version>-<cuda_minor_version>"
-        "' (installed into /usr/local/cuda-X.Y/compat): "
-        "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html"
+        "' (installed into /usr/local/cuda-X.Y/compat), 'this package is generated from the NVIDIA driver that matches "
+        "with the CUDA release for which the compatibility is requested. For example, the cuda-compat-12-8 package is "
+        "built using the NVIDIA driver libraries version 570': "
+        "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html; its FAQ: 'Users can upgrade the "
+        "kernel mode driver within the same branch. Sometimes this may require updating the cuda-compat-* package. "
+        "This use-case is supported only for drivers on LLB and LTS branches of driver for select GPUs': "
+        "https://docs.nvidia.com/deploy/cuda-compatibility/frequently-asked-questions.html"
     ),
     "datacenter-driver-branches": (
         "NVIDIA Data Center GPU Driver documentation, 'Supported Drivers and CUDA Toolkit Versions', Table 2 'CUDA and "
