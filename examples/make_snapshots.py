@@ -237,6 +237,15 @@ def mig_h100_ci_runner(host: SimHost) -> None:
     host.add_stack("usr/local/cuda-12.4/lib64", 12040, (9, 3, 0))
 
 
+def cuda_compat_on_driver_535(host: SimHost) -> None:
+    """An NGC-style CUDA 13.0 container on an H100 whose host driver is 535 (CUDA 12.2): the cuda-compat-13-0
+    package's libcuda (driver 580.65.06, in /usr/local/cuda/compat: the package's /usr/local/cuda-13.0/compat through
+    the /usr/local/cuda link) first on the loader path, and the CUDA 13.0 runtime works."""
+    host.add_driver([H100], version="535.104.05", cuda_version=12020)
+    host.add_compat("usr/local/cuda/compat", 13000, "580.65.06")
+    host.add_stack("usr/local/cuda/lib64", 13000)
+
+
 EXAMPLES: dict[str, Callable[[SimHost], None]] = {
     "healthy-tf2.18-a100": healthy_tf218,
     "tf2.3-meets-cudnn8": tf23_meets_cudnn8,
@@ -247,6 +256,7 @@ EXAMPLES: dict[str, Callable[[SimHost], None]] = {
     "mixed-torch-jax-tf": mixed_torch_jax_tf,
     "mig-h100-ci-runner": mig_h100_ci_runner,
     "overwritten-wheels": overwritten_wheels,
+    "cuda-compat-13.0-on-driver-535": cuda_compat_on_driver_535,
 }
 
 
@@ -298,6 +308,8 @@ def _planted_only(data: dict[str, Any], root: str) -> dict[str, Any]:
     resolutions = [_planted_resolution(resolution, root) for resolution in data["resolutions"]]
     data["resolutions"] = [r for r in resolutions if r["candidates"] or r["name"] in wanted]
     data["frameworks"] = [_planted_loads(build, root) for build in data["frameworks"]]
+    # The kernel driver's files (/proc/driver/nvidia/version, /dev/nvidia*) are this machine's, never planted.
+    data.pop("kernel", None)
     return data
 
 

@@ -84,11 +84,7 @@ def _frameworks_and_findings(lines: list[str]) -> list[str]:
     for block in blocks:
         if block[0].startswith(_FRAMEWORKS) and any(line.lstrip().startswith("verdict:") for line in block):
             kept += [line for line in block if line.strip()]
-    kept.append("...")
-    for block in blocks:
-        if block[0].startswith(("Findings", "Verdict:")):
-            kept += ["", *(line for line in block if line.strip())]
-    return kept
+    return _with_findings(kept, blocks)
 
 
 def _gpus_and_findings(lines: list[str]) -> list[str]:
@@ -98,6 +94,11 @@ def _gpus_and_findings(lines: list[str]) -> list[str]:
     for block in blocks:
         if block[0].startswith("GPUs"):
             kept += block
+    return _with_findings(kept, blocks)
+
+
+def _with_findings(kept: list[str], blocks: list[list[str]]) -> list[str]:
+    """``kept``, then "..." and the doctor's findings and verdict."""
     kept.append("...")
     for block in blocks:
         if block[0].startswith(("Findings", "Verdict:")):
@@ -112,11 +113,17 @@ def _pins_and_findings(lines: list[str]) -> list[str]:
     for block in blocks:
         if block[0].startswith(_FRAMEWORKS):
             kept += [block[0].split(" at ")[0], *(line for line in block if line.lstrip().startswith("pins "))]
-    kept.append("...")
+    return _with_findings(kept, blocks)
+
+
+def _driver_and_findings(lines: list[str]) -> list[str]:
+    """The doctor's first line, its driver, libcuda and GPU lines, then its findings and verdict."""
+    blocks = _blocks(lines)
+    kept = [lines[0], "..."]
     for block in blocks:
-        if block[0].startswith(("Findings", "Verdict:")):
-            kept += ["", *(line for line in block if line.strip())]
-    return kept
+        if block[0].startswith(("Driver", "libcuda", "GPUs")):
+            kept += block
+    return _with_findings(kept, blocks)
 
 
 def _doctor(snapshot: str) -> Example:
@@ -172,6 +179,9 @@ EXAMPLES: dict[str, Example] = {
     ),
     "doctor-overwritten-wheels": Example(
         ("pytest-cudnn", "doctor", "--env", f"{SNAPSHOTS}/overwritten-wheels.json"), _pins_and_findings
+    ),
+    "doctor-cuda-compat": Example(
+        ("pytest-cudnn", "doctor", "--env", f"{SNAPSHOTS}/cuda-compat-13.0-on-driver-535.json"), _driver_and_findings
     ),
     "live-memory": Example(("python", "examples/many_gpus.py", "live"), _everything),
     "remote-hosts": Example(("python", "examples/many_gpus.py", "remote"), _everything),

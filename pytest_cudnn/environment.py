@@ -28,6 +28,7 @@ from .versions import is_pep440
 
 __all__ = [
     "ALLOWED_VARIABLES",
+    "CONTAINER_VARIABLES",
     "INSTALL_VARIABLES",
     "MAX_SNAPSHOT_BYTES",
     "OBJECT_MISSING",
@@ -47,6 +48,7 @@ __all__ = [
     "Gpu",
     "Host",
     "InvalidSnapshot",
+    "KernelDriver",
     "LinkedObject",
     "LoadedLibrary",
     "MigDevice",
@@ -77,7 +79,12 @@ ALLOWED_VARIABLES = (
     "CUDNN_PATH",
     "LD_LIBRARY_PATH",
     "CONDA_PREFIX",
+    "NVIDIA_VISIBLE_DEVICES",
+    "NVIDIA_DRIVER_CAPABILITIES",
 )
+# Set by NVIDIA's CUDA images and read by the NVIDIA container toolkit: which GPUs and which driver libraries it
+# mounts into a container (compat/sources.py "container-toolkit-variables"). Shown only where set.
+CONTAINER_VARIABLES = ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES")
 WINDOWS_ONLY_VARIABLES = ("PATH",)
 
 
@@ -257,6 +264,19 @@ class CudaDriver:
     version: str | None = field(metadata=_CUDA_VERSION)
     init_status: int | None  # cuInit(0)
     device_count: int | None = field(metadata=_NON_NEGATIVE)  # cuDeviceGetCount, only when cuInit succeeded
+    # Symlinks resolved: a driver's libcuda.so.1 links to libcuda.so.<driver version>, and a cuda-compat package's
+    # to the version of the driver it was built from. "" in snapshots written before it was recorded.
+    real_path: str = ""
+
+
+@dataclass(frozen=True)
+class KernelDriver:
+    """The NVIDIA kernel driver as the host's files show it, apart from the user-mode libraries that answer:
+    read, never opened (no device node is opened, /proc is read through a bounded read)."""
+
+    module_version: str | None = field(metadata=_DRIVER_VERSION)  # "Kernel Module  535.104.05" in /proc
+    module_reason: str | None  # why the module's version is unknown: the file's absence or the OS's words
+    device_nodes: tuple[str, ...] | None  # the /dev/nvidia* names; None: /dev could not be listed
 
 
 @dataclass(frozen=True)
@@ -501,6 +521,8 @@ class Environment:
     frameworks: tuple[FrameworkBuild, ...] = field(default=())
     wheel_files: tuple[WheelFile, ...] = field(default=())  # the wheel files frameworks load, against RECORDs
     wheel_checks: tuple[WheelCheck, ...] = field(default=())  # the distributions listing them, against the disk
+    # The kernel driver and device nodes (issue 21); None in snapshots written before they were recorded.
+    kernel: KernelDriver | None = None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = to_json(self)

@@ -15,6 +15,7 @@ from .diagnosis.result import Diagnosis
 from .diagnosis.stack import visible_gpus
 from .environment import (
     ALLOWED_VARIABLES,
+    CONTAINER_VARIABLES,
     Candidate,
     CudaRuntime,
     Cudnn,
@@ -84,9 +85,16 @@ def _driver_lines(env: Environment) -> list[str]:
     if libcuda.state is State.FOUND:
         init = "" if libcuda.init_status in (None, 0) else f", cuInit returned {libcuda.init_status}"
         count = f", {libcuda.device_count} device(s)" if libcuda.device_count is not None else ""
-        lines.append(_line("libcuda", f"CUDA {libcuda.version or '?'} at {libcuda.path}{init}{count}"))
+        real = f" -> {libcuda.real_path}" if libcuda.real_path and libcuda.real_path != libcuda.path else ""
+        lines.append(_line("libcuda", f"CUDA {libcuda.version or '?'} at {libcuda.path}{real}{init}{count}"))
     else:
         lines.append(_line("libcuda", f"{libcuda.state.value}: {libcuda.reason or 'no answer'}"))
+    if env.kernel is not None:
+        kernel = env.kernel
+        module = f"module {kernel.module_version}" if kernel.module_version else kernel.module_reason or "module ?"
+        nodes = kernel.device_nodes
+        shown = "not listed" if nodes is None else ", ".join(nodes[:6]) + (" ..." if len(nodes) > 6 else "") or "none"
+        lines.append(_line("Kernel", f"{module}; /dev/nvidia*: {shown}"))
     if not driver.gpus:
         lines.append(_line("GPUs", "none seen"))
     lines += summarised(list(enumerate(driver.gpus)), _GPUS, _gpu_lines, "GPUs", said=_under)
@@ -360,9 +368,11 @@ def doctor_text(diagnosis: Diagnosis, verdict: Verdict | None = None, *, source:
     lines += ["", "Environment"]
     shown = dict(env.variables)
     for name in ALLOWED_VARIABLES:
-        lines.append(f"  {name:<21}{clip(shown.pop(name, '(unset)'), _VALUE)}")
+        if name in CONTAINER_VARIABLES and name not in shown:
+            continue  # a container's: said where set
+        lines.append(f"  {name:<20} {clip(shown.pop(name, '(unset)'), _VALUE)}")
     for name, value in shown.items():
-        lines.append(f"  {name:<21}{clip(value, _VALUE)}")
+        lines.append(f"  {name:<20} {clip(value, _VALUE)}")
     lines += summarised(
         env.unreadable, _PARTS, lambda f: [f"  could not search: {f.path} ({f.reason})"], "folders", said=_indented
     )

@@ -25,6 +25,7 @@ from pytest_cudnn.environment import (
     FrameworkBuild,
     Gpu,
     Host,
+    KernelDriver,
     LinkedObject,
     LoadedLibrary,
     MigDevice,
@@ -153,6 +154,7 @@ class EnvBuilder:
     distributions: list[Distribution] = field(default_factory=list)
     frameworks: list[FrameworkBuild] = field(default_factory=list)
     unreadable: list[Unreadable] = field(default_factory=list)
+    kernel: KernelDriver | None = None
 
     @classmethod
     def healthy(cls) -> EnvBuilder:
@@ -165,7 +167,33 @@ class EnvBuilder:
     def with_driver(self, **changes: Any) -> EnvBuilder:
         if changes.get("cuda_version_raw"):
             changes.setdefault("cuda_version", cuda_version_from_int(changes["cuda_version_raw"]))
+            # The driver's own libcuda answers for the CUDA its kernel driver supports: a newer one over it is
+            # forward compatibility, which with_forward_compat sets up.
+            self.cuda_driver = dataclasses.replace(
+                self.cuda_driver, version_raw=changes["cuda_version_raw"], version=changes["cuda_version"]
+            )
         self.driver = dataclasses.replace(self.driver, **changes)
+        return self
+
+    def with_forward_compat(
+        self,
+        kernel: str = "535.104.05",
+        kernel_cuda: int = 12020,
+        compat: int = 13000,
+        compat_driver: str = "580.65.06",
+    ) -> EnvBuilder:
+        """An NGC-style container: the kernel driver ``kernel`` (CUDA ``kernel_cuda`` by itself), and the cuda-compat
+        package's libcuda of driver ``compat_driver`` (CUDA ``compat``) first on the loader path."""
+        self.with_driver(version=kernel, cuda_version_raw=kernel_cuda, nvml_version=f"{kernel_cuda // 1000}.{kernel}")
+        folder = f"/usr/local/cuda-{compat // 1000}.{compat % 1000 // 10}/compat"
+        self.cuda_driver = dataclasses.replace(
+            self.cuda_driver,
+            path=f"{folder}/libcuda.so.1",
+            real_path=f"{folder}/libcuda.so.{compat_driver}",
+            version_raw=compat,
+            version=cuda_version_from_int(compat),
+        )
+        self.kernel = KernelDriver(kernel, None, ("nvidia-uvm", "nvidia0", "nvidiactl"))
         return self
 
     def without_driver(self) -> EnvBuilder:
@@ -373,6 +401,7 @@ class EnvBuilder:
             resolutions=tuple(resolutions),
             notes=tuple(self.notes),
             paths=tuple(self.paths),
+            kernel=self.kernel,
             unreadable=tuple(self.unreadable),
             distributions=tuple(self.distributions),
             frameworks=tuple(self.frameworks),

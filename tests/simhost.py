@@ -505,10 +505,11 @@ static void *driver(void) { static void *h; if (!h) h = dlopen("libcuda.so.1", R
 static int driver_version(void) {
   int v = 0; void *h = driver(); if (!h) return 0;
   int_fn f = (int_fn)dlsym(h, "cuDriverGetVersion"); if (f) f(&v); return v; }
+/* cuInit's own failure is handed back (803, 804: a forward-compatibility libcuda refusing this system). */
 static int driver_devices(int *n) {
-  void *h = driver(); if (!h) return -1;
+  int s; void *h = driver(); if (!h) return -1;
   init_fn i = (init_fn)dlsym(h, "cuInit"); int_fn c = (int_fn)dlsym(h, "cuDeviceGetCount");
-  if (!i || !c || i(0) != 0) return -2; return c(n); }
+  if (!i || !c) return -2; if ((s = i(0)) != 0) return s; return c(n); }
 /* The primary context of device 0, as the real cuDNN makes one when a handle is created. */
 static void driver_context(void) {
   void *h = driver(), *ctx = 0; if (!h) return;
@@ -560,12 +561,20 @@ def cudart_source(version: int, behaviour: str = "normal") -> str:
               /* CUDA 11+ minor-version compatibility: any driver of the same major runs the runtime
                  (CUDA Compatibility guide); before 11 the driver must be at least the runtime's version. */
               if (d == 0 || ({version} >= 11000 ? d / 1000 < {version} / 1000 : d < {version})) return 35;
-              if (driver_devices(&count) != 0 || count == 0) return 100;
+              /* The driver's forward-compatibility refusals keep their numbers in the runtime: 803
+                 cudaErrorSystemDriverMismatch, 804 cudaErrorCompatNotSupportedOnDevice (CUDA Runtime API).
+                 Measured: the real libcudart 12.9 and 13.0 over a libcuda stand-in whose cuInit answers 803 or 804
+                 return that status from cudaGetDeviceCount, with the texts below. */
+              int status = driver_devices(&count);
+              if (status == 803 || status == 804) return status;
+              if (status != 0 || count == 0) return 100;
               *n = count; return 0; }}
             int cudaSetDevice(int device) {{ int n = 0; return driver_devices(&n) == 0 && device < n ? 0 : 101; }}
             const char *cudaGetErrorString(int e) {{
               if (e == 35) return "CUDA driver version is insufficient for CUDA runtime version";
               if (e == 100) return "no CUDA-capable device is detected";
+              if (e == 803) return "system has unsupported display driver / cuda driver combination";
+              if (e == 804) return "forward compatibility was attempted on non supported HW";
               return e ? "unknown error" : "no error"; }}
             """
         )
@@ -810,6 +819,19 @@ class SimHost:
             )
         if str(self.driver_dir) not in self.ld_library_path:
             self.ld_library_path.insert(0, str(self.driver_dir))
+
+    def add_compat(self, folder: str, version: int, driver: str, init_status: int = 0, devices: int = 1) -> Path:
+        """A cuda-compat package's user-mode driver: ``libcuda.so.<driver>`` answering CUDA ``version``, with its
+        ``libcuda.so.1`` link, in ``folder`` (/usr/local/cuda-X.Y/compat), put first on the loader path as NGC
+        images do. ``init_status``: what its cuInit answers (804 on a GPU without forward compatibility, 803 on a
+        kernel driver it does not support)."""
+        where = self.folder(folder)
+        target = self.compiler.shared_library(
+            libcuda_source(version, devices, init_status), "libcuda.so.1", where / f"libcuda.so.{driver}"
+        )
+        (where / "libcuda.so.1").symlink_to(target.name)
+        self.ld_library_path.insert(0, str(where))
+        return where
 
     # CUDA runtime ---------------------------------------------------------------------------------
     def add_cudart(

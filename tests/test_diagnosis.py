@@ -11,8 +11,10 @@ from pytest_cudnn.compat.sources import SOURCES
 from pytest_cudnn.diagnosis import CODES, Finding, Severity, diagnose, verdict
 from pytest_cudnn.environment import (
     OBJECT_MISSING,
+    CudaRuntime,
     Environment,
     Failure,
+    KernelDriver,
     LinkedObject,
     PathCheck,
     Pin,
@@ -40,6 +42,51 @@ def no_driver() -> Environment:
 
 def nvml_error(code: int) -> Case:
     return lambda: EnvBuilder.healthy().with_driver(state=State.ERROR, reason="x", nvml_error=code, gpus=()).build()
+
+
+# Forward compatibility: the CUDA 13.0 runtime with a cuda-compat libcuda (580.65.06) over an older kernel driver.
+_COMPAT_ERRORS = {
+    803: "system has unsupported display driver / cuda driver combination",
+    804: "forward compatibility was attempted on non supported HW",
+}
+
+
+def forward(
+    gpu_name: str = "NVIDIA H100 80GB HBM3", kernel: str = "535.104.05", kernel_cuda: int = 12020, status: int = 0
+) -> Case:
+    def case() -> Environment:
+        b = EnvBuilder().with_gpus(gpu(name=gpu_name, cc="8.9" if "GeForce" in gpu_name else "9.0"))
+        b.with_forward_compat(kernel=kernel, kernel_cuda=kernel_cuda)
+        b.runtime("/usr/local/cuda-13.0/lib64/libcudart.so.13", 13000, driver_raw=13000, status=status)
+        if status:
+            copy = b.copies[-1]
+            assert isinstance(copy.value, CudaRuntime)
+            copy.value = dataclasses.replace(copy.value, device_count_error=_COMPAT_ERRORS.get(status))
+        return b.build()
+
+    case.__name__ = f"forward_{gpu_name.rsplit(maxsplit=1)[-1]}_{kernel.split('.', maxsplit=1)[0]}_{status}"
+    return case
+
+
+def container(variables: dict[str, str], *, libcuda: bool = False, nvml: bool = True) -> Case:
+    """A container whose toolkit mounted NVML (``utility``) and libcuda (``compute``) as ``libcuda``/``nvml`` say."""
+
+    def case() -> Environment:
+        b = EnvBuilder.healthy()
+        if not nvml:
+            b.without_driver()
+            b.kernel = KernelDriver(None, "/proc/driver/nvidia/version does not exist", ())
+        if not libcuda:
+            b.cuda_driver = dataclasses.replace(
+                EnvBuilder().without_driver().cuda_driver, reason="libcuda.so.1: cannot open shared object file"
+            )
+            b.copies = [c for c in b.copies if c.kind != "cudart"]
+            b.runtime("/usr/local/cuda/lib64/libcudart.so.12", 12050, driver_raw=0, status=35)
+        b.variables.update(variables)
+        return b.build()
+
+    case.__name__ = "container_" + "_".join(f"{k}={v}" for k, v in variables.items())
+    return case
 
 
 def driver_version(version: str, cuda_raw: int) -> Case:
@@ -473,6 +520,25 @@ CASES: list[tuple[str, bool, Case]] = [
     ("driver-too-old-for-cuda", True, no_nvml_old_runtime_driver),
     ("driver-too-old-for-cuda", True, only_runtime_too_new),
     ("driver-too-old-for-cuda", False, driver_version("580.65.06", 13000)),
+    # The issue-21 regression: driver 535 with a CUDA 13.0 cuda-compat libcuda whose runtime answers is not too old.
+    ("driver-too-old-for-cuda", False, forward()),
+    ("forward-compat-in-use", True, forward()),
+    ("forward-compat-in-use", False, healthy),
+    ("forward-compat-in-use", False, forward("NVIDIA GeForce RTX 4090", status=804)),
+    ("forward-compat-unsupported-gpu", True, forward("NVIDIA GeForce RTX 4090", status=804)),
+    ("forward-compat-unsupported-gpu", False, forward()),
+    ("forward-compat-unsupported-branch", True, forward("NVIDIA A100-SXM4-80GB", "550.54.15", 12040, status=803)),
+    ("forward-compat-unsupported-branch", False, forward("NVIDIA A100-SXM4-80GB", "535.104.05", 12020, status=803)),
+    ("forward-compat-unsupported-branch", False, forward()),
+    ("container-capabilities-missing", True, container({"NVIDIA_DRIVER_CAPABILITIES": "utility"})),
+    ("container-capabilities-missing", True, container({"NVIDIA_DRIVER_CAPABILITIES": ""})),
+    ("container-capabilities-missing", False, container({"NVIDIA_DRIVER_CAPABILITIES": "compute,utility"})),
+    ("container-capabilities-missing", False, container({"NVIDIA_DRIVER_CAPABILITIES": "all"})),
+    ("container-capabilities-missing", False, healthy),
+    ("container-gpus-hidden", True, container({"NVIDIA_VISIBLE_DEVICES": "void"}, nvml=False)),
+    ("container-gpus-hidden", False, container({"NVIDIA_VISIBLE_DEVICES": "all"}, nvml=False)),
+    ("container-toolkit-not-used", True, container({"NVIDIA_VISIBLE_DEVICES": "all"}, nvml=False)),
+    ("container-toolkit-not-used", False, no_driver),
     ("gpu-unsupported-by-cuda", True, kepler_on_cuda12),
     ("gpu-unsupported-by-cuda", False, healthy),
     ("tensorflow-cudart-not-found", True, tf23_no_runtime),

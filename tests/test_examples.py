@@ -27,6 +27,8 @@ SNAPSHOTS = Path(__file__).parent.parent / "examples" / "snapshots"
         ("torch2.15-driver-too-old", 1),
         ("jax0.10-cuda12-healthy", 0),
         ("mixed-torch-jax-tf", 1),
+        # Forward compatibility that works: driver 535 under a cuda-compat 13.0 libcuda (issue 21: it exited 1).
+        ("cuda-compat-13.0-on-driver-535", 0),
     ],
 )
 def test_example_snapshot_replays_with_its_verdict(

@@ -440,4 +440,48 @@ SOURCES: dict[str, str] = {
         " (CUDA 13; nvidia/<component>/lib for CUDA 12) and nvidia/cudnn/lib/libcudnn.so.9, then by name what was "
         "not found (microsoft/onnxruntime#23674 'Preload dependent DLLs')"
     ),
+    "cuda-forward-compat": (
+        "NVIDIA CUDA Compatibility guide, 'Forward Compatibility': 'Forward Compatibility is applicable only for "
+        "systems with: NVIDIA Data Center GPUs. Select NGC Server Ready SKUs of RTX cards. Jetson boards.' and 'The "
+        "CUDA forward compatibility package is available ... as cuda-compat-<cuda_major_version>-<cuda_minor_version>"
+        "' (installed into /usr/local/cuda-X.Y/compat), 'this package is generated from the NVIDIA driver that matches "
+        "with the CUDA release for which the compatibility is requested. For example, the cuda-compat-12-8 package is "
+        "built using the NVIDIA driver libraries version 570': "
+        "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html; its FAQ: 'Users can upgrade the "
+        "kernel mode driver within the same branch. Sometimes this may require updating the cuda-compat-* package. "
+        "This use-case is supported only for drivers on LLB and LTS branches of driver for select GPUs': "
+        "https://docs.nvidia.com/deploy/cuda-compatibility/frequently-asked-questions.html"
+    ),
+    "datacenter-driver-branches": (
+        "NVIDIA Data Center GPU Driver documentation, 'Supported Drivers and CUDA Toolkit Versions', Table 2 'CUDA and "
+        "Drivers': R535 and R580 Long Term Support Branch, R570 Production Branch, and 'All other previous driver "
+        "branches not listed in the table above (such as R575, R565, R560, R550, R525, R515, R510, R495, R465, R460, "
+        "R455, R450, R440, R418, R410) are end of life': "
+        "https://docs.nvidia.com/datacenter/tesla/drivers/supported-drivers-and-cuda-toolkit-versions.html; the 615 "
+        "and 620 editions add R595 Production Branch, R610 New Feature Branch, R620 Long Term Support Branch: "
+        "https://docs.nvidia.com/datacenter/tesla/drivers/620/supported-drivers-and-cuda-toolkit-versions.html"
+    ),
+    "cuda-compat-errors": (
+        "CUDA Runtime API, enum cudaError (driver_types.h), as its doc comments read in the crseo-sys bindings: "
+        "'cudaErrorCompatNotSupportedOnDevice = 804: This error indicates that the system was upgraded to run with "
+        "forward compatibility but the visible hardware detected by CUDA does not support this configuration. Refer "
+        "to the compatibility documentation for the supported hardware matrix or ensure that only supported hardware "
+        "is visible during initialization via the CUDA_VISIBLE_DEVICES environment variable' and "
+        "'cudaErrorSystemDriverMismatch = 803: ... a mismatch between the versions of the display driver and the CUDA "
+        "driver': https://docs.rs/crseo-sys/latest/aarch64-unknown-linux-gnu/"
+        "constant.cudaError_cudaErrorCompatNotSupportedOnDevice.html; "
+        "https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html"
+    ),
+    "container-toolkit-variables": (
+        "NVIDIA Container Toolkit, 'Specialized Configurations with Docker', 'Environment Variables (OCI Spec)': "
+        "NVIDIA_VISIBLE_DEVICES 'all ... the default value in base CUDA container images', 'none: No GPU is "
+        "accessible, but driver capabilities are enabled', 'void or empty or unset: nvidia-container-runtime has the "
+        "same behavior as runc (that is, neither GPUs nor capabilities are exposed)'; GPUs are given 'using either the "
+        "--gpus option starting with Docker 19.03 or the environment variable NVIDIA_VISIBLE_DEVICES': "
+        "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html; "
+        "NVIDIA_DRIVER_CAPABILITIES 'controls which driver libraries/binaries will be mounted inside the container': "
+        "'compute: required for CUDA and OpenCL applications', 'utility: required for using nvidia-smi and NVML', "
+        "'empty or unset: use default driver capability: utility' (the nvidia-container-runtime README, "
+        "https://pkg.go.dev/github.com/ymaxgit/nvidia-container-runtime)"
+    ),
 }

@@ -9,6 +9,7 @@ from ..environment import (
     Environment,
     State,
 )
+from .container import kernel_evidence
 from .model import (
     Finding,
     Severity,
@@ -47,13 +48,21 @@ def driver_rules(env: Environment) -> Iterator[Finding]:
             "reboot, or unload and reload the nvidia kernel modules",
         )
     elif driver.nvml_error == 9:
+        # NVML's library is here but no kernel module answers it: on a host, a module that failed to load; in a
+        # container, a driver library mounted (or copied into the image) on a machine that runs no NVIDIA module.
+        kernel = kernel_evidence(env)
+        container = "NVIDIA_VISIBLE_DEVICES" in env.variables
         yield make_finding(
             "driver-not-loaded",
             Severity.ERROR,
             "driver",
-            "the NVIDIA driver is installed but its kernel module is not loaded",
-            (said, where),
-            "load the kernel module (modprobe nvidia) or reboot; dmesg says why it failed",
+            "the NVIDIA driver's library is here but no NVIDIA kernel module is loaded"
+            + (" on the machine running this container" if container else ""),
+            (said, where, *kernel),
+            "load the kernel module on the host (modprobe nvidia, or install the driver there), then restart the "
+            "container with --gpus all; a driver library baked into the image does not bring a kernel module"
+            if container
+            else "load the kernel module (modprobe nvidia) or reboot; dmesg says why it failed",
         )
     elif driver.state is State.ABSENT:
         runtimes = [r for r in env.cuda_runtimes if r.driver_version_raw == 0 and r.device_count_status == 35]
@@ -69,6 +78,7 @@ def driver_rules(env: Environment) -> Iterator[Finding]:
                 "not an old one"
                 if runtimes
                 else "",
+                *kernel_evidence(env),
             ),
             "install the NVIDIA driver; in a container, start it with the NVIDIA container toolkit (--gpus all)",
         )

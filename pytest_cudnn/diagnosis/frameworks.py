@@ -18,6 +18,7 @@ from ..compat import tensorflow as tf_facts
 from ..compat.libraries import provider
 from ..environment import OBJECT_MISSING, CudaRuntime, Cudnn, Environment, FrameworkBuild, LoadedLibrary, State
 from ..frameworks import framework
+from .forward import user_mode_covers
 from .kernels import runs_on
 from .model import Finding, Severity, cite, folder_of, make_finding, parse_version
 from .stack import any_gpu_framework, gpu_frameworks, gpu_text, gpus_with_capability, load_copy, tensorflow_needs
@@ -259,7 +260,7 @@ def _driver(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
     else:
         return
     floor = cuda_facts.minimum_driver(cuda, env.host.system)
-    if floor is None:
+    if floor is None or user_mode_covers(env, cuda):  # forward compatibility: the forward rules judge it
         return
     need = cuda_facts.driver_tuple(floor[0])
     if driver.state is State.FOUND and driver.version:

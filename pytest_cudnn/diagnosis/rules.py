@@ -6,8 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..environment import Environment
+from .container import container_rules
 from .cudnn import cudnn_rules
 from .driver import driver_rules, gpu_rules
+from .forward import forward_rules
 from .frameworks import framework_rules
 from .loader import loader_rules
 from .model import ORDER, Finding, Rule
@@ -30,7 +32,9 @@ def process_rules(env: Environment) -> Iterator[Finding]:
 
 
 RULES: tuple[Rule, ...] = (
+    container_rules,  # a container's causes first: the driver's and CUDA's failures follow from them
     driver_rules,
+    forward_rules,
     gpu_rules,
     runtime_rules,
     gpu_arch_rules,

@@ -17,6 +17,7 @@ from ..environment import (
     State,
 )
 from ..versions import InvalidVersionValue, cuda_version_from_int
+from .forward import explains, user_mode_covers
 from .model import (
     Finding,
     Severity,
@@ -116,7 +117,7 @@ def _runtime_cannot_run(env: Environment, runtime: CudaRuntime) -> Iterator[Find
     if not loaded_by(env, runtime, _framework_judged()):
         yield from too_old  # a copy PyTorch or JAX loads: framework-driver-too-old says it, naming the framework
     status = runtime.device_count_status
-    if too_old or env.driver.state is not State.FOUND or status in (None, 0):
+    if too_old or env.driver.state is not State.FOUND or status in (None, 0) or explains(env, runtime):
         return
     if status == 100 and not visible_gpus(env):
         return  # CUDA_VISIBLE_DEVICES hides every GPU: its own finding says so
@@ -149,8 +150,8 @@ def _runtime_cannot_run(env: Environment, runtime: CudaRuntime) -> Iterator[Find
 
 
 def _driver_for(env: Environment, runtime: CudaRuntime) -> Iterator[Finding]:
-    if not runtime.version:
-        return
+    if not runtime.version or user_mode_covers(env, runtime.version):
+        return  # a forward-compatibility libcuda answers for this CUDA: the forward rules judge it
     floor = cuda_facts.minimum_driver(runtime.version, env.host.system)
     driver = env.driver.version
     evidence = [runtime_evidence(runtime)]

@@ -68,6 +68,7 @@ from .discovery import (
 )
 from .distributions import installed_distributions
 from .jax import versions_job, with_versions
+from .kernel import read_kernel_driver
 from .tensorflow import probe_tensorflow
 
 if TYPE_CHECKING:
@@ -225,6 +226,7 @@ def probe_environment(
         frameworks=frameworks,
         wheel_files=wheel_files,
         wheel_checks=wheel_checks,
+        kernel=read_kernel_driver() if not windows else None,
     )
 
 
@@ -446,7 +448,18 @@ def _cuda_driver(answer: CudaAnswer) -> CudaDriver:
         version=_cuda(raw),
         init_status=answer.get("init_status"),
         device_count=answer.get("device_count"),
+        real_path=_real_path(answer.get("path")),
     )
+
+
+def _real_path(path: str | None) -> str:
+    """Where a loaded library's links end ("" when unknown): the file name a driver or compat package gives it."""
+    if not path or not os.path.isabs(path):
+        return ""
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return ""
 
 
 def _runtime(copy: Sequence[Candidate], answer: CudartAnswer) -> CudaRuntime:
