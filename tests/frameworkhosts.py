@@ -423,8 +423,11 @@ def plant_tensorflow(
     platform = package / "python" / "platform"
     platform.mkdir(parents=True, exist_ok=True)
     (platform / "build_info.py").write_text((TF_BUILD_INFO_DIR / build_info).read_text())
-    _distribution(compiler, site, distribution, version, requires, top_level="tensorflow")
+    info = _distribution(compiler, site, distribution, version, requires, top_level="tensorflow")
     plant_tensorflow_framework(site, compiler, runpath_components=runpath_components, version=version)
+    # pip's RECORD of what it installed: the doctor takes a missing object for a broken install only when it says so.
+    files = ("__init__.py", "python/platform/build_info.py", "libtensorflow_framework.so.2")
+    (info / "RECORD").write_text("".join(f"tensorflow/{name},,\n" for name in files) + f"{info.name}/RECORD,,\n")
     return package
 
 

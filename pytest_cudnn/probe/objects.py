@@ -8,7 +8,8 @@ nor mapped.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+import posixpath
+from collections.abc import Collection, Iterable
 
 from ..binaries.elf import read_dynamic
 from ..binaries.fatbin import read_gpu_code
@@ -17,15 +18,20 @@ from ..environment import OBJECT_MISSING, LinkedObject, State
 __all__ = ["read_object", "read_objects"]
 
 
-def read_objects(location: str, names: Iterable[str]) -> tuple[LinkedObject, ...]:
+def read_objects(
+    location: str, names: Iterable[str], installed: Collection[str] | None = None
+) -> tuple[LinkedObject, ...]:
     """Each of ``names`` (paths relative to the package folder ``location``) read; one that is not a file there is
-    listed too, with the reason :data:`~pytest_cudnn.environment.OBJECT_MISSING` (its import cannot load it)."""
+    listed too, with the reason :data:`~pytest_cudnn.environment.OBJECT_MISSING` (its import cannot load it).
+    ``installed``: the files its distribution's RECORD lists (relative to the site folder); where given, a missing
+    object counts only when the RECORD says it was installed (a build that never had it is not broken)."""
     found = []
+    package = os.path.basename(location.rstrip(os.sep))
     for name in names:
         path = os.path.join(location, name)
         if os.path.isfile(path):
             found.append(read_object(path))
-        else:
+        elif installed is None or posixpath.join(package, name) in installed:
             found.append(LinkedObject(path, None, (), None, None, (), (), OBJECT_MISSING))
     return tuple(found)
 
