@@ -270,11 +270,19 @@ def _load_line(load: LoadedLibrary) -> list[str]:
 
 
 def _found_by_framework(env: Environment, resolution: Resolution) -> str | None:
-    """Where a framework's own search finds a name a plain dlopen cannot: its RUNPATH folders."""
-    own = env.resolution(resolution.name, "tensorflow")
-    if resolution.context != "process" or own is None:
+    """Where a framework's own search finds a name a plain dlopen cannot: TensorFlow's RUNPATH folders, or the
+    DT_RPATH (or preload) through which another framework's objects get it: 'TensorFlow finds /x through its
+    RUNPATH', 'PyTorch finds /x through DT_RPATH of libtorch_cuda.so'."""
+    if resolution.context != "process":
         return None
-    return own.loaded or own.predicted
+    own = env.resolution(resolution.name, "tensorflow")
+    if own is not None and (own.loaded or own.predicted):
+        return f"TensorFlow finds {own.loaded or own.predicted} through its RUNPATH"
+    for build in env.frameworks:
+        for load in build.loads:
+            if load.name == resolution.name and load.path:
+                return f"{phrases.framework(build.name)} finds {load.path} ({how_found(load)})"
+    return None
 
 
 def _resolution_lines(env: Environment, resolution: Resolution) -> list[str]:
@@ -282,9 +290,7 @@ def _resolution_lines(env: Environment, resolution: Resolution) -> list[str]:
     if resolution.predicted is None and resolution.loaded is None:
         framework = _found_by_framework(env, resolution)
         if framework:
-            return [
-                f"{resolution.name}: a plain dlopen finds no copy; TensorFlow finds {framework} through its RUNPATH"
-            ]
+            return [f"{resolution.name}: a plain dlopen finds no copy; {framework}"]
         unseen = [group[0].path for group in by_file(resolution.candidates)]
         lines = [f"{resolution.name}{who}: the loader finds no copy"]
         if unseen:

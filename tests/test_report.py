@@ -10,7 +10,7 @@ from pytest_cudnn.diagnosis import Severity, diagnose, judge_environment, select
 from pytest_cudnn.environment import Environment, Via
 from pytest_cudnn.report import doctor_json, doctor_text, header_lines, markdown_summary
 
-from .envbuilder import SITE, EnvBuilder, gpu, rpath_load
+from .envbuilder import SITE, WHEEL_CUDNN, EnvBuilder, gpu, rpath_load
 
 HOSTILE = "A100\x1b[2J\x1b]0;title\x07\r\u202e|<b>*x*</b>`"
 
@@ -146,3 +146,19 @@ def test_the_header_names_the_copies_a_framework_loads_and_how_they_were_found()
     text = doctor_text(judge_environment(env, tuple(findings)), verdict(findings))
     assert f"loads libcudnn.so.9 from {cudnn}  (wheel, through DT_RPATH of libtorch_cuda.so)" in text
     assert "verdict: cannot run: PyTorch 2.15.0+cu132 cannot run here" in text
+
+
+def test_a_library_torch_finds_through_its_rpath_is_not_said_missing() -> None:
+    # torch's libtorch_cuda.so gets the cuDNN wheel through its DT_RPATH; a plain dlopen finds no copy. The doctor
+    # once said "the loader finds no copy" of the very file torch loads.
+    cudnn = f"{WHEEL_CUDNN}/libcudnn.so.9"
+    env = (
+        EnvBuilder()
+        .with_torch(cudnn="9.10.2", loads=(rpath_load(cudnn),))
+        .cudnn(cudnn, "9.10.2", 12090, (Via.PIP_WHEEL,), rank=None)
+        .build()
+    )
+    findings = diagnose(env)
+    text = doctor_text(judge_environment(env, tuple(findings)), verdict(findings))
+    assert "libcudnn.so.9: the loader finds no copy" not in text
+    assert f"libcudnn.so.9: a plain dlopen finds no copy; PyTorch finds {cudnn} (wheel, through DT_RPATH" in text
