@@ -388,8 +388,12 @@ CONTENTS: list[Any] = [
     pytest.param(b"  \n", "is empty", id="blank"),
     pytest.param(b"\x80{}", "is not UTF-8 text (byte 0)", id="not UTF-8"),
     pytest.param("{}".encode("utf-16"), "is not UTF-8 text (a UTF-16 byte-order mark)", id="UTF-16"),
-    pytest.param(b"{'a': 1}", "is not JSON: Expecting property name enclosed in double quotes at line 1", id="JSON"),
-    pytest.param(b"<html>", "is not JSON: Expecting value at line 1", id="HTML"),
+    pytest.param(
+        b"{'a': 1}", "is not JSON: Expecting property name enclosed in double quotes: line 1 column 2", id="JSON"
+    ),
+    pytest.param(b"<html>", "is not JSON: Expecting value: line 1 column 1", id="HTML"),
+    # json's message ends in "starting at": the text once read "starting at at line 1".
+    pytest.param(b'{"a', "is not JSON: Unterminated string starting at: line 1 column 2", id="cut in a string"),
     pytest.param(b"[1, 2]", "is not a pytest-cudnn report: the JSON is a list, not an object", id="a list"),
     pytest.param(b"null", "is not a pytest-cudnn report: the JSON is null, not an object", id="null"),
     pytest.param(b"1" * 200, "has a number of 200 digits, more than any report holds", id="a huge number"),
@@ -467,7 +471,7 @@ def test_an_unusable_report_never_costs_the_other_runners(tmp_path: Path, capsys
     assert err == ""
     assert "\na100  " in out
     assert "\nt4  " in out
-    assert f"  bad  {tmp_path}/bad.json: is not JSON: Expecting ',' delimiter at line 1\n" in out
+    assert f"  bad  {tmp_path}/bad.json: is not JSON: Expecting ',' delimiter: line 1 column" in out
     assert f"  gone  {tmp_path}/gone.json: cannot be read: No such file or directory\n" in out
     assert out.endswith("Fleet: not ok: t4 cannot run GPU work; no usable report from bad, gone\n")
 
