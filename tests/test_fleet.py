@@ -203,6 +203,17 @@ def test_a_report_gives_the_runners_stack_verdict_findings_and_refusals(tmp_path
     assert dict(read.outcomes) == {"skipped": 1, "passed": 1}
 
 
+def test_every_runner_lists_its_outcome_counts_in_one_fixed_order(tmp_path: Path) -> None:
+    # Two runners whose tests ran in different orders: their counts read side by side, passed, failed, skipped.
+    first = [refused("t.py::a", CUDNN_REASON), ran("t.py::b", "failed"), ran("t.py::c")]
+    second = [ran("t.py::c"), refused("t.py::a", CUDNN_REASON), ran("t.py::b", "failed")]
+    runners = [runner(write(tmp_path / f"{name}.json", document(healthy(), tests)), name) for name, tests in
+               (("one", first), ("two", second))]  # fmt: skip
+    assert [list(r.outcomes.items()) for r in runners] == [[("passed", 1), ("failed", 1), ("skipped", 1)]] * 2
+    out = fleet_text(compare(runners))
+    assert out.count("1 passed, 1 failed, 1 skipped") == 2, out
+
+
 def test_a_runner_without_a_driver_says_so() -> None:
     env = EnvBuilder.healthy().without_driver().build()
     assert env.driver.state.value == "absent"
