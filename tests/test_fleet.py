@@ -609,7 +609,7 @@ def test_the_text_shows_each_runner_then_the_differences_then_the_verdict(tmp_pa
         "  Driver          450.80.02 (CUDA 11.0)\n",
         "  GPUs            1x Tesla T4 (15.0 GiB)\n",
         "  cuDNN           8.0.5  /usr/local/cuda-10.1/lib64/libcudnn.so.8\n",
-        "  GPU tests       1 skipped, 1 passed\n",
+        "  GPU tests       1 passed, 1 skipped\n",
         "  Refused by the environment\n    1 skipped: " + CUDNN_REASON + "\n",
         "    ERROR [tensorflow-cudnn-not-found] on t4; not on a100\n",
         "  Tests refused on some runners, run on others\n    t.py::test_cudnn9\n        ran on a100 (passed)\n"
