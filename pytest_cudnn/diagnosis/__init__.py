@@ -57,6 +57,7 @@ def process_rules(env: Environment) -> Iterator[Finding]:
 RULES: tuple[Rule, ...] = (
     driver_rules,
     gpu_rules,
+    device_rules,  # which devices CUDA sees (MIG, CUDA_VISIBLE_DEVICES): a cause of the runtime and cuDNN findings
     runtime_rules,
     gpu_arch_rules,
     tensorflow_rules,
@@ -64,7 +65,6 @@ RULES: tuple[Rule, ...] = (
     cudnn_rules,
     loader_rules,
     path_rules,
-    device_rules,
     windows_rules,
     process_rules,  # frameworks that share one process: .process
 )

@@ -16,6 +16,7 @@ from ..environment import (
     State,
 )
 from .model import (
+    CODES,
     Finding,
     Severity,
     cite,
@@ -32,9 +33,11 @@ from .stack import (
     gpu_text,
     gpus_with_capability,
     loader_visible,
+    no_device_cause,
     runtime_evidence,
     stack_cudnns,
     stack_runtime,
+    visible_devices,
 )
 
 # cuDNN --------------------------------------------------------------------------------------------
@@ -128,15 +131,20 @@ def _cudnn_copy(env: Environment, cudnn: Cudnn) -> Iterator[Finding]:
         # Any copy, not only the stack's: a framework's own copy that cannot make a handle stops the tests that
         # use it (the doctor once printed "cudnnCreate: 1001" for torch's copy and raised nothing).
         last = f"; cuDNN says: {cudnn.last_error}" if cudnn.last_error else ""
+        # When CUDA sees no device at all, that finding is the cause (it comes first); this one names it.
+        cause = no_device_cause(env, visible_devices(env))
+        because = f": CUDA sees no device ({cause}: {CODES[cause]})" if cause else " although the driver sees GPUs"
         yield make_finding(
             "cudnn-create-failed",
             severity,
             "cudnn",
             f"{_cudnn_label(cudnn)} at {cudnn.path}: cudnnCreate fails with {cudnn.create_status} "
-            f"({cudnn.create_error}) although the driver sees GPUs",
+            f"({cudnn.create_error}){because}",
             (cudnn_evidence(cudnn), f"cudnnCreate: {cudnn.create_status} {cudnn.create_error}{last}"),
-            "run with CUDNN_LOGERR_DBG=1 (cuDNN 8) or CUDNN_LOGLEVEL_DBG=2 (cuDNN 9) and CUDNN_LOGDEST_DBG=stderr "
-            "for the reason; check the driver and CUDA findings above",
+            f"fix the cause first ({cause}, above): cuDNN needs a device CUDA can use"
+            if cause
+            else "run with CUDNN_LOGERR_DBG=1 (cuDNN 8) or CUDNN_LOGLEVEL_DBG=2 (cuDNN 9) and "
+            "CUDNN_LOGDEST_DBG=stderr for the reason; check the driver and CUDA findings above",
             (cudnn.path,),
         )
 
