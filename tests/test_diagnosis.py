@@ -11,7 +11,7 @@ from pytest_cudnn.compat.sources import SOURCES
 from pytest_cudnn.diagnosis import CODES, Finding, Severity, diagnose, verdict
 from pytest_cudnn.environment import Environment, Failure, PathCheck, State, Unreadable, Via
 
-from .envbuilder import SITE, WHEEL_CUDNN, EnvBuilder, gpu, mig, missing_load, partitioned, rpath_load
+from .envbuilder import SITE, WHEEL_CUDNN, WHEEL_RUNTIME, EnvBuilder, gpu, mig, missing_load, partitioned, rpath_load
 from .test_diagnosis_process import tf_needs_cusolver
 
 Case = Callable[[], Environment]
@@ -708,3 +708,15 @@ def test_a_pip_only_torch_on_a_driver_too_old_is_no_longer_said_to_hold_together
         finding.evidence
     )
     assert finding.fix.startswith("install a driver >= 580.65.06")
+
+
+@pytest.mark.parametrize(("driver_raw", "status"), [(0, 35), (12040, 36)])
+def test_a_runtime_whose_version_is_unread_is_never_called_none(driver_raw: int, status: int) -> None:
+    # TensorFlow 2.14's nvidia-cuda-runtime-cu11 11.8.89 fails cudaRuntimeGetVersion where it cannot use the
+    # driver (frameworks.md): the verdict once read "CUDA runtime None at ...".
+    b = EnvBuilder.healthy()
+    b.change(0, version=None, version_raw=None, driver_version_raw=driver_raw, device_count_status=status)
+    findings = diagnose(b.build())
+    finding = _only(b.build(), "cuda-runtime-cannot-run")
+    assert finding.summary.startswith(f"the CUDA runtime at {WHEEL_RUNTIME}/libcudart.so.12 ")
+    assert "None" not in verdict(findings).summary

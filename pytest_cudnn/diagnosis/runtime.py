@@ -126,7 +126,7 @@ def _runtime_cannot_run(env: Environment, runtime: CudaRuntime) -> Iterator[Find
     )
     if runtime.driver_version_raw == 0:
         summary = (
-            f"CUDA runtime {runtime.version} at {runtime.path} finds no usable driver (cudaDriverGetVersion says 0), "
+            f"{_runtime_label(runtime)} at {runtime.path} finds no usable driver (cudaDriverGetVersion says 0), "
             f"although NVML reports driver {env.driver.version or '?'}"
         )
         fix = (
@@ -135,11 +135,17 @@ def _runtime_cannot_run(env: Environment, runtime: CudaRuntime) -> Iterator[Find
             "a cuda-compat libcuda from the loader path if it does not fit this driver"
         )
     else:
-        summary = f"CUDA runtime {runtime.version} at {runtime.path} cannot use the GPUs: {said}"
+        summary = f"{_runtime_label(runtime)} at {runtime.path} cannot use the GPUs: {said}"
         fix = "run nvidia-smi and a CUDA sample (deviceQuery) to see the same failure; check dmesg and /dev/nvidia*"
     yield make_finding(
         "cuda-runtime-cannot-run", Severity.ERROR, "cuda-runtime", summary, evidence, fix, (runtime.path,)
     )
+
+
+def _runtime_label(runtime: CudaRuntime) -> str:
+    """'CUDA runtime 12.5', or 'the CUDA runtime' where its version could not be read (the 11.8.89 wheel's
+    cudaRuntimeGetVersion fails without a usable driver): never 'CUDA runtime None'."""
+    return f"CUDA runtime {runtime.version}" if runtime.version else "the CUDA runtime"
 
 
 def _driver_for(env: Environment, runtime: CudaRuntime) -> Iterator[Finding]:
