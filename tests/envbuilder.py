@@ -29,13 +29,14 @@ from pytest_cudnn.environment import (
     LoadedLibrary,
     MigDevice,
     PathCheck,
+    Pin,
     Resolution,
     State,
     TensorFlow,
     Unreadable,
     Via,
 )
-from pytest_cudnn.versions import cuda_version_from_int
+from pytest_cudnn.versions import canonical_name, cuda_version_from_int
 
 SITE = "/venv/lib/python3.11/site-packages"
 WHEEL_CUDNN = f"{SITE}/nvidia/cudnn/lib"
@@ -55,6 +56,9 @@ def rpath_load(
 def missing_load(name: str, requester: str, how: str = "dlopen") -> LoadedLibrary:
     return LoadedLibrary(name, requester, how, True, None, None, (f"{SITE}/nvidia/cudnn/lib",))
 
+
+# The wheel folder each nvidia distribution (by its name's prefix) installs its libraries into, under SITE.
+WHEEL_FOLDERS = {"nvidia-cudnn-cu": WHEEL_CUDNN, "nvidia-cuda-runtime-cu": WHEEL_RUNTIME}
 
 TORCH_2_15_SASS = ("sm_75", "sm_80", "sm_86", "sm_90", "sm_90a", "sm_100", "sm_100a", "sm_103", "sm_120")
 
@@ -319,8 +323,9 @@ class EnvBuilder:
         major: int | None = 12,
         cudnn: str | None = None,
         loads: tuple[LoadedLibrary, ...] = (),
+        pins: tuple[Pin, ...] = (),
     ) -> EnvBuilder:
-        """JAX with its CUDA plugin for CUDA ``major`` (None: no plugin, a CPU-only JAX)."""
+        """JAX with its CUDA plugin for CUDA ``major`` (None: no plugin, a CPU-only JAX), pinning ``pins``."""
         plugin = f"{SITE}/jax_plugins/xla_cuda{major}"
         self.frameworks.append(
             FrameworkBuild(
@@ -333,7 +338,7 @@ class EnvBuilder:
                 major is not None,
                 BuildFact(str(major), plugin, f"xla_cuda{major}") if major else None,
                 BuildFact(cudnn, plugin, "jax_cuda12_plugin._versions.cudnn_build_version()") if cudnn else None,
-                (),
+                pins,
                 (),
                 loads,
             )
@@ -342,6 +347,26 @@ class EnvBuilder:
 
     def distribution(self, name: str, version: str, location: str = SITE) -> EnvBuilder:
         self.distributions.append(Distribution(name, version, location))
+        return self
+
+    def install(self, name: str, version: str) -> EnvBuilder:
+        """``pip install name==version`` on this host: the distribution replaced (or added) in the site folder, and
+        the library copies it provides (those in its wheel folder, :data:`WHEEL_FOLDERS`) replaced by the new
+        release's: their version (the library reports three parts), and for cuDNN the CUDA it was built for stays."""
+        known = canonical_name(name)
+        self.distributions = [d for d in self.distributions if canonical_name(d.name) != known]
+        self.distribution(name, version)
+        folder = next((f for prefix, f in WHEEL_FOLDERS.items() if known.startswith(prefix)), None)
+        release = ".".join(version.split(".")[:3])
+        for copy in self.copies:
+            if folder is None or not copy.path.startswith(folder + "/"):
+                continue
+            value: Any = copy.value
+            if isinstance(value, Cudnn):
+                copy.value = dataclasses.replace(value, version=release)
+            else:
+                raw = int(release.split(".")[0]) * 1000 + int(release.split(".")[1]) * 10
+                copy.value = dataclasses.replace(value, version_raw=raw, version=cuda_version_from_int(raw))
         return self
 
     def change(self, index: int, **changes: Any) -> EnvBuilder:

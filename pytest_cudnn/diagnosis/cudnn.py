@@ -15,6 +15,7 @@ from ..environment import (
     Gpu,
     State,
 )
+from ..versions import canonical_name
 from .model import (
     CODES,
     Finding,
@@ -26,12 +27,14 @@ from .model import (
     make_finding,
     parse_version,
 )
+from .remedies import blocking_text, demands_on, owning_distribution, pip_fix
 from .runtime import failed_how, failure_fix
 from .stack import (
     copy_in_use,
     cudnn_evidence,
     gpu_text,
     gpus_with_capability,
+    load_copy,
     loader_visible,
     no_device_cause,
     runtime_evidence,
@@ -83,8 +86,21 @@ def cudnn_rules(env: Environment) -> Iterator[Finding]:
                 f"install the CUDA {major_minor(cudnn.cudart_version)} runtime, or the cuDNN build for your CUDA",
                 (cudnn.path,),
             )
+    # Every copy the stack or a framework loads is judged against the GPUs: a copy jax[cuda12] or torch gets
+    # through its own search is no less on the GPU than the one on the loader path.
+    for cudnn in _used_cudnns(env):
         for gpu in gpus:
-            yield from _cudnn_gpu(cudnn, gpu)
+            yield from _cudnn_gpu(env, cudnn, gpu)
+
+
+def _used_cudnns(env: Environment) -> list[Cudnn]:
+    used = list(stack_cudnns(env))
+    for build in env.frameworks:
+        for load in build.loads:
+            copy = load_copy(env, load)
+            if isinstance(copy, Cudnn) and copy not in used:
+                used.append(copy)
+    return used
 
 
 def _cudnn_copy(env: Environment, cudnn: Cudnn) -> Iterator[Finding]:
@@ -167,20 +183,22 @@ def _dependency_fix(cudnn: Cudnn) -> tuple[str, str]:
     return f"pip install '{found.requirement}' (it ships {found.file} in {found.folder}){shipped}", cite(found.source)
 
 
-def _cudnn_gpu(cudnn: Cudnn, gpu: Gpu) -> Iterator[Finding]:
+def _cudnn_gpu(env: Environment, cudnn: Cudnn, gpu: Gpu) -> Iterator[Finding]:
     if not cudnn.version:
         return
     floor = cudnn_facts.oldest_capability(cudnn.version, major(cudnn.cudart_version))
     cc = parse_version(gpu.compute_capability)
     if floor and cc is not None and cc < Version(floor.oldest):
+        fix, requirement, source = _older_cudnn(env, cudnn, gpu.compute_capability or "", floor.oldest)
         yield make_finding(
             "cudnn-gpu-unsupported",
             Severity.ERROR,
             "cudnn",
             f"cuDNN {cudnn.version} does not support {gpu_text(gpu)}: its oldest is {floor.oldest}",
-            (cudnn_evidence(cudnn), cite(floor.source)),
-            "use a cuDNN release that still supports this GPU (see the support matrix), or a newer GPU",
+            (cudnn_evidence(cudnn), cite(floor.source), source),
+            fix,
             (cudnn.path,),
+            requirement,
         )
     for bad in cudnn_facts.known_bad(cudnn.version, gpu.compute_capability, major_minor(cudnn.cudart_version)):
         yield make_finding(
@@ -192,6 +210,39 @@ def _cudnn_gpu(cudnn: Cudnn, gpu: Gpu) -> Iterator[Finding]:
             bad.remedy,
             (cudnn.path,),
         )
+
+
+def _older_cudnn(env: Environment, cudnn: Cudnn, capability: str, oldest: str) -> tuple[str, str | None, str]:
+    """The fix for a cuDNN too new for the GPU: the requirement on its wheel that keeps a release still supporting
+    it (``nvidia-cudnn-cu12<9.11``), checked against the frameworks' pins and cuDNN rules; its requirement (None
+    where it cannot resolve), and the source of where support ends."""
+    end = cudnn_facts.last_supporting(capability, major(cudnn.cudart_version))
+    newer_gpu = f"a GPU of compute capability {oldest} or newer"
+    if end is None:
+        return f"no cuDNN release in the tables supports compute capability {capability}: use {newer_gpu}", None, ""
+    why = f"cuDNN {end.below} and later need compute capability {end.oldest_after} or newer"
+    wheel = owning_distribution(env, cudnn)
+    if wheel is None:
+        return (
+            f"install a cuDNN older than {end.below} where the loader finds it first ({why}), or use {newer_gpu}",
+            None,
+            cite(end.source),
+        )
+    fix = pip_fix(env, canonical_name(wheel.name), f"<{end.below}", cudnn=True)
+    if fix.resolves:
+        met = sorted({d.who for d in demands_on(env, canonical_name(wheel.name), cudnn=True)})
+        checked = f"; it meets what {', '.join(met)} need{'s' if len(met) == 1 else ''} of it" if met else ""
+        return (
+            f'pip install "{fix.requirement}" ({why}{checked}), or use {newer_gpu}',
+            fix.requirement,
+            cite(end.source),
+        )
+    return (
+        f"no {canonical_name(wheel.name)} release below {end.below} ({why}) meets what the frameworks here need: "
+        f"{blocking_text(fix)}; use a framework release that allows {fix.requirement}, or {newer_gpu}",
+        None,
+        cite(end.source),
+    )
 
 
 def _same_cuda(a: str, b: str) -> bool:

@@ -35,6 +35,10 @@ class Finding:
     fix: str
     # The library copies (their paths) this finding is about: a requirement on a copy fails on its errors only.
     subjects: tuple[str, ...] = ()
+    # The pip requirement after whose install this finding is gone, exactly as ``pip install`` takes it
+    # ("nvidia-cudnn-cu12<9.11"), checked against the pins of the frameworks installed (diagnosis/remedies.py);
+    # None where no requirement alone resolves it. ``fix`` says the same in words.
+    requirement: str | None = None
 
 
 @dataclass(frozen=True)
@@ -140,9 +144,12 @@ def make_finding(
     evidence: Iterable[str],
     fix: str,
     subjects: Iterable[str] = (),
+    requirement: str | None = None,
 ) -> Finding:
     assert code in CODES, code
-    return Finding(code, severity, component, summary, tuple(e for e in evidence if e), fix, tuple(subjects))
+    return Finding(
+        code, severity, component, summary, tuple(e for e in evidence if e), fix, tuple(subjects), requirement
+    )
 
 
 def folder_of(path: str) -> str:

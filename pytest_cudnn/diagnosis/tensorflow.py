@@ -27,6 +27,7 @@ from .model import (
     make_finding,
     parse_version,
 )
+from .remedies import blocking_text, pip_fix
 from .stack import (
     TensorFlowNeeds,
     any_gpu_framework,
@@ -279,6 +280,7 @@ def _tensorflow_wheels(env: Environment) -> Iterator[Finding]:
         )
         if installed is None or tf_facts.in_pins(spec, installed.version):
             continue
+        remedy = pip_fix(env, package, spec, cudnn=package.startswith("nvidia-cudnn"))
         yield make_finding(
             "tensorflow-wheel-pins",
             Severity.WARNING,
@@ -286,7 +288,11 @@ def _tensorflow_wheels(env: Environment) -> Iterator[Finding]:
             f"{installed.name} {installed.version} is installed beside TensorFlow {tf.version}; tensorflow[and-cuda] "
             f"requires {package}{spec}",
             (f"{installed.name} {installed.version} in {installed.location}", cite(pins.source)),
-            f"pip install '{package}{spec}'",
+            f"pip install '{remedy.requirement}'"
+            if remedy.resolves
+            else f"pip install '{remedy.requirement}' conflicts with what other frameworks here need: "
+            f"{blocking_text(remedy)}; give TensorFlow a virtual environment of its own",
+            requirement=remedy.requirement if remedy.resolves else None,
         )
 
 

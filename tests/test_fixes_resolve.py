@@ -1,0 +1,170 @@
+"""Fixes that resolve (issue 21, item 5): every finding whose fix is a pip requirement is applied to its simulated
+host as pip would apply it (the distribution and the library copies it provides replaced by the newest release in a
+simulated index that meets the requirement), the host is diagnosed again, and the finding is gone with no new
+error. Where the frameworks installed leave no release, the fix says who stands in the way and carries no
+requirement."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.version import Version
+
+from pytest_cudnn.diagnosis import Finding, Severity, diagnose
+from pytest_cudnn.environment import Pin, Via
+from pytest_cudnn.versions import canonical_name
+
+from .envbuilder import SITE, WHEEL_CUDNN, WHEEL_RUNTIME, EnvBuilder, gpu, rpath_load
+
+Host = Callable[[], EnvBuilder]
+
+# A simulated package index: what `pip install` can choose from. The versions a compatibility source names are the
+# real wheels' (nvidia-cudnn-cu12 9.3.0.75, 9.10.2.21, 9.11.0.98: "tf-and-cuda", "cudnn-911-floor"); the
+# others stand in for the releases between and after them.
+INDEX: dict[str, tuple[str, ...]] = {
+    "nvidia-cudnn-cu12": ("8.9.7.29", "9.1.0.70", "9.3.0.75", "9.8.0.87", "9.10.2.21", "9.11.0.98", "9.28.0.50"),
+    "nvidia-cuda-runtime-cu12": ("12.3.101", "12.5.82", "12.9.79"),
+}
+
+V100 = gpu(name="Tesla V100-SXM2-16GB", cc="7.0", total=16 * 2**30, free=15 * 2**30)
+
+
+def _tensorflow(version: str, cudnn_wheel: str, runtime_wheel: str = "12.5.82") -> EnvBuilder:
+    """TensorFlow ``version`` with its nvidia wheels (cuDNN built for CUDA 12.9) as pip left them."""
+    b = EnvBuilder().with_tensorflow(version, "12.5.1", "9", library_dirs=(WHEEL_RUNTIME, WHEEL_CUDNN))
+    b.runtime(f"{WHEEL_RUNTIME}/libcudart.so.12", 12050, (Via.PIP_WHEEL,), rank=None, tf_rank=0)
+    b.cudnn(
+        f"{WHEEL_CUDNN}/libcudnn.so.9", cudnn_wheel.rsplit(".", 1)[0], 12090, (Via.PIP_WHEEL,), rank=None, tf_rank=0
+    )
+    b.distribution("nvidia-cudnn-cu12", cudnn_wheel).distribution("nvidia-cuda-runtime-cu12", runtime_wheel)
+    b.install("nvidia-cuda-runtime-cu12", runtime_wheel)
+    return b
+
+
+def v100_tensorflow_220() -> EnvBuilder:
+    """A fresh tensorflow[and-cuda] 2.20 on a V100: it resolves to nvidia-cudnn-cu12 9.28, which dropped Volta."""
+    return _tensorflow("2.20.0", "9.28.0.50").with_gpus(V100)
+
+
+def v100_jax(pin: str, built_with: str) -> Host:
+    """jax[cuda12] on a V100 with the cuDNN 9.28 wheel, its plugin pinning ``pin`` and built with ``built_with``."""
+
+    def build() -> EnvBuilder:
+        b = EnvBuilder().with_gpus(V100)
+        b.cudnn(f"{WHEEL_CUDNN}/libcudnn.so.9", "9.28.0", 12090, (Via.PIP_WHEEL,), rank=None)
+        b.runtime(f"{WHEEL_RUNTIME}/libcudart.so.12", 12090, (Via.PIP_WHEEL,), rank=None)
+        b.distribution("nvidia-cudnn-cu12", "9.28.0.50").distribution("nvidia-cuda-runtime-cu12", "12.9.79")
+        pins = (Pin(f"nvidia-cudnn-cu12{pin}", "nvidia-cudnn-cu12", pin, "9.28.0.50"),)
+        plugin = f"{SITE}/jax_plugins/xla_cuda12/xla_cuda_plugin.so"
+        loads = (
+            rpath_load(f"{WHEEL_CUDNN}/libcudnn.so.9", plugin),
+            rpath_load(f"{WHEEL_RUNTIME}/libcudart.so.12", plugin),
+        )
+        return b.with_jax("0.7.2", 12, cudnn=built_with, pins=pins, loads=loads)
+
+    return build
+
+
+def tensorflow_219_off_its_pins() -> EnvBuilder:
+    """TensorFlow 2.19 pins nvidia-cuda-runtime-cu12==12.5.82; 12.3.101 is installed beside it."""
+    return _tensorflow("2.19.0", "9.3.0.75", runtime_wheel="12.3.101")
+
+
+# Every host here has a finding whose fix is a pip requirement; the codes they cover are all the codes that carry one.
+HOSTS: dict[str, Host] = {
+    "V100, tensorflow[and-cuda] 2.20, cuDNN 9.28": v100_tensorflow_220,
+    "V100, jax[cuda12], cuDNN 9.28": v100_jax(">=9.8,<10.0", "9.8.0"),
+    "TensorFlow 2.19 beside a runtime wheel off its pins": tensorflow_219_off_its_pins,
+}
+CODES_WITH_A_REQUIREMENT = {"cudnn-gpu-unsupported", "tensorflow-wheel-pins"}
+
+
+def pip_install(builder: EnvBuilder, requirement: str) -> EnvBuilder:
+    """``pip install requirement`` on the simulated host: the newest release in :data:`INDEX` it allows."""
+    wanted = Requirement(requirement)
+    name = canonical_name(wanted.name)
+    allowed = [v for v in INDEX[name] if wanted.specifier.contains(v, prereleases=True)]
+    assert allowed, f"no release in the index meets {requirement}"
+    return builder.install(name, max(allowed, key=Version))
+
+
+def _errors(findings: list[Finding]) -> set[tuple[str, str]]:
+    return {(f.code, f.summary) for f in findings if f.severity is Severity.ERROR}
+
+
+FOUND = [
+    (name, host, finding) for name, host in HOSTS.items() for finding in diagnose(host().build()) if finding.requirement
+]
+CASES = [pytest.param(host, finding, id=f"{name}: {finding.code}") for name, host, finding in FOUND]
+
+
+def test_the_table_covers_every_code_that_carries_a_requirement() -> None:
+    assert {finding.code for _, _, finding in FOUND} == CODES_WITH_A_REQUIREMENT
+
+
+@pytest.mark.parametrize(("host", "finding"), CASES)
+def test_applying_the_pip_fix_resolves_the_finding_and_adds_no_error(host: Host, finding: Finding) -> None:
+    before = diagnose(host().build())
+    assert finding.requirement is not None
+    assert f'pip install "{finding.requirement}"' in finding.fix or f"'{finding.requirement}'" in finding.fix
+    after = diagnose(pip_install(host(), finding.requirement).build())
+    assert finding.code not in {f.code for f in after}, [f.summary for f in after]
+    assert _errors(after) <= _errors(before), _errors(after) - _errors(before)
+
+
+def test_a_cudnn_too_new_for_a_v100_gets_the_requirement_on_its_wheel() -> None:
+    # The fix once read "use a cuDNN release that still supports this GPU (see the support matrix)".
+    (finding,) = [f for f in diagnose(v100_tensorflow_220().build()) if f.code == "cudnn-gpu-unsupported"]
+    assert finding.requirement == "nvidia-cudnn-cu12<9.11"
+    assert finding.fix.startswith('pip install "nvidia-cudnn-cu12<9.11" (cuDNN 9.11 and later need compute ')
+    assert "it meets what TensorFlow 2.20.0 needs of it" in finding.fix
+    assert "support matrix" not in finding.fix
+
+
+def test_where_no_release_meets_the_frameworks_pins_the_fix_says_so_and_names_them() -> None:
+    # JAX whose plugin pins cuDNN >=9.12 (and was built with 9.12): nothing below 9.11 can serve it.
+    host = v100_jax(">=9.12.0.46,<10.0", "9.12.0")
+    (finding,) = [f for f in diagnose(host().build()) if f.code == "cudnn-gpu-unsupported"]
+    assert finding.requirement is None
+    assert finding.fix.startswith("no nvidia-cudnn-cu12 release below 9.11 (cuDNN 9.11 and later need compute")
+    assert "JAX 0.7.2 pins >=9.12.0.46,<10.0" in finding.fix
+    assert "JAX 0.7.2 was built with cuDNN 9.12.0 (it needs >=9.12,<10)" in finding.fix
+
+
+def test_a_build_rule_alone_can_stand_in_the_way() -> None:
+    # No pin forbids <9.11, but a JAX built with cuDNN 9.12 refuses any older minor.
+    host = v100_jax(">=9.8,<10.0", "9.12.0")
+    (finding,) = [f for f in diagnose(host().build()) if f.code == "cudnn-gpu-unsupported"]
+    assert finding.requirement is None
+    assert "JAX 0.7.2 pins" not in finding.fix
+    assert "JAX 0.7.2 was built with cuDNN 9.12.0" in finding.fix
+
+
+def test_the_requirement_is_in_the_json_report() -> None:
+    from pytest_cudnn.diagnosis import judge_environment
+    from pytest_cudnn.report import doctor_json
+
+    document = doctor_json(judge_environment(v100_tensorflow_220().build()))
+    (entry,) = [f for f in document["findings"] if f["code"] == "cudnn-gpu-unsupported"]
+    assert entry["requirement"] == "nvidia-cudnn-cu12<9.11"
+    assert {"code", "severity", "summary", "evidence", "fix", "subjects"} <= set(entry)  # added, nothing renamed
+
+
+def test_a_host_without_the_wheel_gets_words_not_a_requirement() -> None:
+    b = v100_tensorflow_220()
+    b.distributions = []
+    (finding,) = [f for f in diagnose(b.build()) if f.code == "cudnn-gpu-unsupported"]
+    assert finding.requirement is None
+    assert finding.fix.startswith("install a cuDNN older than 9.11 where the loader finds it first")
+
+
+def test_the_kit_replaces_the_distribution_and_the_copies_it_provides() -> None:
+    env = pip_install(v100_tensorflow_220(), "nvidia-cudnn-cu12<9.11").build()
+    assert [(d.name, d.version) for d in env.distributions if d.name == "nvidia-cudnn-cu12"] == [
+        ("nvidia-cudnn-cu12", "9.10.2.21")
+    ]
+    assert [c.version for c in env.cudnns] == ["9.10.2"]
+    assert dataclasses.replace(env.cudnns[0], version="9.28.0") == v100_tensorflow_220().build().cudnns[0]
