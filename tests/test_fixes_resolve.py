@@ -13,6 +13,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.version import Version
 
+from pytest_cudnn.compat.tensorflow import and_cuda_pins
 from pytest_cudnn.diagnosis import Finding, Severity, diagnose
 from pytest_cudnn.environment import Pin, Via
 from pytest_cudnn.versions import canonical_name
@@ -68,6 +69,14 @@ def v100_jax(pin: str, built_with: str) -> Host:
     return build
 
 
+def tensorflow_cpu_218() -> EnvBuilder:
+    """tensorflow-cpu 2.18 alone on an A100: nothing here uses the GPU."""
+    b = EnvBuilder().with_tensorflow("2.18.0", None, None, is_cuda_build=False).distribution("tensorflow-cpu", "2.18.0")
+    assert b.tensorflow is not None
+    b.tensorflow = dataclasses.replace(b.tensorflow, distribution="tensorflow-cpu")
+    return b
+
+
 def tensorflow_219_off_its_pins() -> EnvBuilder:
     """TensorFlow 2.19 pins nvidia-cuda-runtime-cu12==12.5.82; 12.3.101 is installed beside it."""
     return _tensorflow("2.19.0", "9.3.0.75", runtime_wheel="12.3.101")
@@ -78,14 +87,37 @@ HOSTS: dict[str, Host] = {
     "V100, tensorflow[and-cuda] 2.20, cuDNN 9.28": v100_tensorflow_220,
     "V100, jax[cuda12], cuDNN 9.28": v100_jax(">=9.8,<10.0", "9.8.0"),
     "TensorFlow 2.19 beside a runtime wheel off its pins": tensorflow_219_off_its_pins,
+    "tensorflow-cpu 2.18": tensorflow_cpu_218,
 }
-CODES_WITH_A_REQUIREMENT = {"cudnn-gpu-unsupported", "tensorflow-wheel-pins"}
+CODES_WITH_A_REQUIREMENT = {"cudnn-gpu-unsupported", "tensorflow-wheel-pins", "tensorflow-cpu-only"}
+
+
+# The GPU builds of TensorFlow the kit installs: (CUDA, cuDNN) as their build info records them (healthy host).
+TENSORFLOW_BUILDS = {"2.18.0": ("12.5.1", "9"), "2.19.0": ("12.5.1", "9"), "2.20.0": ("12.5.1", "9")}
 
 
 def pip_install(builder: EnvBuilder, requirement: str) -> EnvBuilder:
-    """``pip install requirement`` on the simulated host: the newest release in :data:`INDEX` it allows."""
+    """``pip install requirement`` on the simulated host: the newest release in :data:`INDEX` it allows; for
+    ``tensorflow[and-cuda]==X``, the GPU build of X in place of whatever TensorFlow was there (``tensorflow-cpu``
+    uninstalled first, as the fix says), with the nvidia wheels its extra pins."""
     wanted = Requirement(requirement)
     name = canonical_name(wanted.name)
+    if name == "tensorflow":
+        (version,) = [spec.version for spec in wanted.specifier if spec.operator == "=="]
+        cuda, cudnn = TENSORFLOW_BUILDS[version]
+        builder.distributions = [d for d in builder.distributions if not d.name.startswith("tensorflow")]
+        builder.distribution("tensorflow", version)
+        builder.with_tensorflow(version, cuda, cudnn, library_dirs=(WHEEL_RUNTIME, WHEEL_CUDNN))
+        pins = and_cuda_pins(version)
+        assert pins is not None
+        assert "and-cuda" in wanted.extras
+        if not any(c.path.startswith(WHEEL_RUNTIME) for c in builder.copies):
+            builder.runtime(f"{WHEEL_RUNTIME}/libcudart.so.12", 12050, (Via.PIP_WHEEL,), rank=None, tf_rank=0)
+        if not any(c.path.startswith(WHEEL_CUDNN) for c in builder.copies):
+            builder.cudnn(f"{WHEEL_CUDNN}/libcudnn.so.9", "9.3.0", 12050, (Via.PIP_WHEEL,), rank=None, tf_rank=0)
+        for package, spec in ((pins.cudnn_package, pins.cudnn), (pins.runtime_package, pins.runtime)):
+            pip_install(builder, f"{package}{spec}")
+        return builder
     allowed = [v for v in INDEX[name] if wanted.specifier.contains(v, prereleases=True)]
     assert allowed, f"no release in the index meets {requirement}"
     return builder.install(name, max(allowed, key=Version))
@@ -168,3 +200,14 @@ def test_the_kit_replaces_the_distribution_and_the_copies_it_provides() -> None:
     ]
     assert [c.version for c in env.cudnns] == ["9.10.2"]
     assert dataclasses.replace(env.cudnns[0], version="9.28.0") == v100_tensorflow_220().build().cudnns[0]
+
+
+def test_a_cpu_only_tensorflow_is_the_headline_and_its_fix_replaces_it_with_the_gpu_build() -> None:
+    # The verdict once headlined "no CUDA runtime found anywhere" (the system toolkit) for a tensorflow-cpu venv,
+    # and the fix installed tensorflow[and-cuda] beside tensorflow-cpu, which share one package folder.
+    findings = diagnose(tensorflow_cpu_218().build())
+    assert [f.code for f in findings][:2] == ["tensorflow-cpu-only", "no-cuda-runtime"]
+    cpu_only, no_runtime = findings[:2]
+    assert cpu_only.fix.startswith("pip uninstall -y tensorflow-cpu && pip install 'tensorflow[and-cuda]==2.18.0'")
+    assert cpu_only.requirement == "tensorflow[and-cuda]==2.18.0"
+    assert no_runtime.fix.startswith("install the GPU build of TensorFlow")

@@ -16,7 +16,7 @@ from .cudnn import cudnn_rules
 from .driver import driver_rules, gpu_rules
 from .frameworks import framework_rules
 from .loader import loader_rules
-from .model import CODES, ORDER, STOPS_ITS_COPY, Finding, Rule, Severity, Verdict, verdict
+from .model import CAUSES, CODES, ORDER, STOPS_ITS_COPY, Finding, Rule, Severity, Verdict, verdict
 from .result import Diagnosis, FrameworkJudgement, diagnosis_of, judge_environment
 from .runtime import gpu_arch_rules, runtime_rules
 from .stack import assignable_devices, selected_cudnn, selected_runtime, stack_cudnn, stack_runtime, visible_gpus
@@ -71,7 +71,8 @@ RULES: tuple[Rule, ...] = (
 
 
 def diagnose(env: Environment, rules: tuple[Rule, ...] = RULES) -> list[Finding]:
-    """All findings, errors first, each once, in a stable order."""
+    """All findings, errors first, each once, in a stable order; within a severity, a cause (:data:`CAUSES`) before
+    what follows from it."""
     seen: set[tuple[str, str]] = set()
     findings = []
     for rule in rules:
@@ -80,4 +81,4 @@ def diagnose(env: Environment, rules: tuple[Rule, ...] = RULES) -> list[Finding]
             if key not in seen:
                 seen.add(key)
                 findings.append(finding)
-    return sorted(findings, key=lambda f: ORDER[f.severity])
+    return sorted(findings, key=lambda f: (ORDER[f.severity], f.code not in CAUSES))

@@ -121,6 +121,11 @@ STOPS_ITS_COPY = frozenset(
     }
 )
 
+# Findings that are the cause of others of their severity, listed (and, as errors, headlining the verdict) before
+# them: a CPU-only build brings no CUDA runtime, so "no CUDA runtime" follows from it; a GPU with MIG on and no
+# MIG device leaves CUDA no device, so the cuDNN handle that cannot be made follows from it.
+CAUSES = ("tensorflow-cpu-only", "framework-cpu-only", "mig-no-devices")
+
 Rule = Callable[[Environment], Iterator[Finding]]
 
 LOADER_VIAS = {

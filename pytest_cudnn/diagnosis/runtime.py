@@ -25,6 +25,7 @@ from .model import (
     parse_version,
 )
 from .stack import (
+    any_gpu_framework,
     copy_in_use,
     gpu_frameworks,
     gpu_text,
@@ -49,7 +50,7 @@ def runtime_rules(env: Environment) -> Iterator[Finding]:
             "cuda-runtime",
             f"no CUDA runtime ({phrases.cudart_library(env.host.system)}) found anywhere",
             (),
-            "install one, e.g. pip install nvidia-cuda-runtime-cu12, or the CUDA toolkit",
+            _no_runtime_fix(env),
         )
     for runtime in env.cuda_runtimes:
         if runtime.state is State.ERROR:
@@ -140,6 +141,20 @@ def _runtime_cannot_run(env: Environment, runtime: CudaRuntime) -> Iterator[Find
     yield make_finding(
         "cuda-runtime-cannot-run", Severity.ERROR, "cuda-runtime", summary, evidence, fix, (runtime.path,)
     )
+
+
+def _no_runtime_fix(env: Environment) -> str:
+    """Where the only frameworks installed are CPU-only builds, the runtime comes with their GPU build (their own
+    finding, listed first, says how to get it); else the runtime itself."""
+    cpu_only = [
+        phrases.framework(b.name) for b in env.frameworks if b.state is State.FOUND and b.is_cuda_build is False
+    ]
+    tf = env.tensorflow
+    if tf.state is State.FOUND and tf.is_cuda_build is False and "TensorFlow" not in cpu_only:
+        cpu_only.append("TensorFlow")
+    if cpu_only and not any_gpu_framework(env):
+        return f"install the GPU build of {' and '.join(cpu_only)} (the CPU-only finding says how): it brings one"
+    return "install one, e.g. pip install nvidia-cuda-runtime-cu12, or the CUDA toolkit"
 
 
 def _runtime_label(runtime: CudaRuntime) -> str:

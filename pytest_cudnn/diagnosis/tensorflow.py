@@ -62,13 +62,15 @@ def tensorflow_rules(env: Environment) -> Iterator[Finding]:
             )
         else:
             # Alone, a CPU-only build means nothing here will use the GPU: an error of its own (issue 10).
+            fix, requirement = _gpu_build_fix(env)
             yield make_finding(
                 "tensorflow-cpu-only",
                 Severity.WARNING if any_gpu_framework(env) else Severity.ERROR,
                 "tensorflow",
                 f"TensorFlow {tf.version} ({tf.distribution}) is a CPU-only build: it will not use the GPU",
                 (f"{tf.build_info_path}: is_cuda_build = False",),
-                "install the GPU build: pip install 'tensorflow[and-cuda]' (Linux)",
+                fix,
+                requirement=requirement,
             )
         return
     needs = tensorflow_needs(env)
@@ -102,6 +104,26 @@ def tensorflow_rules(env: Environment) -> Iterator[Finding]:
     yield from _tensorflow_cudnn_version(env, needs)
     yield from _tensorflow_kernels(env)
     yield from _tensorflow_wheels(env)
+
+
+def _gpu_build_fix(env: Environment) -> tuple[str, str | None]:
+    """The GPU build of the same release in place of the CPU-only one: ``tensorflow-cpu`` (or ``tensorflow`` on a
+    platform without GPU wheels) removed first, since both install the one ``tensorflow`` package folder; the
+    requirement where the ``[and-cuda]`` extra installs on this Python."""
+    tf = env.tensorflow
+    remove = f"pip uninstall -y {tf.distribution} && " if tf.distribution and tf.distribution != "tensorflow" else ""
+    remedy = tf_facts.and_cuda_remedy(tf.version or "", env.host.python) if env.host.system == "Linux" else None
+    if remedy is not None and remedy.uses_extra:
+        return f"{remove}{remedy.command} (the GPU build of the same release, with its nvidia wheels)", (
+            f"tensorflow[and-cuda]=={tf.version}"
+        )
+    if remedy is not None:
+        wheels = remedy.command.removeprefix("pip install ")
+        return (
+            f"{remove}pip install 'tensorflow=={tf.version}' {wheels} (the extra does not install on this Python)",
+            None,
+        )
+    return f"{remove}pip install 'tensorflow[and-cuda]' (Linux; TensorFlow has no GPU wheels for native Windows)", None
 
 
 def _install_hint(env: Environment, needs: TensorFlowNeeds, kind: str) -> str:
