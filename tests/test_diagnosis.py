@@ -720,3 +720,18 @@ def test_a_runtime_whose_version_is_unread_is_never_called_none(driver_raw: int,
     finding = _only(b.build(), "cuda-runtime-cannot-run")
     assert finding.summary.startswith(f"the CUDA runtime at {WHEEL_RUNTIME}/libcudart.so.12 ")
     assert "None" not in verdict(findings).summary
+
+
+def test_a_cudnn_87_wheel_that_aborts_gets_the_nvrtc_wheel_of_its_cuda_major_and_the_link_step() -> None:
+    # TensorFlow 2.14's nvidia-cudnn-cu11 8.7.0.84 aborts on its first call, so it reports no CUDA version: the
+    # wheel's name says CUDA 11. The fix once said only "install the library that provides libnvrtc.so".
+    b = EnvBuilder.healthy()
+    b.cudnn(f"{WHEEL_CUDNN}/libcudnn.so.8", "8.7.0", None, (Via.PIP_WHEEL,), rank=None, tf_rank=None)
+    b.change(2, state=State.ERROR, failure=Failure.CRASHED, missing_dependencies=("libnvrtc.so",))
+    b.distribution("nvidia-cudnn-cu11", "8.7.0.84")
+    finding = _only(b.build(), "cudnn-dependency-missing")
+    nvrtc = f"{SITE}/nvidia/cuda_nvrtc/lib"
+    assert finding.fix.startswith("pip install 'nvidia-cuda-nvrtc-cu11' (it ships libnvrtc.so.11.2 in ")
+    assert (
+        f"link it as libnvrtc.so (ln -s libnvrtc.so.11.2 {nvrtc}/libnvrtc.so) and put {nvrtc} on LD_LIB" in finding.fix
+    )

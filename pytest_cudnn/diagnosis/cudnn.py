@@ -112,7 +112,7 @@ def _cudnn_copy(env: Environment, cudnn: Cudnn) -> Iterator[Finding]:
         evidence.append("missing beside it: " + ", ".join(cudnn.siblings_missing))
     if cudnn.missing_dependencies:
         missing = ", ".join(cudnn.missing_dependencies)
-        fix, source = _dependency_fix(cudnn)
+        fix, source = _dependency_fix(env, cudnn)
         yield make_finding(
             "cudnn-dependency-missing",
             severity,
@@ -169,18 +169,29 @@ def _cudnn_label(cudnn: Cudnn) -> str:
     return f"cuDNN {cudnn.version}" if cudnn.version else "cuDNN"
 
 
-def _dependency_fix(cudnn: Cudnn) -> tuple[str, str]:
+def _dependency_fix(env: Environment, cudnn: Cudnn) -> tuple[str, str]:
     """Install what provides the missing library (its pip wheel, and what the wheel really ships when that is
-    not the very name cuDNN asks for), and the source that says so; or, untabled, a plain instruction."""
+    not the very name cuDNN asks for, with the step that makes the name resolve), and the source that says so; or,
+    untabled, a plain instruction. The CUDA major that picks the wheel is the copy's own, else its wheel's
+    (nvidia-cudnn-cu11: a cuDNN that aborts on its first call reports none)."""
     missing = cudnn.missing_dependencies[0]
-    found = provider(missing, major(cudnn.cudart_version))
+    wheel = owning_distribution(env, cudnn)
+    cuda = major(cudnn.cudart_version)
+    if cuda is None and wheel is not None:
+        cuda = major(canonical_name(wheel.name).removeprefix("nvidia-cudnn-cu"))
+    found = provider(missing, cuda)
     if found is None:
         folder = folder_of(cudnn.path)
         return f"install the library that provides {missing} where the loader finds it (beside {folder})", ""
     if found.package is None:
         return f"install {missing}: {found.note}", cite(found.source)
-    shipped = f"; {found.note}" if not found.exact and found.note else ""
-    return f"pip install '{found.requirement}' (it ships {found.file} in {found.folder}){shipped}", cite(found.source)
+    fix = f"pip install '{found.requirement}' (it ships {found.file} in {found.folder})"
+    if not found.exact and found.note:
+        site = wheel.location if wheel is not None else "<site-packages>"
+        lib = f"{site}/{found.folder}"
+        link = f"ln -s {found.file} {lib}/{missing}"
+        fix += f"; {found.note}: link it as {missing} ({link}) and put {lib} on LD_LIBRARY_PATH"
+    return fix, cite(found.source)
 
 
 def _cudnn_gpu(env: Environment, cudnn: Cudnn, gpu: Gpu) -> Iterator[Finding]:
