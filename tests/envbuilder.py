@@ -294,9 +294,10 @@ class EnvBuilder:
         sass: tuple[str, ...] = TORCH_2_15_SASS,
         cudnn: str | None = None,
         loads: tuple[LoadedLibrary, ...] = (),
+        pins: tuple[Pin, ...] = (),
     ) -> EnvBuilder:
         """PyTorch as the probe reads it from its files: version.py, macros.h and libtorch_cuda.so's fatbin;
-        ``loads``: the copies its search gives it (see :func:`rpath_load`)."""
+        ``loads``: the copies its search gives it (see :func:`rpath_load`); ``pins``: its METADATA's nvidia pins."""
         location = f"{SITE}/torch"
         objects = (LinkedObject(f"{location}/lib/libtorch_cuda.so", None, (), "$ORIGIN", None, sass, (), None),)
         self.frameworks.append(
@@ -310,7 +311,7 @@ class EnvBuilder:
                 cuda is not None,
                 BuildFact(cuda, f"{location}/version.py", f"cuda = {cuda!r}") if cuda else None,
                 BuildFact(cudnn, f"{location}/include/caffe2/core/macros.h", "CUDNN_VERSION") if cudnn else None,
-                (),
+                pins,
                 objects if cuda else (),
                 loads,
             )

@@ -28,6 +28,7 @@ Host = Callable[[], EnvBuilder]
 INDEX: dict[str, tuple[str, ...]] = {
     "nvidia-cudnn-cu12": ("8.9.7.29", "9.1.0.70", "9.3.0.75", "9.8.0.87", "9.10.2.21", "9.11.0.98", "9.28.0.50"),
     "nvidia-cuda-runtime-cu12": ("12.3.101", "12.5.82", "12.9.79"),
+    "nvidia-cudnn-cu13": ("9.19.0.56", "9.24.0.43", "9.28.0.50"),
 }
 
 V100 = gpu(name="Tesla V100-SXM2-16GB", cc="7.0", total=16 * 2**30, free=15 * 2**30)
@@ -69,6 +70,28 @@ def v100_jax(pin: str, built_with: str) -> Host:
     return build
 
 
+def torch_215_below_its_cudnn(torch_pin: str = "==9.24.0.43", jax_pin: str | None = None) -> Host:
+    """PyTorch 2.15 (cu130), built with cuDNN 9.24 and pinning its wheel, gets nvidia-cudnn-cu13 9.19 (installed
+    over it by another install): PyTorch refuses a cuDNN minor older than its build's. With ``jax_pin``, a JAX
+    beside it pins the same wheel."""
+
+    def build() -> EnvBuilder:
+        b = EnvBuilder().with_driver(version="580.95.05", cuda_version_raw=13000)
+        b.cuda_driver = dataclasses.replace(b.cuda_driver, version_raw=13000, version="13.0")
+        cudart, cudnn = f"{SITE}/nvidia/cu13/lib/libcudart.so.13", f"{WHEEL_CUDNN}/libcudnn.so.9"
+        b.runtime(cudart, 13000, (Via.PIP_WHEEL,), rank=None, driver_raw=13000)
+        b.cudnn(cudnn, "9.19.0", 13000, (Via.PIP_WHEEL,), rank=None)
+        b.distribution("nvidia-cudnn-cu13", "9.19.0.56")
+        pins = (Pin(f"nvidia-cudnn-cu13{torch_pin}", "nvidia-cudnn-cu13", torch_pin, "9.19.0.56"),)
+        b.with_torch("2.15.0+cu130", "13.0", cudnn="9.24.0", loads=(rpath_load(cudart), rpath_load(cudnn)), pins=pins)
+        if jax_pin is not None:
+            jax_pins = (Pin(f"nvidia-cudnn-cu13{jax_pin}", "nvidia-cudnn-cu13", jax_pin, "9.19.0.56"),)
+            b.with_jax("0.7.2", 13, pins=jax_pins)
+        return b
+
+    return build
+
+
 def tensorflow_cpu_218() -> EnvBuilder:
     """tensorflow-cpu 2.18 alone on an A100: nothing here uses the GPU."""
     b = EnvBuilder().with_tensorflow("2.18.0", None, None, is_cuda_build=False).distribution("tensorflow-cpu", "2.18.0")
@@ -88,8 +111,14 @@ HOSTS: dict[str, Host] = {
     "V100, jax[cuda12], cuDNN 9.28": v100_jax(">=9.8,<10.0", "9.8.0"),
     "TensorFlow 2.19 beside a runtime wheel off its pins": tensorflow_219_off_its_pins,
     "tensorflow-cpu 2.18": tensorflow_cpu_218,
+    "PyTorch 2.15 below its cuDNN": torch_215_below_its_cudnn(),
 }
-CODES_WITH_A_REQUIREMENT = {"cudnn-gpu-unsupported", "tensorflow-wheel-pins", "tensorflow-cpu-only"}
+CODES_WITH_A_REQUIREMENT = {
+    "cudnn-gpu-unsupported",
+    "tensorflow-wheel-pins",
+    "tensorflow-cpu-only",
+    "framework-cudnn-mismatch",
+}
 
 
 # The GPU builds of TensorFlow the kit installs: (CUDA, cuDNN) as their build info records them (healthy host).
@@ -211,3 +240,19 @@ def test_a_cpu_only_tensorflow_is_the_headline_and_its_fix_replaces_it_with_the_
     assert cpu_only.fix.startswith("pip uninstall -y tensorflow-cpu && pip install 'tensorflow[and-cuda]==2.18.0'")
     assert cpu_only.requirement == "tensorflow[and-cuda]==2.18.0"
     assert no_runtime.fix.startswith("install the GPU build of TensorFlow")
+
+
+def test_a_framework_below_its_cudnn_gets_its_own_pin_back() -> None:
+    # The fix once read "install the cuDNN PyTorch was built for (see its pins)".
+    findings = diagnose(torch_215_below_its_cudnn()().build())
+    (finding,) = [f for f in findings if f.code == "framework-cudnn-mismatch"]
+    assert finding.requirement == "nvidia-cudnn-cu13==9.24.0.43"
+    assert finding.fix == 'pip install "nvidia-cudnn-cu13==9.24.0.43" (what PyTorch 2.15.0+cu130 pins)'
+
+
+def test_a_pin_another_framework_forbids_is_no_fix() -> None:
+    findings = diagnose(torch_215_below_its_cudnn(jax_pin="<9.20")().build())
+    (finding,) = [f for f in findings if f.code == "framework-cudnn-mismatch"]
+    assert finding.requirement is None
+    assert finding.fix.startswith("PyTorch 2.15.0+cu130 pins nvidia-cudnn-cu13==9.24.0.43, and no release of it ")
+    assert "JAX 0.7.2 pins <9.20" in finding.fix

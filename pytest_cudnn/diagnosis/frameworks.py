@@ -17,8 +17,10 @@ from ..compat import tensorflow as tf_facts
 from ..compat.libraries import provider
 from ..environment import CudaRuntime, Cudnn, Environment, FrameworkBuild, LoadedLibrary, State
 from ..frameworks import framework
+from ..versions import canonical_name
 from .kernels import runs_on
 from .model import Finding, Severity, cite, folder_of, make_finding, parse_version
+from .remedies import blocking_text, owning_distribution, pip_fix
 from .stack import any_gpu_framework, gpu_frameworks, gpu_text, gpus_with_capability, load_copy, tensorflow_needs
 
 
@@ -232,6 +234,7 @@ def _cudnn(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
     if refusal is None:
         return
     problem, source = refusal
+    fix, requirement = _cudnn_fix(env, build, cudnn, load)
     yield make_finding(
         "framework-cudnn-mismatch",
         Severity.ERROR,
@@ -242,9 +245,29 @@ def _cudnn(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
             f"built with cuDNN {build.cudnn.value} ({build.cudnn.how}, {build.cudnn.source})" if build.cudnn else "",
             cite(source),
         ),
-        f"install the cuDNN {phrases.framework(build.name)} was built for (see its pins), or remove the copy that "
-        f"wins from {folder_of(load.path or '')}",
+        fix,
         subjects(build),
+        requirement,
+    )
+
+
+def _cudnn_fix(env: Environment, build: FrameworkBuild, cudnn: Cudnn, load: LoadedLibrary) -> tuple[str, str | None]:
+    """The cuDNN wheel the framework gets, reinstalled at the release its pin names (checked against every
+    framework's demands on it), with that requirement; else the copy that wins removed from the search."""
+    away = f"remove the copy that wins from {folder_of(load.path or '')}"
+    wheel = owning_distribution(env, cudnn)
+    pin = next(
+        (p for p in build.pins if wheel is not None and canonical_name(p.package) == canonical_name(wheel.name)), None
+    )
+    if wheel is None or pin is None or not pin.specifier:
+        return f"install the cuDNN {phrases.framework(build.name)} was built for (see its pins), or {away}", None
+    remedy = pip_fix(env, canonical_name(wheel.name), pin.specifier, cudnn=True)
+    if remedy.resolves:
+        return f'pip install "{remedy.requirement}" (what {label(build)} pins)', remedy.requirement
+    return (
+        f"{label(build)} pins {remedy.requirement}, and no release of it meets what the other frameworks here need: "
+        f"{blocking_text(remedy)}; give {phrases.framework(build.name)} a virtual environment of its own",
+        None,
     )
 
 
