@@ -58,7 +58,12 @@ def missing_load(name: str, requester: str, how: str = "dlopen") -> LoadedLibrar
 
 
 # The wheel folder each nvidia distribution (by its name's prefix) installs its libraries into, under SITE.
-WHEEL_FOLDERS = {"nvidia-cudnn-cu": WHEEL_CUDNN, "nvidia-cuda-runtime-cu": WHEEL_RUNTIME}
+# Prefixes are tried in order: "nvidia-cuda-runtime-cu12" before the CUDA 13 wheel, "nvidia-cuda-runtime".
+WHEEL_FOLDERS = {
+    "nvidia-cudnn-cu": WHEEL_CUDNN,
+    "nvidia-cuda-runtime-cu": WHEEL_RUNTIME,
+    "nvidia-cuda-runtime": f"{SITE}/nvidia/cu13/lib",
+}
 
 TORCH_2_15_SASS = ("sm_75", "sm_80", "sm_86", "sm_90", "sm_90a", "sm_100", "sm_100a", "sm_103", "sm_120")
 
@@ -115,6 +120,12 @@ def partitioned(index: int = 0, *devices: MigDevice, pending: bool | None = None
     return dataclasses.replace(
         gpu(index, name="NVIDIA H100 80GB HBM3", cc="9.0"), mig_mode=True, mig_pending=pending, mig=devices
     )
+
+
+def _raw(release: str) -> int:
+    """'12.5.82' -> 12050, as cudaRuntimeGetVersion answers for that release."""
+    first, second = release.split(".")[:2]
+    return int(first) * 1000 + int(second) * 10
 
 
 @dataclass
@@ -359,6 +370,8 @@ class EnvBuilder:
         self.distribution(name, version)
         folder = next((f for prefix, f in WHEEL_FOLDERS.items() if known.startswith(prefix)), None)
         release = ".".join(version.split(".")[:3])
+        if folder is not None:
+            self._provide(known, folder, release)
         for copy in self.copies:
             if folder is None or not copy.path.startswith(folder + "/"):
                 continue
@@ -366,9 +379,30 @@ class EnvBuilder:
             if isinstance(value, Cudnn):
                 copy.value = dataclasses.replace(value, version=release)
             else:
-                raw = int(release.split(".")[0]) * 1000 + int(release.split(".")[1]) * 10
+                raw = _raw(release)
                 copy.value = dataclasses.replace(value, version_raw=raw, version=cuda_version_from_int(raw))
         return self
+
+    def _provide(self, package: str, folder: str, release: str) -> None:
+        """The files a newly installed wheel brings to the frameworks whose own search looks in ``folder``: each load
+        of a name the wheel ships, found nowhere before, now gets the copy there (and the copy is probed)."""
+        from pytest_cudnn.compat.libraries import provider
+
+        for index, build in enumerate(self.frameworks):
+            loads = list(build.loads)
+            for i, load in enumerate(loads):
+                shipped = provider(load.name)
+                if load.path is not None or folder not in load.searched or shipped is None:
+                    continue
+                if shipped.package is None or canonical_name(shipped.package) != package:
+                    continue
+                path = f"{folder}/{load.name}"
+                loads[i] = dataclasses.replace(load, path=path, found_by=f"DT_RPATH of {load.requester}")
+                if not any(copy.path == path for copy in self.copies) and load.name.startswith("libcudart"):
+                    self.runtime(
+                        path, _raw(release), (Via.PIP_WHEEL,), rank=None, driver_raw=self.cuda_driver.version_raw
+                    )
+            self.frameworks[index] = dataclasses.replace(build, loads=tuple(loads))
 
     def change(self, index: int, **changes: Any) -> EnvBuilder:
         """Replace fields of the ``index``-th planted copy (0: the first runtime or cuDNN added)."""

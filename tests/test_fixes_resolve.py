@@ -15,7 +15,7 @@ from packaging.version import Version
 
 from pytest_cudnn.compat.tensorflow import and_cuda_pins
 from pytest_cudnn.diagnosis import Finding, Severity, diagnose
-from pytest_cudnn.environment import Pin, Via
+from pytest_cudnn.environment import LoadedLibrary, Pin, Via
 from pytest_cudnn.versions import canonical_name
 
 from .envbuilder import SITE, WHEEL_CUDNN, WHEEL_RUNTIME, EnvBuilder, gpu, rpath_load
@@ -29,6 +29,7 @@ INDEX: dict[str, tuple[str, ...]] = {
     "nvidia-cudnn-cu12": ("8.9.7.29", "9.1.0.70", "9.3.0.75", "9.8.0.87", "9.10.2.21", "9.11.0.98", "9.28.0.50"),
     "nvidia-cuda-runtime-cu12": ("12.3.101", "12.5.82", "12.9.79"),
     "nvidia-cudnn-cu13": ("9.19.0.56", "9.24.0.43", "9.28.0.50"),
+    "nvidia-cuda-runtime": ("13.0.96",),
 }
 
 V100 = gpu(name="Tesla V100-SXM2-16GB", cc="7.0", total=16 * 2**30, free=15 * 2**30)
@@ -92,6 +93,17 @@ def torch_215_below_its_cudnn(torch_pin: str = "==9.24.0.43", jax_pin: str | Non
     return build
 
 
+def torch_215_without_its_runtime() -> EnvBuilder:
+    """PyTorch 2.15 (cu130) whose libtorch_global_deps.so finds no libcudart.so.13: the nvidia-cuda-runtime wheel,
+    which puts it in nvidia/cu13/lib (a folder of its DT_RPATH), is not installed."""
+    b = EnvBuilder().with_driver(version="580.95.05", cuda_version_raw=13000)
+    b.cuda_driver = dataclasses.replace(b.cuda_driver, version_raw=13000, version="13.0")
+    requester = f"{SITE}/torch/lib/libtorch_global_deps.so"
+    searched = (WHEEL_CUDNN, f"{SITE}/nvidia/cu13/lib", f"{SITE}/torch/lib")
+    missing = LoadedLibrary("libcudart.so.13", requester, "DT_NEEDED", True, None, None, searched)
+    return b.with_torch("2.15.0+cu130", "13.0", loads=(missing,))
+
+
 def tensorflow_cpu_218() -> EnvBuilder:
     """tensorflow-cpu 2.18 alone on an A100: nothing here uses the GPU."""
     b = EnvBuilder().with_tensorflow("2.18.0", None, None, is_cuda_build=False).distribution("tensorflow-cpu", "2.18.0")
@@ -112,12 +124,14 @@ HOSTS: dict[str, Host] = {
     "TensorFlow 2.19 beside a runtime wheel off its pins": tensorflow_219_off_its_pins,
     "tensorflow-cpu 2.18": tensorflow_cpu_218,
     "PyTorch 2.15 below its cuDNN": torch_215_below_its_cudnn(),
+    "PyTorch 2.15 without its runtime wheel": torch_215_without_its_runtime,
 }
 CODES_WITH_A_REQUIREMENT = {
     "cudnn-gpu-unsupported",
     "tensorflow-wheel-pins",
     "tensorflow-cpu-only",
     "framework-cudnn-mismatch",
+    "framework-library-missing",
 }
 
 
@@ -170,7 +184,7 @@ def test_the_table_covers_every_code_that_carries_a_requirement() -> None:
 def test_applying_the_pip_fix_resolves_the_finding_and_adds_no_error(host: Host, finding: Finding) -> None:
     before = diagnose(host().build())
     assert finding.requirement is not None
-    assert f'pip install "{finding.requirement}"' in finding.fix or f"'{finding.requirement}'" in finding.fix
+    assert f"pip install {finding.requirement}" in finding.fix.replace('"', "").replace("'", "")
     after = diagnose(pip_install(host(), finding.requirement).build())
     assert finding.code not in {f.code for f in after}, [f.summary for f in after]
     assert _errors(after) <= _errors(before), _errors(after) - _errors(before)

@@ -115,6 +115,7 @@ def _missing(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
             continue
         own = entry.unloadable(env, build, load) if entry is not None and entry.unloadable is not None else None
         fix = own.fix if own is not None else missing_fix(build, load)
+        requirement = None if own is not None else _wheel_requirement(env, build, load)
         searched = ", ".join(load.searched[:8]) + (
             f" and {len(load.searched) - 8} more" if len(load.searched) > 8 else ""
         )
@@ -130,7 +131,22 @@ def _missing(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
             ),
             fix,
             subjects(build),
+            requirement,
         )
+
+
+def _wheel_requirement(env: Environment, build: FrameworkBuild, load: LoadedLibrary) -> str | None:
+    """The wheel that ships ``load``'s very name into a folder the framework's own search looks in: installing it
+    resolves the finding (checked against every framework's demand on it). None otherwise: the wheel ships another
+    name, or puts it where the search never looks."""
+    wheel = provider(load.name, cuda_major(build))
+    if wheel is None or wheel.package is None or not wheel.exact or not wheel.folder or not build.location:
+        return None
+    site = folder_of(build.location)
+    if f"{site}/{wheel.folder}".rstrip("/") not in (folder.rstrip("/") for folder in load.searched):
+        return None
+    remedy = pip_fix(env, wheel.package, (wheel.requirement or "").removeprefix(wheel.package))
+    return remedy.requirement if remedy.resolves else None
 
 
 def missing_fix(build: FrameworkBuild, load: LoadedLibrary) -> str:
