@@ -104,6 +104,11 @@ def torch_215_without_its_runtime() -> EnvBuilder:
     return b.with_torch("2.15.0+cu130", "13.0", loads=(missing,))
 
 
+def tensorflow_218_below_its_cudnn() -> EnvBuilder:
+    """TensorFlow 2.18 (compiled with cuDNN 9.3) gets nvidia-cudnn-cu12 9.1 from the wheel beside it."""
+    return _tensorflow("2.18.0", "9.1.0.70")
+
+
 def tensorflow_cpu_218() -> EnvBuilder:
     """tensorflow-cpu 2.18 alone on an A100: nothing here uses the GPU."""
     b = EnvBuilder().with_tensorflow("2.18.0", None, None, is_cuda_build=False).distribution("tensorflow-cpu", "2.18.0")
@@ -125,6 +130,7 @@ HOSTS: dict[str, Host] = {
     "tensorflow-cpu 2.18": tensorflow_cpu_218,
     "PyTorch 2.15 below its cuDNN": torch_215_below_its_cudnn(),
     "PyTorch 2.15 without its runtime wheel": torch_215_without_its_runtime,
+    "TensorFlow 2.18 below its cuDNN": tensorflow_218_below_its_cudnn,
 }
 CODES_WITH_A_REQUIREMENT = {
     "cudnn-gpu-unsupported",
@@ -132,6 +138,7 @@ CODES_WITH_A_REQUIREMENT = {
     "tensorflow-cpu-only",
     "framework-cudnn-mismatch",
     "framework-library-missing",
+    "tensorflow-cudnn-too-old",
 }
 
 

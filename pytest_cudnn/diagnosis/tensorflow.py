@@ -27,7 +27,7 @@ from .model import (
     make_finding,
     parse_version,
 )
-from .remedies import blocking_text, pip_fix
+from .remedies import blocking_text, owning_distribution, pip_fix
 from .stack import (
     TensorFlowNeeds,
     any_gpu_framework,
@@ -104,6 +104,17 @@ def tensorflow_rules(env: Environment) -> Iterator[Finding]:
     yield from _tensorflow_cudnn_version(env, needs)
     yield from _tensorflow_kernels(env)
     yield from _tensorflow_wheels(env)
+
+
+def _pinned_cudnn(env: Environment, cudnn: Cudnn) -> str | None:
+    """The requirement that puts back the cuDNN wheel tensorflow[and-cuda] pins, where the copy TensorFlow gets is
+    that wheel's (checked against every framework's demand on it); None otherwise."""
+    pins = tf_facts.and_cuda_pins(env.tensorflow.version or "")
+    wheel = owning_distribution(env, cudnn)
+    if pins is None or wheel is None or canonical_name(wheel.name) != canonical_name(pins.cudnn_package):
+        return None
+    remedy = pip_fix(env, canonical_name(wheel.name), pins.cudnn, cudnn=True)
+    return remedy.requirement if remedy.resolves else None
 
 
 def _gpu_build_fix(env: Environment) -> tuple[str, str | None]:
@@ -226,7 +237,9 @@ def _tensorflow_cudnn_version(env: Environment, needs: TensorFlowNeeds) -> Itera
         return
     assert cudnn.version is not None
     if not tf_facts.accepts_cudnn(needs.cudnn_compiled, cudnn.version):
-        fix = _install_hint(env, needs, "cudnn")
+        fix, requirement = _install_hint(env, needs, "cudnn"), _pinned_cudnn(env, cudnn)
+        if requirement is not None:
+            fix = f'pip install "{requirement}" (what tensorflow[and-cuda]=={env.tensorflow.version} pins)'
         resolution = resolution_of(env, needs.cudnn)
         winner = winning_candidate(resolution)
         if winner is not None and Via.LD_LIBRARY_PATH in winner.via and resolution is not None:
@@ -244,6 +257,7 @@ def _tensorflow_cudnn_version(env: Environment, needs: TensorFlowNeeds) -> Itera
                     f"remove {folder_of(winner.path)} from LD_LIBRARY_PATH for this environment: the cuDNN wheel "
                     f"beside TensorFlow ({accepted[0].path}) fits, and LD_LIBRARY_PATH is searched before it"
                 )
+                requirement = None
         yield make_finding(
             "tensorflow-cudnn-too-old",
             Severity.ERROR,
@@ -258,6 +272,7 @@ def _tensorflow_cudnn_version(env: Environment, needs: TensorFlowNeeds) -> Itera
             ),
             fix,
             (cudnn.path,),
+            requirement,
         )
 
 
