@@ -735,3 +735,12 @@ def test_a_cudnn_87_wheel_that_aborts_gets_the_nvrtc_wheel_of_its_cuda_major_and
     assert (
         f"link it as libnvrtc.so (ln -s libnvrtc.so.11.2 {nvrtc}/libnvrtc.so) and put {nvrtc} on LD_LIB" in finding.fix
     )
+
+
+def test_a_gpu_the_cuda_runtime_dropped_gets_the_last_cuda_that_targets_it() -> None:
+    # The fix once read "use a CUDA release that still supports this GPU, or a newer GPU".
+    finding = _only(kepler_on_cuda12(), "gpu-unsupported-by-cuda")
+    assert finding.fix == (
+        "use a CUDA runtime older than 12.0 (CUDA 12.0 targets compute capability 5.0 and newer; 11.8 still "
+        "targets 3.7): the CUDA 11 build of the framework that loads it, or a GPU of compute capability 5.0 or newer"
+    )

@@ -18,6 +18,7 @@ MODULES = [
     "pytest_cudnn.diagnosis.kernels",
     "pytest_cudnn.diagnosis.remedies",
     "pytest_cudnn.compat.cudnn",
+    "pytest_cudnn.compat.cuda",
     "pytest_cudnn.fleet.reading",
 ]
 

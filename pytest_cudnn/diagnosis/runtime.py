@@ -143,6 +143,21 @@ def _runtime_cannot_run(env: Environment, runtime: CudaRuntime) -> Iterator[Find
     )
 
 
+def _older_cuda_fix(capability: str, oldest: str) -> str:
+    """Which CUDA still targets the GPU: 'a CUDA runtime older than 13.0 (CUDA 13.0 targets compute capability 7.5
+    and newer; 12.9 still targets 7.0)', from the toolkits' architecture table."""
+    newer_gpu = f"a GPU of compute capability {oldest} or newer"
+    end = cuda_facts.last_targeting(capability)
+    if end is None:
+        return f"use {newer_gpu}"
+    kept, dropped = end
+    return (
+        f"use a CUDA runtime older than {dropped.since} (CUDA {dropped.since} targets compute capability "
+        f"{dropped.oldest} and newer; {kept.since} still targets {capability}): the CUDA {kept.since.split('.')[0]} "
+        f"build of the framework that loads it, or {newer_gpu}"
+    )
+
+
 def _no_runtime_fix(env: Environment) -> str:
     """Where the only frameworks installed are CPU-only builds, the runtime comes with their GPU build (their own
     finding, listed first, says how to get it); else the runtime itself."""
@@ -227,7 +242,7 @@ def gpu_arch_rules(env: Environment) -> Iterator[Finding]:
                         "gpu",
                         f"CUDA {runtime.version} cannot run on {gpu_text(gpu)}: its oldest target is {targets.oldest}",
                         (runtime_evidence(runtime), cite(targets.source)),
-                        "use a CUDA release that still supports this GPU, or a newer GPU",
+                        _older_cuda_fix(gpu.compute_capability or "", targets.oldest),
                         (runtime.path,),
                     )
                 )
