@@ -10,7 +10,7 @@ from typing import Any
 
 from . import phrases
 from .diagnosis import Finding, Severity, Verdict
-from .diagnosis.frameworks import copies_text, how_found, label
+from .diagnosis.frameworks import copies_text, gpu_code, how_found, label
 from .diagnosis.result import Diagnosis
 from .diagnosis.stack import visible_gpus
 from .environment import (
@@ -235,6 +235,9 @@ def _framework_lines(diagnosis: Diagnosis, build: FrameworkBuild) -> list[str]:
     for what, fact in (("CUDA", build.cuda), ("cuDNN", build.cudnn)):
         if fact is not None and build.name != "tensorflow":
             lines.append(_line("", f"built for {what} {fact.value}  ({fact.how}, {fact.source})"))
+    if build.arch_list is not None:
+        arch = build.arch_list
+        lines.append(_line("", f"built for {listing(arch.value.split(), _NAMES)}  ({arch.how}, {arch.source})"))
     lines += summarised(build.objects, _PARTS, _object_lines, "objects", said=_under)
     lines += summarised(build.pins, _PARTS, _pin_line, "pins", said=_under)
     lines += summarised(build.loads, _LOADS, _load_line, "libraries loaded", said=_under)
@@ -442,7 +445,7 @@ def _framework_headline(diagnosis: Diagnosis, build: FrameworkBuild) -> str:
         (f"CUDA {cuda_text}" if cuda_text else "") + (f" ({runtime_how})" if runtime_how and cuda_text else ""),
         (f"cuDNN {cudnn_text}" if cudnn_text else "") + (f" ({cudnn_how})" if cudnn_how and cudnn_text else ""),
     ]
-    code = [target for item in build.objects for target in (*item.sass, *item.ptx)]
+    code, _ = gpu_code(build)
     if code:
         facts.append(f"kernels {code[0]}" + (f"-{code[-1]}" if len(code) > 1 else ""))
     if build.is_cuda_build is False:

@@ -308,12 +308,20 @@ def cudnn_refusal(env: Environment, build: FrameworkBuild, cudnn: Cudnn) -> tupl
     return (refused.problem, refused.source) if refused is not None else None
 
 
+def gpu_code(build: FrameworkBuild) -> tuple[list[str], str]:
+    """The GPU code a framework's build says is its own, and where that was read: the arch list its build records
+    (PyTorch's, as torch.cuda.get_arch_list() gives it: "torch-arch-list"), else every target in its objects'
+    fatbins (which for PyTorch also hold the sm_90a-style code a few kernels are built for)."""
+    if build.arch_list is not None:
+        return build.arch_list.value.split(), f"{build.arch_list.source} ({build.arch_list.how})"
+    return [t for item in build.objects for t in (*item.sass, *item.ptx)], "; ".join(o.path for o in build.objects)
+
+
 def _kernels(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
-    targets = [target for item in build.objects for target in (*item.sass, *item.ptx)]
+    targets, where = gpu_code(build)
     if not targets:
         return  # nothing read: nothing to say
     listed = ", ".join(targets)
-    where = "; ".join(item.path for item in build.objects)
     for gpu in gpus_with_capability(env):
         found = runs_on(targets, gpu.compute_capability or "")
         if found is None:
