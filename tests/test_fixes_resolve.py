@@ -26,8 +26,18 @@ Host = Callable[[], EnvBuilder]
 # real wheels' (nvidia-cudnn-cu12 9.3.0.75, 9.10.2.21, 9.11.0.98: "tf-and-cuda", "cudnn-911-floor"); the
 # others stand in for the releases between and after them.
 INDEX: dict[str, tuple[str, ...]] = {
-    "nvidia-cudnn-cu12": ("8.9.7.29", "9.1.0.70", "9.3.0.75", "9.8.0.87", "9.10.2.21", "9.11.0.98", "9.28.0.50"),
-    "nvidia-cuda-runtime-cu12": ("12.3.101", "12.5.82", "12.9.79"),
+    "nvidia-cudnn-cu12": (
+        "8.9.0.131",
+        "8.9.4.25",
+        "8.9.7.29",
+        "9.1.0.70",
+        "9.3.0.75",
+        "9.8.0.87",
+        "9.10.2.21",
+        "9.11.0.98",
+        "9.28.0.50",
+    ),
+    "nvidia-cuda-runtime-cu12": ("12.2.140", "12.3.101", "12.5.82", "12.9.79"),
     "nvidia-cudnn-cu13": ("9.19.0.56", "9.24.0.43", "9.28.0.50"),
     "nvidia-cuda-runtime": ("13.0.96",),
 }
@@ -109,6 +119,16 @@ def tensorflow_218_below_its_cudnn() -> EnvBuilder:
     return _tensorflow("2.18.0", "9.1.0.70")
 
 
+def p100_tensorflow_215_on_cudnn_890() -> EnvBuilder:
+    """TensorFlow 2.15 on a P100 with nvidia-cudnn-cu12 8.9.0, which computes wrong fused convolutions on Pascal."""
+    b = EnvBuilder().with_gpus(gpu(name="Tesla P100-PCIE-16GB", cc="6.0", total=16 * 2**30, free=15 * 2**30))
+    b.with_tensorflow("2.15.0", "12.2", "8", library_dirs=(WHEEL_RUNTIME, WHEEL_CUDNN))
+    b.runtime(f"{WHEEL_RUNTIME}/libcudart.so.12", 12020, (Via.PIP_WHEEL,), rank=None, tf_rank=0)
+    b.cudnn(f"{WHEEL_CUDNN}/libcudnn.so.8", "8.9.0", 12010, (Via.PIP_WHEEL,), rank=None, tf_rank=0)
+    b.distribution("nvidia-cudnn-cu12", "8.9.0.131").distribution("nvidia-cuda-runtime-cu12", "12.2.140")
+    return b
+
+
 def tensorflow_cpu_218() -> EnvBuilder:
     """tensorflow-cpu 2.18 alone on an A100: nothing here uses the GPU."""
     b = EnvBuilder().with_tensorflow("2.18.0", None, None, is_cuda_build=False).distribution("tensorflow-cpu", "2.18.0")
@@ -131,6 +151,7 @@ HOSTS: dict[str, Host] = {
     "PyTorch 2.15 below its cuDNN": torch_215_below_its_cudnn(),
     "PyTorch 2.15 without its runtime wheel": torch_215_without_its_runtime,
     "TensorFlow 2.18 below its cuDNN": tensorflow_218_below_its_cudnn,
+    "P100, TensorFlow 2.15, cuDNN 8.9.0": p100_tensorflow_215_on_cudnn_890,
 }
 CODES_WITH_A_REQUIREMENT = {
     "cudnn-gpu-unsupported",
@@ -139,6 +160,7 @@ CODES_WITH_A_REQUIREMENT = {
     "framework-cudnn-mismatch",
     "framework-library-missing",
     "tensorflow-cudnn-too-old",
+    "cudnn-known-bad",
 }
 
 
@@ -277,3 +299,12 @@ def test_a_pin_another_framework_forbids_is_no_fix() -> None:
     assert finding.requirement is None
     assert finding.fix.startswith("PyTorch 2.15.0+cu130 pins nvidia-cudnn-cu13==9.24.0.43, and no release of it ")
     assert "JAX 0.7.2 pins <9.20" in finding.fix
+
+
+def test_a_known_bad_cudnn_gets_a_release_past_it_that_the_frameworks_pins_allow() -> None:
+    # "upgrade cuDNN to 8.9.2 or later" as pip would do it picks the newest cuDNN 9 and breaks TensorFlow 2.15,
+    # which pins nvidia-cudnn-cu12==8.9.4.25: the requirement carries that pin.
+    findings = diagnose(p100_tensorflow_215_on_cudnn_890().build())
+    (finding,) = [f for f in findings if f.code == "cudnn-known-bad"]
+    assert finding.requirement == "nvidia-cudnn-cu12==8.9.4.25"
+    assert finding.fix == 'pip install "nvidia-cudnn-cu12==8.9.4.25" (upgrade cuDNN to 8.9.2 or later)'

@@ -203,6 +203,16 @@ KNOWN_BAD: tuple[KnownBad, ...] = (
 )
 
 
+def fixed_in(row: KnownBad) -> str | None:
+    """The first release past a known-bad range that ends ("8.9.2" for ">=8.9.0,<8.9.2"); None for one that
+    does not (an exact release, whose remedy is no upgrade).
+
+    >>> fixed_in(KNOWN_BAD[0]), fixed_in(KNOWN_BAD[-1])
+    ('8.9.2', None)
+    """
+    return _bound(row.cudnn, "<")
+
+
 def known_bad(cudnn: str, capability: str | None, cudart: str | None) -> list[KnownBad]:
     """Known-bad rows that apply to cuDNN ``cudnn`` built for CUDA ``cudart`` on a GPU of ``capability``."""
     version = _version(cudnn)

@@ -212,15 +212,30 @@ def _cudnn_gpu(env: Environment, cudnn: Cudnn, gpu: Gpu) -> Iterator[Finding]:
             requirement,
         )
     for bad in cudnn_facts.known_bad(cudnn.version, gpu.compute_capability, major_minor(cudnn.cudart_version)):
+        fix, requirement = _past_known_bad(env, cudnn, bad)
         yield make_finding(
             "cudnn-known-bad",
             Severity.WARNING,
             "cudnn",
             f"{bad.summary} [{bad.code}]",
             (cudnn_evidence(cudnn), gpu_text(gpu), cite(bad.source)),
-            bad.remedy,
+            fix,
             (cudnn.path,),
+            requirement,
         )
+
+
+def _past_known_bad(env: Environment, cudnn: Cudnn, bad: cudnn_facts.KnownBad) -> tuple[str, str | None]:
+    """A known-bad range that ends (``<8.9.2``) on a copy from a wheel: the wheel at a release past it, checked
+    against the frameworks' demands; else the row's own remedy."""
+    fixed = cudnn_facts.fixed_in(bad)
+    wheel = owning_distribution(env, cudnn)
+    if fixed is None or wheel is None:
+        return bad.remedy, None
+    remedy = pip_fix(env, canonical_name(wheel.name), f">={fixed}", cudnn=True)
+    if remedy.resolves:
+        return f'pip install "{remedy.requirement}" ({bad.remedy})', remedy.requirement
+    return f"{bad.remedy}; no {canonical_name(wheel.name)} release does it here: {blocking_text(remedy)}", None
 
 
 def _older_cudnn(env: Environment, cudnn: Cudnn, capability: str, oldest: str) -> tuple[str, str | None, str]:

@@ -134,12 +134,38 @@ def _plain(text: str) -> bool:
 
 def pip_fix(env: Environment, package: str, specifier: str, *, cudnn: bool = False) -> PipFix:
     """``package`` + ``specifier`` as a requirement, with the demands of the frameworks installed that no release
-    meets together with it."""
+    meets together with it. Where they allow it, the requirement also carries the tightest bound they set that
+    ``specifier`` does not: pip picks the newest release a requirement allows, and does not ask the frameworks
+    already installed (it only warns after), so ``>=8.9.2`` beside a TensorFlow pinning ``==8.9.4.25`` must say
+    ``==8.9.4.25``."""
     demands = demands_on(env, package, cudnn)
     blocking = tuple(d for d in demands if not satisfiable([specifier, d.specifier]))
     if not blocking and not satisfiable([specifier, *(d.specifier for d in demands)]):
         blocking = tuple(demands)  # each allows it, but not all of them together
-    return PipFix(f"{package}{specifier}", blocking)
+    if blocking:
+        return PipFix(f"{package}{specifier}", blocking)
+    return PipFix(f"{package}{_tightened(specifier, [d.specifier for d in demands])}", ())
+
+
+def _tightened(own: str, others: list[str]) -> str:
+    """``own`` with the bound of ``others`` that decides which release pip picks: an exact pin, else the lowest
+    upper bound below ``own``'s (lower bounds do not change the newest release allowed).
+
+    >>> _tightened(">=8.9.2", ["==8.9.4.25", ">=8,<9"]), _tightened("<9.11", [">=9.3.0.75,<10.0"])
+    ('==8.9.4.25', '<9.11')
+    >>> _tightened(">=9.3", ["<9.20", ">=9,<10"])
+    '>=9.3,<9.20'
+    """
+    clauses = [c for text in [own, *others] for c in specifier_set(text)]
+    exact = [c for c in clauses if c.operator in ("==", "===") and not c.version.endswith(".*")]
+    if exact:
+        return f"=={exact[0].version}"
+    uppers = [c for c in clauses if c.operator in ("<", "<=") and _plain(c.version)]
+    own_uppers = [c for c in specifier_set(own) if c.operator in ("<", "<=")]
+    tightest = min(uppers, key=lambda c: (Version(c.version), c.operator == "<="), default=None)
+    if tightest is None or tightest in own_uppers:
+        return own
+    return f"{own},{tightest}" if own else str(tightest)
 
 
 def blocking_text(fix: PipFix) -> str:
