@@ -744,3 +744,9 @@ def test_a_gpu_the_cuda_runtime_dropped_gets_the_last_cuda_that_targets_it() -> 
         "use a CUDA runtime older than 12.0 (CUDA 12.0 targets compute capability 5.0 and newer; 11.8 still "
         "targets 3.7): the CUDA 11 build of the framework that loads it, or a GPU of compute capability 5.0 or newer"
     )
+
+
+def test_a_cpu_only_torch_from_the_cpu_index_is_removed_before_the_cuda_build_is_installed() -> None:
+    # With torch 2.15.0+cpu installed, "pip install torch" is already satisfied: the fix changed nothing.
+    finding = _only(torch_on("550.54.15", 12040, version="2.15.0+cpu", cuda=None)(), "framework-cpu-only")
+    assert finding.fix.startswith("pip uninstall -y torch (the 2.15.0+cpu build is CPU-only), then pip install torch")

@@ -207,6 +207,11 @@ CASES = [pytest.param(host, finding, id=f"{name}: {finding.code}") for name, hos
 
 def test_the_table_covers_every_code_that_carries_a_requirement() -> None:
     assert {finding.code for _, _, finding in FOUND} == CODES_WITH_A_REQUIREMENT
+    # Every requirement the diagnosis table's hosts give is of a code the round trip covers.
+    from .test_diagnosis import CASES as DIAGNOSIS_CASES
+
+    carried = {f.code for _, _, case in DIAGNOSIS_CASES for f in diagnose(case()) if f.requirement}
+    assert carried <= CODES_WITH_A_REQUIREMENT, carried - CODES_WITH_A_REQUIREMENT
 
 
 @pytest.mark.parametrize(("host", "finding"), CASES)

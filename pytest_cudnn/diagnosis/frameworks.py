@@ -104,8 +104,13 @@ def _cpu_only(build: FrameworkBuild, any_gpu: bool) -> Finding:
 
 
 def _install_hint(build: FrameworkBuild) -> str:
+    """How to get a CUDA build. A CPU-only build with a local version ("2.5.1+cpu", from a CPU-only index) is
+    removed first: with it installed, ``pip install torch`` is satisfied and changes nothing."""
     entry = framework(build.name)
-    return (entry.install_hint if entry else None) or f"install a CUDA build of {phrases.framework(build.name)}"
+    hint = (entry.install_hint if entry else None) or f"install a CUDA build of {phrases.framework(build.name)}"
+    if build.version and "+" in build.version and build.distribution:
+        return f"pip uninstall -y {build.distribution} (the {build.version} build is CPU-only), then {hint}"
+    return hint
 
 
 def _missing(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
