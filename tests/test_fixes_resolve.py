@@ -313,3 +313,11 @@ def test_a_known_bad_cudnn_gets_a_release_past_it_that_the_frameworks_pins_allow
     (finding,) = [f for f in findings if f.code == "cudnn-known-bad"]
     assert finding.requirement == "nvidia-cudnn-cu12==8.9.4.25"
     assert finding.fix == 'pip install "nvidia-cudnn-cu12==8.9.4.25" (upgrade cuDNN to 8.9.2 or later)'
+
+
+def test_a_pin_no_one_can_read_is_no_demand_and_no_crash() -> None:
+    # A replayed snapshot may carry any text as a pin's specifier.
+    b = v100_jax(">=9.8,<10.0", "9.8.0")()
+    b.frameworks[0] = dataclasses.replace(b.frameworks[0], pins=(Pin("x", "nvidia-cudnn-cu12", "=>nine", None),))
+    (finding,) = [f for f in diagnose(b.build()) if f.code == "cudnn-gpu-unsupported"]
+    assert finding.requirement == "nvidia-cudnn-cu12<9.11"

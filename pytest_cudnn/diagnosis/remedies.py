@@ -82,7 +82,7 @@ def demands_on(env: Environment, package: str, cudnn: bool = False) -> list[Dema
             continue
         who = f"{phrases.framework(build.name)} {build.version or ''}".strip()
         for pin in build.pins:
-            if canonical_name(pin.package) == name and pin.specifier:
+            if canonical_name(pin.package) == name and _valid(pin.specifier):
                 demands.append(Demand(who, pin.specifier, "pins"))
                 pinned_by.add(build.name)
         if cudnn and build.cudnn is not None:
@@ -122,6 +122,17 @@ def satisfiable(specifiers: Iterable[str]) -> bool:
     named = {Version(clause.version.rstrip(".*")) for spec in sets for clause in spec if _plain(clause.version)}
     candidates = named | {Version(f"{v.base_version}.1") for v in named} | {Version("0")}
     return any(all(spec.contains(c, prereleases=True) for spec in sets) for c in candidates)
+
+
+def _valid(specifier: str) -> bool:
+    """A specifier pip could read: a replayed snapshot may carry any text (an invalid one is no demand)."""
+    if not specifier:
+        return False
+    try:
+        specifier_set(specifier)
+    except ValueError:  # InvalidSpecifier
+        return False
+    return True
 
 
 def _plain(text: str) -> bool:
