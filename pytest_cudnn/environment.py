@@ -391,6 +391,10 @@ class FrameworkBuild:
     pins: tuple[Pin, ...]
     objects: tuple[LinkedObject, ...] = ()  # its CUDA-using shared objects
     loads: tuple[LoadedLibrary, ...] = ()  # the CUDA libraries it loads, each with the copy it gets
+    # The architectures its build lists as its own ("sm_75 sm_80 sm_86 sm_90 sm_100 sm_120"): for PyTorch the
+    # CUDA_ARCH_FLAGS string torch.cuda.get_arch_list() splits, read from libtorch_python.so; None: not read. Its
+    # objects' fatbins hold more (sm_90a-style code a few kernels are built for).
+    arch_list: BuildFact | None = None
 
     @classmethod
     def absent(cls, name: str) -> FrameworkBuild:

@@ -140,7 +140,9 @@ def parse_json_document(raw: bytes, kind: str, utf16_hint: str = "") -> Any:
     try:
         return json.loads(text, parse_int=integer)
     except json.JSONDecodeError as error:
-        raise DocumentRefused(f"is not JSON: {error.msg} at line {error.lineno}") from None
+        # The message ends where its position starts ("Unterminated string starting at"): json's own layout, not
+        # "... at at line 1".
+        raise DocumentRefused(f"is not JSON: {error.msg}: line {error.lineno} column {error.colno}") from None
     except RecursionError:
         raise DocumentRefused(f"is nested too deeply to be a {kind}") from None
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from . import phrases
 from .diagnosis import Finding, Severity, Verdict
-from .diagnosis.frameworks import copies_text, how_found, label
+from .diagnosis.frameworks import copies_text, gpu_code, how_found, label
 from .diagnosis.result import Diagnosis
 from .diagnosis.stack import visible_gpus
 from .environment import (
@@ -245,6 +245,9 @@ def _framework_lines(diagnosis: Diagnosis, build: FrameworkBuild) -> list[str]:
     for what, fact in (("CUDA", build.cuda), ("cuDNN", build.cudnn)):
         if fact is not None and build.name != "tensorflow":
             lines.append(_line("", f"built for {what} {fact.value}  ({fact.how}, {fact.source})"))
+    if build.arch_list is not None:
+        arch = build.arch_list
+        lines.append(_line("", f"built for {listing(arch.value.split(), _NAMES)}  ({arch.how}, {arch.source})"))
     lines += summarised(build.objects, _PARTS, _object_lines, "objects", said=_under)
     checks = {canonical_name(check.distribution): check for check in diagnosis.env.wheel_checks}
     lines += summarised(build.pins, _PARTS, lambda pin: _pin_line(pin, checks), "pins", said=_under)
@@ -285,11 +288,19 @@ def _load_line(load: LoadedLibrary) -> list[str]:
 
 
 def _found_by_framework(env: Environment, resolution: Resolution) -> str | None:
-    """Where a framework's own search finds a name a plain dlopen cannot: its RUNPATH folders."""
-    own = env.resolution(resolution.name, "tensorflow")
-    if resolution.context != "process" or own is None:
+    """Where a framework's own search finds a name a plain dlopen cannot: TensorFlow's RUNPATH folders, or the
+    DT_RPATH (or preload) through which another framework's objects get it: 'TensorFlow finds /x through its
+    RUNPATH', 'PyTorch finds /x through DT_RPATH of libtorch_cuda.so'."""
+    if resolution.context != "process":
         return None
-    return own.loaded or own.predicted
+    own = env.resolution(resolution.name, "tensorflow")
+    if own is not None and (own.loaded or own.predicted):
+        return f"TensorFlow finds {own.loaded or own.predicted} through its RUNPATH"
+    for build in env.frameworks:
+        for load in build.loads:
+            if load.name == resolution.name and load.path:
+                return f"{phrases.framework(build.name)} finds {load.path} ({how_found(load)})"
+    return None
 
 
 def _resolution_lines(env: Environment, resolution: Resolution) -> list[str]:
@@ -297,9 +308,7 @@ def _resolution_lines(env: Environment, resolution: Resolution) -> list[str]:
     if resolution.predicted is None and resolution.loaded is None:
         framework = _found_by_framework(env, resolution)
         if framework:
-            return [
-                f"{resolution.name}: a plain dlopen finds no copy; TensorFlow finds {framework} through its RUNPATH"
-            ]
+            return [f"{resolution.name}: a plain dlopen finds no copy; {framework}"]
         unseen = [group[0].path for group in by_file(resolution.candidates)]
         lines = [f"{resolution.name}{who}: the loader finds no copy"]
         if unseen:
@@ -453,7 +462,7 @@ def _framework_headline(diagnosis: Diagnosis, build: FrameworkBuild) -> str:
         (f"CUDA {cuda_text}" if cuda_text else "") + (f" ({runtime_how})" if runtime_how and cuda_text else ""),
         (f"cuDNN {cudnn_text}" if cudnn_text else "") + (f" ({cudnn_how})" if cudnn_how and cudnn_text else ""),
     ]
-    code = [target for item in build.objects for target in (*item.sass, *item.ptx)]
+    code, _ = gpu_code(build)
     if code:
         facts.append(f"kernels {code[0]}" + (f"-{code[-1]}" if len(code) > 1 else ""))
     if build.is_cuda_build is False:

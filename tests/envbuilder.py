@@ -30,13 +30,14 @@ from pytest_cudnn.environment import (
     LoadedLibrary,
     MigDevice,
     PathCheck,
+    Pin,
     Resolution,
     State,
     TensorFlow,
     Unreadable,
     Via,
 )
-from pytest_cudnn.versions import cuda_version_from_int
+from pytest_cudnn.versions import canonical_name, cuda_version_from_int
 
 SITE = "/venv/lib/python3.11/site-packages"
 WHEEL_CUDNN = f"{SITE}/nvidia/cudnn/lib"
@@ -56,6 +57,14 @@ def rpath_load(
 def missing_load(name: str, requester: str, how: str = "dlopen") -> LoadedLibrary:
     return LoadedLibrary(name, requester, how, True, None, None, (f"{SITE}/nvidia/cudnn/lib",))
 
+
+# The wheel folder each nvidia distribution (by its name's prefix) installs its libraries into, under SITE.
+# Prefixes are tried in order: "nvidia-cuda-runtime-cu12" before the CUDA 13 wheel, "nvidia-cuda-runtime".
+WHEEL_FOLDERS = {
+    "nvidia-cudnn-cu": WHEEL_CUDNN,
+    "nvidia-cuda-runtime-cu": WHEEL_RUNTIME,
+    "nvidia-cuda-runtime": f"{SITE}/nvidia/cu13/lib",
+}
 
 TORCH_2_15_SASS = ("sm_75", "sm_80", "sm_86", "sm_90", "sm_90a", "sm_100", "sm_100a", "sm_103", "sm_120")
 
@@ -112,6 +121,12 @@ def partitioned(index: int = 0, *devices: MigDevice, pending: bool | None = None
     return dataclasses.replace(
         gpu(index, name="NVIDIA H100 80GB HBM3", cc="9.0"), mig_mode=True, mig_pending=pending, mig=devices
     )
+
+
+def _raw(release: str) -> int:
+    """'12.5.82' -> 12050, as cudaRuntimeGetVersion answers for that release."""
+    first, second = release.split(".")[:2]
+    return int(first) * 1000 + int(second) * 10
 
 
 @dataclass
@@ -318,9 +333,10 @@ class EnvBuilder:
         sass: tuple[str, ...] = TORCH_2_15_SASS,
         cudnn: str | None = None,
         loads: tuple[LoadedLibrary, ...] = (),
+        pins: tuple[Pin, ...] = (),
     ) -> EnvBuilder:
         """PyTorch as the probe reads it from its files: version.py, macros.h and libtorch_cuda.so's fatbin;
-        ``loads``: the copies its search gives it (see :func:`rpath_load`)."""
+        ``loads``: the copies its search gives it (see :func:`rpath_load`); ``pins``: its METADATA's nvidia pins."""
         location = f"{SITE}/torch"
         objects = (LinkedObject(f"{location}/lib/libtorch_cuda.so", None, (), "$ORIGIN", None, sass, (), None),)
         self.frameworks.append(
@@ -334,7 +350,7 @@ class EnvBuilder:
                 cuda is not None,
                 BuildFact(cuda, f"{location}/version.py", f"cuda = {cuda!r}") if cuda else None,
                 BuildFact(cudnn, f"{location}/include/caffe2/core/macros.h", "CUDNN_VERSION") if cudnn else None,
-                (),
+                pins,
                 objects if cuda else (),
                 loads,
             )
@@ -347,8 +363,9 @@ class EnvBuilder:
         major: int | None = 12,
         cudnn: str | None = None,
         loads: tuple[LoadedLibrary, ...] = (),
+        pins: tuple[Pin, ...] = (),
     ) -> EnvBuilder:
-        """JAX with its CUDA plugin for CUDA ``major`` (None: no plugin, a CPU-only JAX)."""
+        """JAX with its CUDA plugin for CUDA ``major`` (None: no plugin, a CPU-only JAX), pinning ``pins``."""
         plugin = f"{SITE}/jax_plugins/xla_cuda{major}"
         self.frameworks.append(
             FrameworkBuild(
@@ -361,7 +378,7 @@ class EnvBuilder:
                 major is not None,
                 BuildFact(str(major), plugin, f"xla_cuda{major}") if major else None,
                 BuildFact(cudnn, plugin, "jax_cuda12_plugin._versions.cudnn_build_version()") if cudnn else None,
-                (),
+                pins,
                 (),
                 loads,
             )
@@ -371,6 +388,49 @@ class EnvBuilder:
     def distribution(self, name: str, version: str, location: str = SITE) -> EnvBuilder:
         self.distributions.append(Distribution(name, version, location))
         return self
+
+    def install(self, name: str, version: str) -> EnvBuilder:
+        """``pip install name==version`` on this host: the distribution replaced (or added) in the site folder, and
+        the library copies it provides (those in its wheel folder, :data:`WHEEL_FOLDERS`) replaced by the new
+        release's: their version (the library reports three parts), and for cuDNN the CUDA it was built for stays."""
+        known = canonical_name(name)
+        self.distributions = [d for d in self.distributions if canonical_name(d.name) != known]
+        self.distribution(name, version)
+        folder = next((f for prefix, f in WHEEL_FOLDERS.items() if known.startswith(prefix)), None)
+        release = ".".join(version.split(".")[:3])
+        if folder is not None:
+            self._provide(known, folder, release)
+        for copy in self.copies:
+            if folder is None or not copy.path.startswith(folder + "/"):
+                continue
+            value: Any = copy.value
+            if isinstance(value, Cudnn):
+                copy.value = dataclasses.replace(value, version=release)
+            else:
+                raw = _raw(release)
+                copy.value = dataclasses.replace(value, version_raw=raw, version=cuda_version_from_int(raw))
+        return self
+
+    def _provide(self, package: str, folder: str, release: str) -> None:
+        """The files a newly installed wheel brings to the frameworks whose own search looks in ``folder``: each load
+        of a name the wheel ships, found nowhere before, now gets the copy there (and the copy is probed)."""
+        from pytest_cudnn.compat.libraries import provider
+
+        for index, build in enumerate(self.frameworks):
+            loads = list(build.loads)
+            for i, load in enumerate(loads):
+                shipped = provider(load.name)
+                if load.path is not None or folder not in load.searched or shipped is None:
+                    continue
+                if shipped.package is None or canonical_name(shipped.package) != package:
+                    continue
+                path = f"{folder}/{load.name}"
+                loads[i] = dataclasses.replace(load, path=path, found_by=f"DT_RPATH of {load.requester}")
+                if not any(copy.path == path for copy in self.copies) and load.name.startswith("libcudart"):
+                    self.runtime(
+                        path, _raw(release), (Via.PIP_WHEEL,), rank=None, driver_raw=self.cuda_driver.version_raw
+                    )
+            self.frameworks[index] = dataclasses.replace(build, loads=tuple(loads))
 
     def change(self, index: int, **changes: Any) -> EnvBuilder:
         """Replace fields of the ``index``-th planted copy (0: the first runtime or cuDNN added)."""

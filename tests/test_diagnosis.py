@@ -26,7 +26,7 @@ from pytest_cudnn.environment import (
     WheelFile,
 )
 
-from .envbuilder import SITE, WHEEL_CUDNN, EnvBuilder, gpu, mig, missing_load, partitioned, rpath_load
+from .envbuilder import SITE, WHEEL_CUDNN, WHEEL_RUNTIME, EnvBuilder, gpu, mig, missing_load, partitioned, rpath_load
 from .test_diagnosis_process import tf_needs_cusolver
 
 Case = Callable[[], Environment]
@@ -845,3 +845,45 @@ def test_a_pip_only_torch_on_a_driver_too_old_is_no_longer_said_to_hold_together
         finding.evidence
     )
     assert finding.fix.startswith("install a driver >= 580.65.06")
+
+
+@pytest.mark.parametrize(("driver_raw", "status"), [(0, 35), (12040, 36)])
+def test_a_runtime_whose_version_is_unread_is_never_called_none(driver_raw: int, status: int) -> None:
+    # TensorFlow 2.14's nvidia-cuda-runtime-cu11 11.8.89 fails cudaRuntimeGetVersion where it cannot use the
+    # driver (frameworks.md): the verdict once read "CUDA runtime None at ...".
+    b = EnvBuilder.healthy()
+    b.change(0, version=None, version_raw=None, driver_version_raw=driver_raw, device_count_status=status)
+    findings = diagnose(b.build())
+    finding = _only(b.build(), "cuda-runtime-cannot-run")
+    assert finding.summary.startswith(f"the CUDA runtime at {WHEEL_RUNTIME}/libcudart.so.12 ")
+    assert "None" not in verdict(findings).summary
+
+
+def test_a_cudnn_87_wheel_that_aborts_gets_the_nvrtc_wheel_of_its_cuda_major_and_the_link_step() -> None:
+    # TensorFlow 2.14's nvidia-cudnn-cu11 8.7.0.84 aborts on its first call, so it reports no CUDA version: the
+    # wheel's name says CUDA 11. The fix once said only "install the library that provides libnvrtc.so".
+    b = EnvBuilder.healthy()
+    b.cudnn(f"{WHEEL_CUDNN}/libcudnn.so.8", "8.7.0", None, (Via.PIP_WHEEL,), rank=None, tf_rank=None)
+    b.change(2, state=State.ERROR, failure=Failure.CRASHED, missing_dependencies=("libnvrtc.so",))
+    b.distribution("nvidia-cudnn-cu11", "8.7.0.84")
+    finding = _only(b.build(), "cudnn-dependency-missing")
+    nvrtc = f"{SITE}/nvidia/cuda_nvrtc/lib"
+    assert finding.fix.startswith("pip install 'nvidia-cuda-nvrtc-cu11' (it ships libnvrtc.so.11.2 in ")
+    assert (
+        f"link it as libnvrtc.so (ln -s libnvrtc.so.11.2 {nvrtc}/libnvrtc.so) and put {nvrtc} on LD_LIB" in finding.fix
+    )
+
+
+def test_a_gpu_the_cuda_runtime_dropped_gets_the_last_cuda_that_targets_it() -> None:
+    # The fix once read "use a CUDA release that still supports this GPU, or a newer GPU".
+    finding = _only(kepler_on_cuda12(), "gpu-unsupported-by-cuda")
+    assert finding.fix == (
+        "use a CUDA runtime older than 12.0 (CUDA 12.0 targets compute capability 5.0 and newer; 11.8 still "
+        "targets 3.7): the CUDA 11 build of the framework that loads it, or a GPU of compute capability 5.0 or newer"
+    )
+
+
+def test_a_cpu_only_torch_from_the_cpu_index_is_removed_before_the_cuda_build_is_installed() -> None:
+    # With torch 2.15.0+cpu installed, "pip install torch" is already satisfied: the fix changed nothing.
+    finding = _only(torch_on("550.54.15", 12040, version="2.15.0+cpu", cuda=None)(), "framework-cpu-only")
+    assert finding.fix.startswith("pip uninstall -y torch (the 2.15.0+cpu build is CPU-only), then pip install torch")

@@ -16,6 +16,10 @@ MODULES = [
     "pytest_cudnn.phrases",
     "pytest_cudnn.probe.torch",
     "pytest_cudnn.diagnosis.kernels",
+    "pytest_cudnn.diagnosis.remedies",
+    "pytest_cudnn.compat.cudnn",
+    "pytest_cudnn.compat.cuda",
+    "pytest_cudnn.fleet.reading",
 ]
 
 

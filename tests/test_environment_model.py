@@ -112,7 +112,7 @@ def _broken(mutate: Any) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("content", "problem"),
     [
-        ("{not json", "is not JSON: Expecting property name enclosed in double quotes at line 1"),
+        ("{not json", "is not JSON: Expecting property name enclosed in double quotes: line 1 column 2"),
         ("[]", "not a JSON object"),
         ({"schema": "something-else"}, "not a pytest-cudnn environment (schema is 'something-else')"),
         ({"schema": SCHEMA, "schema_version": 99}, "schema_version 99 is not supported (this pytest-cudnn reads 1)"),

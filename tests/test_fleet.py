@@ -203,6 +203,17 @@ def test_a_report_gives_the_runners_stack_verdict_findings_and_refusals(tmp_path
     assert dict(read.outcomes) == {"skipped": 1, "passed": 1}
 
 
+def test_every_runner_lists_its_outcome_counts_in_one_fixed_order(tmp_path: Path) -> None:
+    # Two runners whose tests ran in different orders: their counts read side by side, passed, failed, skipped.
+    first = [refused("t.py::a", CUDNN_REASON), ran("t.py::b", "failed"), ran("t.py::c")]
+    second = [ran("t.py::c"), refused("t.py::a", CUDNN_REASON), ran("t.py::b", "failed")]
+    runners = [runner(write(tmp_path / f"{name}.json", document(healthy(), tests)), name) for name, tests in
+               (("one", first), ("two", second))]  # fmt: skip
+    assert [list(r.outcomes.items()) for r in runners] == [[("passed", 1), ("failed", 1), ("skipped", 1)]] * 2
+    out = fleet_text(compare(runners))
+    assert out.count("1 passed, 1 failed, 1 skipped") == 2, out
+
+
 def test_a_runner_without_a_driver_says_so() -> None:
     env = EnvBuilder.healthy().without_driver().build()
     assert env.driver.state.value == "absent"
@@ -388,8 +399,12 @@ CONTENTS: list[Any] = [
     pytest.param(b"  \n", "is empty", id="blank"),
     pytest.param(b"\x80{}", "is not UTF-8 text (byte 0)", id="not UTF-8"),
     pytest.param("{}".encode("utf-16"), "is not UTF-8 text (a UTF-16 byte-order mark)", id="UTF-16"),
-    pytest.param(b"{'a': 1}", "is not JSON: Expecting property name enclosed in double quotes at line 1", id="JSON"),
-    pytest.param(b"<html>", "is not JSON: Expecting value at line 1", id="HTML"),
+    pytest.param(
+        b"{'a': 1}", "is not JSON: Expecting property name enclosed in double quotes: line 1 column 2", id="JSON"
+    ),
+    pytest.param(b"<html>", "is not JSON: Expecting value: line 1 column 1", id="HTML"),
+    # json's message ends in "starting at": the text once read "starting at at line 1".
+    pytest.param(b'{"a', "is not JSON: Unterminated string starting at: line 1 column 2", id="cut in a string"),
     pytest.param(b"[1, 2]", "is not a pytest-cudnn report: the JSON is a list, not an object", id="a list"),
     pytest.param(b"null", "is not a pytest-cudnn report: the JSON is null, not an object", id="null"),
     pytest.param(b"1" * 200, "has a number of 200 digits, more than any report holds", id="a huge number"),
@@ -467,7 +482,7 @@ def test_an_unusable_report_never_costs_the_other_runners(tmp_path: Path, capsys
     assert err == ""
     assert "\na100  " in out
     assert "\nt4  " in out
-    assert f"  bad  {tmp_path}/bad.json: is not JSON: Expecting ',' delimiter at line 1\n" in out
+    assert f"  bad  {tmp_path}/bad.json: is not JSON: Expecting ',' delimiter: line 1 column" in out
     assert f"  gone  {tmp_path}/gone.json: cannot be read: No such file or directory\n" in out
     assert out.endswith("Fleet: not ok: t4 cannot run GPU work; no usable report from bad, gone\n")
 
@@ -594,7 +609,7 @@ def test_the_text_shows_each_runner_then_the_differences_then_the_verdict(tmp_pa
         "  Driver          450.80.02 (CUDA 11.0)\n",
         "  GPUs            1x Tesla T4 (15.0 GiB)\n",
         "  cuDNN           8.0.5  /usr/local/cuda-10.1/lib64/libcudnn.so.8\n",
-        "  GPU tests       1 skipped, 1 passed\n",
+        "  GPU tests       1 passed, 1 skipped\n",
         "  Refused by the environment\n    1 skipped: " + CUDNN_REASON + "\n",
         "    ERROR [tensorflow-cudnn-not-found] on t4; not on a100\n",
         "  Tests refused on some runners, run on others\n    t.py::test_cudnn9\n        ran on a100 (passed)\n"

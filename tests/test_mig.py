@@ -160,6 +160,21 @@ def test_a_gpu_with_mig_on_and_no_mig_devices_is_an_error_when_nothing_else_runs
     assert (outcome.ok, outcome.cause) == (False, "mig-no-devices")
 
 
+def test_the_cudnn_handle_failure_mig_causes_comes_after_it_and_names_it() -> None:
+    # MIG on, no MIG device: CUDA sees nothing, so cudnnCreate fails. The cause comes first (and is the verdict);
+    # the handle failure that follows names it instead of "although the driver sees GPUs".
+    empty: Gpu = dataclasses.replace(SPLIT, mig=())
+    env = EnvBuilder.healthy().with_gpus(empty).change(1, create_status=1001).build()
+    findings = diagnose(env)
+    codes = [f.code for f in findings]
+    assert codes.index("mig-no-devices") < codes.index("cudnn-create-failed"), codes
+    handle = next(f for f in findings if f.code == "cudnn-create-failed")
+    assert "CUDA sees no device (mig-no-devices" in handle.summary
+    assert "although the driver sees GPUs" not in handle.summary
+    assert handle.fix.startswith("fix the cause first (mig-no-devices, above)")
+    assert verdict(findings).summary.startswith("cannot run GPU work: GPU 0 has MIG enabled but no MIG devices")
+
+
 # CUDA_VISIBLE_DEVICES read once: the doctor and the markers judge the same reading (issue 19, N9) ---------------
 
 # NVML on a driver without the MIG API answers no MIG question (mig_mode None): a MIG entry can be neither

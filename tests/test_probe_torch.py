@@ -204,3 +204,34 @@ def test_the_doctor_reports_torch_from_its_files_and_never_imports_it(host: SimH
     assert "DT_RPATH $ORIGIN/../../nvidia/cudnn/lib:$ORIGIN" in text
     assert "GPU code: sm_75, sm_80" in text
     assert "pins nvidia-cudnn-cu13==9.26.0.51  (installed 9.26.0.51)" in text
+
+
+def libtorch_python(compiler: Compiler, flags: str) -> Path:
+    """A libtorch_python.so whose .rodata holds the CUDA_ARCH_FLAGS string Module.cpp compiles in, among other
+    strings that name one architecture each (as error messages do)."""
+    source = (
+        f'const char* arch_flags(void) {{ return "{flags}"; }}\n'
+        'const char* other(void) { return "sm_90a"; }\n'
+        'const char* words(void) { return "needs sm_80 or newer"; }\n'
+    )
+    return compiler.compile(f"libtorch_python_{len(flags)}.so", ["gcc", "-shared", "-fPIC", "-O0"], source)
+
+
+def test_the_arch_list_is_the_string_torch_cuda_get_arch_list_splits(tmp_path: Path, compiler: Compiler) -> None:
+    # torch 2.11.0+cu130, measured on a lent H200: get_arch_list() gave these six, the fatbin twelve targets.
+    flags = "sm_75 sm_80 sm_86 sm_90 sm_100 sm_120"
+    package = plant_torch(tmp_path)
+    (package / "lib").mkdir()
+    shutil.copyfile(libtorch_python(compiler, flags), package / "lib" / "libtorch_python.so")
+    build = probe_torch([str(tmp_path)])
+    assert build.arch_list is not None
+    assert build.arch_list.value == flags
+    assert build.arch_list.source == str(package / "lib" / "libtorch_python.so")
+
+
+def test_without_libtorch_python_or_its_string_the_arch_list_is_not_guessed(tmp_path: Path, compiler: Compiler) -> None:
+    package = plant_torch(tmp_path)
+    assert probe_torch([str(tmp_path)]).arch_list is None  # no lib folder
+    (package / "lib").mkdir()
+    shutil.copyfile(libtorch_python(compiler, "sm_80"), package / "lib" / "libtorch_python.so")
+    assert probe_torch([str(tmp_path)]).arch_list is None  # one word: any string could be it

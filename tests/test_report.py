@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 
 from pytest_cudnn.diagnosis import Severity, diagnose, judge_environment, selected_cudnn, selected_runtime, verdict
-from pytest_cudnn.environment import Environment, Via
+from pytest_cudnn.environment import BuildFact, Environment, Via
 from pytest_cudnn.report import doctor_json, doctor_text, header_lines, markdown_summary
 
-from .envbuilder import SITE, EnvBuilder, gpu, rpath_load
+from .envbuilder import SITE, WHEEL_CUDNN, EnvBuilder, gpu, rpath_load
 
 HOSTILE = "A100\x1b[2J\x1b]0;title\x07\r\u202e|<b>*x*</b>`"
 
@@ -146,3 +147,37 @@ def test_the_header_names_the_copies_a_framework_loads_and_how_they_were_found()
     text = doctor_text(judge_environment(env, tuple(findings)), verdict(findings))
     assert f"loads libcudnn.so.9 from {cudnn}  (wheel, through DT_RPATH of libtorch_cuda.so)" in text
     assert "verdict: cannot run: PyTorch 2.15.0+cu132 cannot run here" in text
+
+
+def test_a_library_torch_finds_through_its_rpath_is_not_said_missing() -> None:
+    # torch's libtorch_cuda.so gets the cuDNN wheel through its DT_RPATH; a plain dlopen finds no copy. The doctor
+    # once said "the loader finds no copy" of the very file torch loads.
+    cudnn = f"{WHEEL_CUDNN}/libcudnn.so.9"
+    env = (
+        EnvBuilder()
+        .with_torch(cudnn="9.10.2", loads=(rpath_load(cudnn),))
+        .cudnn(cudnn, "9.10.2", 12090, (Via.PIP_WHEEL,), rank=None)
+        .build()
+    )
+    findings = diagnose(env)
+    text = doctor_text(judge_environment(env, tuple(findings)), verdict(findings))
+    assert "libcudnn.so.9: the loader finds no copy" not in text
+    assert f"libcudnn.so.9: a plain dlopen finds no copy; PyTorch finds {cudnn} (wheel, through DT_RPATH" in text
+
+
+def test_torch_gpu_code_is_what_get_arch_list_says_not_every_target_in_its_fatbin() -> None:
+    # torch 2.11.0+cu130 (measured): the fatbin holds sm_89 and arch-specific code a few kernels are built for;
+    # torch.cuda.get_arch_list() says sm_75 ... sm_120. The header once said "kernels sm_75-sm_121a".
+    fatbin = ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100", "sm_100a", "sm_103a", "sm_120",
+              "sm_120a", "sm_121a")  # fmt: skip
+    b = EnvBuilder().with_driver(version="580.95.05", cuda_version_raw=13000).with_torch("2.11.0+cu130", "13.0", fatbin)
+    lib = f"{SITE}/torch/lib/libtorch_python.so"
+    b.frameworks[0] = dataclasses.replace(
+        b.frameworks[0], arch_list=BuildFact("sm_75 sm_80 sm_86 sm_90 sm_100 sm_120", lib, "CUDA_ARCH_FLAGS")
+    )
+    judged = judge_environment(b.build())
+    header = "\n".join(header_lines(judged, runtime=None, cudnn=None))
+    assert "kernels sm_75-sm_120:" in header
+    assert "sm_121a" not in header
+    text = doctor_text(judged)
+    assert f"built for sm_75, sm_80, sm_86, sm_90, sm_100, sm_120  (CUDA_ARCH_FLAGS, {lib})" in text

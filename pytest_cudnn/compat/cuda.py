@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 
 __all__ = [
     "ARCHITECTURES",
@@ -184,6 +185,23 @@ def supported_capabilities(cuda: str) -> ArchitectureRange | None:
         return None
     rows = [row for row in ARCHITECTURES if (_major_minor(row.since) or (0, 0)) <= version]
     return rows[-1] if rows else None
+
+
+def last_targeting(capability: str) -> tuple[ArchitectureRange, ArchitectureRange] | None:
+    """The last toolkit row that can still target ``capability`` ("7.0") and the row after it that cannot: where
+    support for that GPU ends. None where the newest toolkit still targets it, or no toolkit ever did.
+
+    >>> kept, dropped = last_targeting("7.0")
+    >>> kept.since, dropped.since, dropped.oldest
+    ('12.9', '13.0', '7.5')
+    """
+    cc = _major_minor(capability)
+    if cc is None:
+        return None
+    for kept, dropped in pairwise(ARCHITECTURES):
+        if (_major_minor(kept.oldest) or (99, 0)) <= cc < (_major_minor(dropped.oldest) or (0, 0)):
+            return kept, dropped
+    return None
 
 
 # Architecture names by compute capability. Source: "cuda-gpus" (7.5 is Turing, 8.9 Ada Lovelace).

@@ -19,6 +19,7 @@ __all__ = [
     "KnownBad",
     "UnknownFloor",
     "known_bad",
+    "last_supporting",
     "oldest_capability",
     "support_floor",
 ]
@@ -110,6 +111,57 @@ def oldest_capability(cudnn: str, cuda_major: int | None) -> GpuFloor | None:
 
 
 @dataclass(frozen=True)
+class SupportEnd:
+    """Where cuDNN's support for a GPU ends: every release from ``below`` on (within the rows for that CUDA
+    major) no longer supports it, so a requirement ``<below`` keeps a release that does."""
+
+    below: str  # "9.11"
+    oldest_after: str  # the oldest compute capability the release ``below`` supports
+    source: str
+
+
+def last_supporting(capability: str, cuda_major: int | None) -> SupportEnd | None:
+    """The first cuDNN release from which no later release (of the rows for a build made for ``cuda_major``)
+    supports compute capability ``capability``; None where the newest release supports it, or where no release
+    in the tables ever did (no requirement keeps one).
+
+    >>> end = last_supporting("7.0", 12)
+    >>> end.below, end.oldest_after
+    ('9.11', '7.5')
+    >>> last_supporting("8.0", 12) is None
+    True
+    """
+    cc = _version(capability)
+    if cc is None:
+        return None
+    end: GpuFloor | None = None
+    supported_before = False
+    taken: set[str] = set()  # the first matching row applies: a later row of the same range is not this build's
+    for row in GPU_FLOORS:
+        if row.cuda_major_below is not None and (cuda_major is None or cuda_major >= row.cuda_major_below):
+            continue
+        if row.cudnn in taken:
+            continue
+        taken.add(row.cudnn)
+        if cc < Version(row.oldest):
+            end = end or row
+        else:
+            end, supported_before = None, True
+    if end is None or not supported_before:
+        return None
+    lower = _bound(end.cudnn, ">=")
+    for unknown in UNKNOWN_FLOORS:  # releases just before the end whose support was never published: not kept
+        upper, start = _bound(unknown.cudnn, "<"), _bound(unknown.cudnn, ">=")
+        if lower and upper and start and Version(upper) == Version(lower):
+            lower = start
+    return SupportEnd(lower, end.oldest, end.source) if lower else None
+
+
+def _bound(spec: str, operator: str) -> str | None:
+    return next((clause.version for clause in specifier_set(spec) if clause.operator == operator), None)
+
+
+@dataclass(frozen=True)
 class KnownBad:
     code: str
     cudnn: str  # specifier over the cuDNN version
@@ -155,6 +207,16 @@ KNOWN_BAD: tuple[KnownBad, ...] = (
         "cudnn-765-notes",
     ),
 )
+
+
+def fixed_in(row: KnownBad) -> str | None:
+    """The first release past a known-bad range that ends ("8.9.2" for ">=8.9.0,<8.9.2"); None for one that
+    does not (an exact release, whose remedy is no upgrade).
+
+    >>> fixed_in(KNOWN_BAD[0]), fixed_in(KNOWN_BAD[-1])
+    ('8.9.2', None)
+    """
+    return _bound(row.cudnn, "<")
 
 
 def known_bad(cudnn: str, capability: str | None, cudart: str | None) -> list[KnownBad]:

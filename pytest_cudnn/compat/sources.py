@@ -267,6 +267,17 @@ SOURCES: dict[str, str] = {
         "nccl, nvshmem, cufile, then nvtx libnvToolsExt.so.*[0-9]: no curand (2.14.1 has ('curand', "
         "'libcurand.so.*[0-9]'))"
     ),
+    "torch-arch-list": (
+        "pytorch/pytorch torch/cuda/__init__.py get_arch_list(): 'arch_flags = torch._C._cuda_getArchFlags()' ... "
+        "'return arch_flags.split()'; torch/csrc/cuda/Module.cpp THCPModule_getArchFlags: 'static const char* flags "
+        "= C10_STRINGIZE(CUDA_ARCH_FLAGS)'; pytorch/pytorch#198204: TORCH_CUDA_ARCH_LIST='8.0;8.6+PTX' gives "
+        "'sm_80 sm_86 compute_86'; pytorch/pytorch#41212 (malfet) added it as 'list of architecture torch_cuda were "
+        "compiled with'; .ci/manywheel/build_cuda.sh @ 799d09f215740cc4fb78e0bd278dce469e33ddcb sets the wheels' "
+        "TORCH_CUDA_ARCH_LIST (13.0: '7.5;8.0;8.6;9.0;10.0;12.0+PTX'). Measured on a lent H200, torch "
+        "2.11.0+cu130: get_arch_list() ['sm_75', 'sm_80', 'sm_86', 'sm_90', 'sm_100', 'sm_120'], the one such "
+        "string in libtorch_python.so's .rodata, while libtorch_cuda.so's fatbin holds sm_89, sm_90a, sm_100a, "
+        "sm_103a, sm_120a and sm_121a besides"
+    ),
     "torch-cudnn-rule": (
         "torch/backends/cudnn/__init__.py in the torch wheels 2.5.1, 2.6.0, 2.7.1, 2.8.0, 2.9.0, 2.10.0, 2.11.0 and "
         "2.15.0 from PyPI: 'if runtime_major != compile_major: cudnn_compatible = False / elif runtime_major < 7 or "

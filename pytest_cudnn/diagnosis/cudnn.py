@@ -15,7 +15,9 @@ from ..environment import (
     Gpu,
     State,
 )
+from ..versions import canonical_name
 from .model import (
+    CODES,
     Finding,
     Severity,
     cite,
@@ -25,16 +27,20 @@ from .model import (
     make_finding,
     parse_version,
 )
+from .remedies import blocking_text, demands_on, owning_distribution, pip_fix
 from .runtime import failed_how, failure_fix
 from .stack import (
     copy_in_use,
     cudnn_evidence,
     gpu_text,
     gpus_with_capability,
+    load_copy,
     loader_visible,
+    no_device_cause,
     runtime_evidence,
     stack_cudnns,
     stack_runtime,
+    visible_devices,
 )
 
 # cuDNN --------------------------------------------------------------------------------------------
@@ -80,8 +86,21 @@ def cudnn_rules(env: Environment) -> Iterator[Finding]:
                 f"install the CUDA {major_minor(cudnn.cudart_version)} runtime, or the cuDNN build for your CUDA",
                 (cudnn.path,),
             )
+    # Every copy the stack or a framework loads is judged against the GPUs: a copy jax[cuda12] or torch gets
+    # through its own search is no less on the GPU than the one on the loader path.
+    for cudnn in _used_cudnns(env):
         for gpu in gpus:
-            yield from _cudnn_gpu(cudnn, gpu)
+            yield from _cudnn_gpu(env, cudnn, gpu)
+
+
+def _used_cudnns(env: Environment) -> list[Cudnn]:
+    used = list(stack_cudnns(env))
+    for build in env.frameworks:
+        for load in build.loads:
+            copy = load_copy(env, load)
+            if isinstance(copy, Cudnn) and copy not in used:
+                used.append(copy)
+    return used
 
 
 def _cudnn_copy(env: Environment, cudnn: Cudnn) -> Iterator[Finding]:
@@ -93,7 +112,7 @@ def _cudnn_copy(env: Environment, cudnn: Cudnn) -> Iterator[Finding]:
         evidence.append("missing beside it: " + ", ".join(cudnn.siblings_missing))
     if cudnn.missing_dependencies:
         missing = ", ".join(cudnn.missing_dependencies)
-        fix, source = _dependency_fix(cudnn)
+        fix, source = _dependency_fix(env, cudnn)
         yield make_finding(
             "cudnn-dependency-missing",
             severity,
@@ -128,15 +147,20 @@ def _cudnn_copy(env: Environment, cudnn: Cudnn) -> Iterator[Finding]:
         # Any copy, not only the stack's: a framework's own copy that cannot make a handle stops the tests that
         # use it (the doctor once printed "cudnnCreate: 1001" for torch's copy and raised nothing).
         last = f"; cuDNN says: {cudnn.last_error}" if cudnn.last_error else ""
+        # When CUDA sees no device at all, that finding is the cause (it comes first); this one names it.
+        cause = no_device_cause(env, visible_devices(env))
+        because = f": CUDA sees no device ({cause}: {CODES[cause]})" if cause else " although the driver sees GPUs"
         yield make_finding(
             "cudnn-create-failed",
             severity,
             "cudnn",
             f"{_cudnn_label(cudnn)} at {cudnn.path}: cudnnCreate fails with {cudnn.create_status} "
-            f"({cudnn.create_error}) although the driver sees GPUs",
+            f"({cudnn.create_error}){because}",
             (cudnn_evidence(cudnn), f"cudnnCreate: {cudnn.create_status} {cudnn.create_error}{last}"),
-            "run with CUDNN_LOGERR_DBG=1 (cuDNN 8) or CUDNN_LOGLEVEL_DBG=2 (cuDNN 9) and CUDNN_LOGDEST_DBG=stderr "
-            "for the reason; check the driver and CUDA findings above",
+            f"fix the cause first ({cause}, above): cuDNN needs a device CUDA can use"
+            if cause
+            else "run with CUDNN_LOGERR_DBG=1 (cuDNN 8) or CUDNN_LOGLEVEL_DBG=2 (cuDNN 9) and "
+            "CUDNN_LOGDEST_DBG=stderr for the reason; check the driver and CUDA findings above",
             (cudnn.path,),
         )
 
@@ -145,45 +169,106 @@ def _cudnn_label(cudnn: Cudnn) -> str:
     return f"cuDNN {cudnn.version}" if cudnn.version else "cuDNN"
 
 
-def _dependency_fix(cudnn: Cudnn) -> tuple[str, str]:
+def _dependency_fix(env: Environment, cudnn: Cudnn) -> tuple[str, str]:
     """Install what provides the missing library (its pip wheel, and what the wheel really ships when that is
-    not the very name cuDNN asks for), and the source that says so; or, untabled, a plain instruction."""
+    not the very name cuDNN asks for, with the step that makes the name resolve), and the source that says so; or,
+    untabled, a plain instruction. The CUDA major that picks the wheel is the copy's own, else its wheel's
+    (nvidia-cudnn-cu11: a cuDNN that aborts on its first call reports none)."""
     missing = cudnn.missing_dependencies[0]
-    found = provider(missing, major(cudnn.cudart_version))
+    wheel = owning_distribution(env, cudnn)
+    cuda = major(cudnn.cudart_version)
+    if cuda is None and wheel is not None:
+        cuda = major(canonical_name(wheel.name).removeprefix("nvidia-cudnn-cu"))
+    found = provider(missing, cuda)
     if found is None:
         folder = folder_of(cudnn.path)
         return f"install the library that provides {missing} where the loader finds it (beside {folder})", ""
     if found.package is None:
         return f"install {missing}: {found.note}", cite(found.source)
-    shipped = f"; {found.note}" if not found.exact and found.note else ""
-    return f"pip install '{found.requirement}' (it ships {found.file} in {found.folder}){shipped}", cite(found.source)
+    fix = f"pip install '{found.requirement}' (it ships {found.file} in {found.folder})"
+    if not found.exact and found.note:
+        site = wheel.location if wheel is not None else "<site-packages>"
+        lib = f"{site}/{found.folder}"
+        link = f"ln -s {found.file} {lib}/{missing}"
+        fix += f"; {found.note}: link it as {missing} ({link}) and put {lib} on LD_LIBRARY_PATH"
+    return fix, cite(found.source)
 
 
-def _cudnn_gpu(cudnn: Cudnn, gpu: Gpu) -> Iterator[Finding]:
+def _cudnn_gpu(env: Environment, cudnn: Cudnn, gpu: Gpu) -> Iterator[Finding]:
     if not cudnn.version:
         return
     floor = cudnn_facts.oldest_capability(cudnn.version, major(cudnn.cudart_version))
     cc = parse_version(gpu.compute_capability)
     if floor and cc is not None and cc < Version(floor.oldest):
+        fix, requirement, source = _older_cudnn(env, cudnn, gpu.compute_capability or "", floor.oldest)
         yield make_finding(
             "cudnn-gpu-unsupported",
             Severity.ERROR,
             "cudnn",
             f"cuDNN {cudnn.version} does not support {gpu_text(gpu)}: its oldest is {floor.oldest}",
-            (cudnn_evidence(cudnn), cite(floor.source)),
-            "use a cuDNN release that still supports this GPU (see the support matrix), or a newer GPU",
+            (cudnn_evidence(cudnn), cite(floor.source), source),
+            fix,
             (cudnn.path,),
+            requirement,
         )
     for bad in cudnn_facts.known_bad(cudnn.version, gpu.compute_capability, major_minor(cudnn.cudart_version)):
+        fix, requirement = _past_known_bad(env, cudnn, bad)
         yield make_finding(
             "cudnn-known-bad",
             Severity.WARNING,
             "cudnn",
             f"{bad.summary} [{bad.code}]",
             (cudnn_evidence(cudnn), gpu_text(gpu), cite(bad.source)),
-            bad.remedy,
+            fix,
             (cudnn.path,),
+            requirement,
         )
+
+
+def _past_known_bad(env: Environment, cudnn: Cudnn, bad: cudnn_facts.KnownBad) -> tuple[str, str | None]:
+    """A known-bad range that ends (``<8.9.2``) on a copy from a wheel: the wheel at a release past it, checked
+    against the frameworks' demands; else the row's own remedy."""
+    fixed = cudnn_facts.fixed_in(bad)
+    wheel = owning_distribution(env, cudnn)
+    if fixed is None or wheel is None:
+        return bad.remedy, None
+    remedy = pip_fix(env, canonical_name(wheel.name), f">={fixed}", cudnn=True)
+    if remedy.resolves:
+        return f'pip install "{remedy.requirement}" ({bad.remedy})', remedy.requirement
+    return f"{bad.remedy}; no {canonical_name(wheel.name)} release does it here: {blocking_text(remedy)}", None
+
+
+def _older_cudnn(env: Environment, cudnn: Cudnn, capability: str, oldest: str) -> tuple[str, str | None, str]:
+    """The fix for a cuDNN too new for the GPU: the requirement on its wheel that keeps a release still supporting
+    it (``nvidia-cudnn-cu12<9.11``), checked against the frameworks' pins and cuDNN rules; its requirement (None
+    where it cannot resolve), and the source of where support ends."""
+    end = cudnn_facts.last_supporting(capability, major(cudnn.cudart_version))
+    newer_gpu = f"a GPU of compute capability {oldest} or newer"
+    if end is None:
+        return f"no cuDNN release in the tables supports compute capability {capability}: use {newer_gpu}", None, ""
+    why = f"cuDNN {end.below} and later need compute capability {end.oldest_after} or newer"
+    wheel = owning_distribution(env, cudnn)
+    if wheel is None:
+        return (
+            f"install a cuDNN older than {end.below} where the loader finds it first ({why}), or use {newer_gpu}",
+            None,
+            cite(end.source),
+        )
+    fix = pip_fix(env, canonical_name(wheel.name), f"<{end.below}", cudnn=True)
+    if fix.resolves:
+        met = sorted({d.who for d in demands_on(env, canonical_name(wheel.name), cudnn=True)})
+        checked = f"; it meets what {', '.join(met)} need{'s' if len(met) == 1 else ''} of it" if met else ""
+        return (
+            f'pip install "{fix.requirement}" ({why}{checked}), or use {newer_gpu}',
+            fix.requirement,
+            cite(end.source),
+        )
+    return (
+        f"no {canonical_name(wheel.name)} release below {end.below} ({why}) meets what the frameworks here need: "
+        f"{blocking_text(fix)}; use a framework release that allows {fix.requirement}, or {newer_gpu}",
+        None,
+        cite(end.source),
+    )
 
 
 def _same_cuda(a: str, b: str) -> bool:

@@ -18,9 +18,11 @@ from ..compat import tensorflow as tf_facts
 from ..compat.libraries import provider
 from ..environment import OBJECT_MISSING, CudaRuntime, Cudnn, Environment, FrameworkBuild, LoadedLibrary, State
 from ..frameworks import framework
+from ..versions import canonical_name
 from .forward import user_mode_covers
 from .kernels import runs_on
 from .model import Finding, Severity, cite, folder_of, make_finding, parse_version
+from .remedies import blocking_text, owning_distribution, pip_fix
 from .stack import any_gpu_framework, gpu_frameworks, gpu_text, gpus_with_capability, load_copy, tensorflow_needs
 
 
@@ -105,8 +107,13 @@ def _cpu_only(build: FrameworkBuild, any_gpu: bool) -> Finding:
 
 
 def _install_hint(build: FrameworkBuild) -> str:
+    """How to get a CUDA build. A CPU-only build with a local version ("2.5.1+cpu", from a CPU-only index) is
+    removed first: with it installed, ``pip install torch`` is satisfied and changes nothing."""
     entry = framework(build.name)
-    return (entry.install_hint if entry else None) or f"install a CUDA build of {phrases.framework(build.name)}"
+    hint = (entry.install_hint if entry else None) or f"install a CUDA build of {phrases.framework(build.name)}"
+    if build.version and "+" in build.version and build.distribution:
+        return f"pip uninstall -y {build.distribution} (the {build.version} build is CPU-only), then {hint}"
+    return hint
 
 
 def _import_objects(build: FrameworkBuild) -> set[str]:
@@ -152,10 +159,11 @@ def _missing(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
         if load.path is not None or not load.required:
             continue
         if load.how == "DT_NEEDED" and load.requester in imported:
-            yield _import_library_missing(build, load)
+            yield _import_library_missing(build, load, _wheel_requirement(env, build, load))
             continue
         own = entry.unloadable(env, build, load) if entry is not None and entry.unloadable is not None else None
         fix = own.fix if own is not None else missing_fix(build, load)
+        requirement = None if own is not None else _wheel_requirement(env, build, load)
         yield make_finding(
             "framework-library-missing",
             Severity.ERROR,
@@ -168,10 +176,11 @@ def _missing(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
             ),
             fix,
             subjects(build),
+            requirement,
         )
 
 
-def _import_library_missing(build: FrameworkBuild, load: LoadedLibrary) -> Finding:
+def _import_library_missing(build: FrameworkBuild, load: LoadedLibrary, requirement: str | None) -> Finding:
     """A library in the DT_NEEDED of an object the import loads, found nowhere: the import fails with it."""
     requester = posixpath.basename(load.requester or "")
     return make_finding(
@@ -187,12 +196,27 @@ def _import_library_missing(build: FrameworkBuild, load: LoadedLibrary) -> Findi
         ),
         f"{missing_fix(build, load)}; or {reinstall_fix(build, deps=True)} (it brings back the wheels it pins)",
         subjects(build),
+        requirement,
     )
 
 
 def _searched_text(load: LoadedLibrary) -> str:
     more = f" and {len(load.searched) - 8} more" if len(load.searched) > 8 else ""
     return (", ".join(load.searched[:8]) + more) or "nothing"
+
+
+def _wheel_requirement(env: Environment, build: FrameworkBuild, load: LoadedLibrary) -> str | None:
+    """The wheel that ships ``load``'s very name into a folder the framework's own search looks in: installing it
+    resolves the finding (checked against every framework's demand on it). None otherwise: the wheel ships another
+    name, or puts it where the search never looks."""
+    wheel = provider(load.name, cuda_major(build))
+    if wheel is None or wheel.package is None or not wheel.exact or not wheel.folder or not build.location:
+        return None
+    site = folder_of(build.location)
+    if f"{site}/{wheel.folder}".rstrip("/") not in (folder.rstrip("/") for folder in load.searched):
+        return None
+    remedy = pip_fix(env, wheel.package, (wheel.requirement or "").removeprefix(wheel.package))
+    return remedy.requirement if remedy.resolves else None
 
 
 def missing_fix(build: FrameworkBuild, load: LoadedLibrary) -> str:
@@ -296,6 +320,7 @@ def _cudnn(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
     if refusal is None:
         return
     problem, source = refusal
+    fix, requirement = _cudnn_fix(env, build, cudnn, load)
     yield make_finding(
         "framework-cudnn-mismatch",
         Severity.ERROR,
@@ -306,9 +331,29 @@ def _cudnn(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
             f"built with cuDNN {build.cudnn.value} ({build.cudnn.how}, {build.cudnn.source})" if build.cudnn else "",
             cite(source),
         ),
-        f"install the cuDNN {phrases.framework(build.name)} was built for (see its pins), or remove the copy that "
-        f"wins from {folder_of(load.path or '')}",
+        fix,
         subjects(build),
+        requirement,
+    )
+
+
+def _cudnn_fix(env: Environment, build: FrameworkBuild, cudnn: Cudnn, load: LoadedLibrary) -> tuple[str, str | None]:
+    """The cuDNN wheel the framework gets, reinstalled at the release its pin names (checked against every
+    framework's demands on it), with that requirement; else the copy that wins removed from the search."""
+    away = f"remove the copy that wins from {folder_of(load.path or '')}"
+    wheel = owning_distribution(env, cudnn)
+    pin = next(
+        (p for p in build.pins if wheel is not None and canonical_name(p.package) == canonical_name(wheel.name)), None
+    )
+    if wheel is None or pin is None or not pin.specifier:
+        return f"install the cuDNN {phrases.framework(build.name)} was built for (see its pins), or {away}", None
+    remedy = pip_fix(env, canonical_name(wheel.name), pin.specifier, cudnn=True)
+    if remedy.resolves:
+        return f'pip install "{remedy.requirement}" (what {label(build)} pins)', remedy.requirement
+    return (
+        f"{label(build)} pins {remedy.requirement}, and no release of it meets what the other frameworks here need: "
+        f"{blocking_text(remedy)}; give {phrases.framework(build.name)} a virtual environment of its own",
+        None,
     )
 
 
@@ -333,12 +378,20 @@ def cudnn_refusal(env: Environment, build: FrameworkBuild, cudnn: Cudnn) -> tupl
     return (refused.problem, refused.source) if refused is not None else None
 
 
+def gpu_code(build: FrameworkBuild) -> tuple[list[str], str]:
+    """The GPU code a framework's build says is its own, and where that was read: the arch list its build records
+    (PyTorch's, as torch.cuda.get_arch_list() gives it: "torch-arch-list"), else every target in its objects'
+    fatbins (which for PyTorch also hold the sm_90a-style code a few kernels are built for)."""
+    if build.arch_list is not None:
+        return build.arch_list.value.split(), f"{build.arch_list.source} ({build.arch_list.how})"
+    return [t for item in build.objects for t in (*item.sass, *item.ptx)], "; ".join(o.path for o in build.objects)
+
+
 def _kernels(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
-    targets = [target for item in build.objects for target in (*item.sass, *item.ptx)]
+    targets, where = gpu_code(build)
     if not targets:
         return  # nothing read: nothing to say
     listed = ", ".join(targets)
-    where = "; ".join(item.path for item in build.objects)
     for gpu in gpus_with_capability(env):
         found = runs_on(targets, gpu.compute_capability or "")
         if found is None:

@@ -35,6 +35,10 @@ class Finding:
     fix: str
     # The library copies (their paths) this finding is about: a requirement on a copy fails on its errors only.
     subjects: tuple[str, ...] = ()
+    # The pip requirement after whose install this finding is gone, exactly as ``pip install`` takes it
+    # ("nvidia-cudnn-cu12<9.11"), checked against the pins of the frameworks installed (diagnosis/remedies.py);
+    # None where no requirement alone resolves it. ``fix`` says the same in words.
+    requirement: str | None = None
 
 
 @dataclass(frozen=True)
@@ -126,6 +130,11 @@ STOPS_ITS_COPY = frozenset(
     }
 )
 
+# Findings that are the cause of others of their severity, listed (and, as errors, headlining the verdict) before
+# them: a CPU-only build brings no CUDA runtime, so "no CUDA runtime" follows from it; a GPU with MIG on and no
+# MIG device leaves CUDA no device, so the cuDNN handle that cannot be made follows from it.
+CAUSES = ("tensorflow-cpu-only", "framework-cpu-only", "mig-no-devices")
+
 Rule = Callable[[Environment], Iterator[Finding]]
 
 LOADER_VIAS = {
@@ -149,9 +158,12 @@ def make_finding(
     evidence: Iterable[str],
     fix: str,
     subjects: Iterable[str] = (),
+    requirement: str | None = None,
 ) -> Finding:
     assert code in CODES, code
-    return Finding(code, severity, component, summary, tuple(e for e in evidence if e), fix, tuple(subjects))
+    return Finding(
+        code, severity, component, summary, tuple(e for e in evidence if e), fix, tuple(subjects), requirement
+    )
 
 
 def folder_of(path: str) -> str:

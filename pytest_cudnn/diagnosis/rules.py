@@ -12,7 +12,7 @@ from .driver import driver_rules, gpu_rules
 from .forward import forward_rules
 from .frameworks import framework_rules
 from .loader import loader_rules
-from .model import ORDER, Finding, Rule
+from .model import CAUSES, ORDER, Finding, Rule
 from .runtime import gpu_arch_rules, runtime_rules
 from .tensorflow import tensorflow_rules
 from .variables import device_rules, path_rules, windows_rules
@@ -36,6 +36,7 @@ RULES: tuple[Rule, ...] = (
     driver_rules,
     forward_rules,
     gpu_rules,
+    device_rules,  # which devices CUDA sees (MIG, CUDA_VISIBLE_DEVICES): a cause of the runtime and cuDNN findings
     runtime_rules,
     gpu_arch_rules,
     tensorflow_rules,
@@ -44,14 +45,14 @@ RULES: tuple[Rule, ...] = (
     cudnn_rules,
     loader_rules,
     path_rules,
-    device_rules,
     windows_rules,
     process_rules,  # frameworks that share one process: .process
 )
 
 
 def diagnose(env: Environment, rules: tuple[Rule, ...] = RULES) -> list[Finding]:
-    """All findings, errors first, each once, in a stable order."""
+    """All findings, errors first, each once, in a stable order; within a severity, a cause (:data:`CAUSES`) before
+    what follows from it."""
     seen: set[tuple[str, str]] = set()
     findings = []
     for rule in rules:
@@ -60,4 +61,4 @@ def diagnose(env: Environment, rules: tuple[Rule, ...] = RULES) -> list[Finding]
             if key not in seen:
                 seen.add(key)
                 findings.append(finding)
-    return sorted(findings, key=lambda f: ORDER[f.severity])
+    return sorted(findings, key=lambda f: (ORDER[f.severity], f.code not in CAUSES))

@@ -26,6 +26,7 @@ from .model import (
     parse_version,
 )
 from .stack import (
+    any_gpu_framework,
     copy_in_use,
     gpu_frameworks,
     gpu_text,
@@ -56,7 +57,7 @@ def runtime_rules(env: Environment) -> Iterator[Finding]:
             "cuda-runtime",
             f"no CUDA runtime ({phrases.cudart_library(env.host.system)}) found anywhere",
             (),
-            "install one, e.g. pip install nvidia-cuda-runtime-cu12, or the CUDA toolkit",
+            _no_runtime_fix(env),
         )
     for runtime in env.cuda_runtimes:
         if runtime.state is State.ERROR:
@@ -133,7 +134,7 @@ def _runtime_cannot_run(env: Environment, runtime: CudaRuntime) -> Iterator[Find
     )
     if runtime.driver_version_raw == 0:
         summary = (
-            f"CUDA runtime {runtime.version} at {runtime.path} finds no usable driver (cudaDriverGetVersion says 0), "
+            f"{_runtime_label(runtime)} at {runtime.path} finds no usable driver (cudaDriverGetVersion says 0), "
             f"although NVML reports driver {env.driver.version or '?'}"
         )
         fix = (
@@ -142,11 +143,46 @@ def _runtime_cannot_run(env: Environment, runtime: CudaRuntime) -> Iterator[Find
             "a cuda-compat libcuda from the loader path if it does not fit this driver"
         )
     else:
-        summary = f"CUDA runtime {runtime.version} at {runtime.path} cannot use the GPUs: {said}"
+        summary = f"{_runtime_label(runtime)} at {runtime.path} cannot use the GPUs: {said}"
         fix = "run nvidia-smi and a CUDA sample (deviceQuery) to see the same failure; check dmesg and /dev/nvidia*"
     yield make_finding(
         "cuda-runtime-cannot-run", Severity.ERROR, "cuda-runtime", summary, evidence, fix, (runtime.path,)
     )
+
+
+def _older_cuda_fix(capability: str, oldest: str) -> str:
+    """Which CUDA still targets the GPU: 'a CUDA runtime older than 13.0 (CUDA 13.0 targets compute capability 7.5
+    and newer; 12.9 still targets 7.0)', from the toolkits' architecture table."""
+    newer_gpu = f"a GPU of compute capability {oldest} or newer"
+    end = cuda_facts.last_targeting(capability)
+    if end is None:
+        return f"use {newer_gpu}"
+    kept, dropped = end
+    return (
+        f"use a CUDA runtime older than {dropped.since} (CUDA {dropped.since} targets compute capability "
+        f"{dropped.oldest} and newer; {kept.since} still targets {capability}): the CUDA {kept.since.split('.')[0]} "
+        f"build of the framework that loads it, or {newer_gpu}"
+    )
+
+
+def _no_runtime_fix(env: Environment) -> str:
+    """Where the only frameworks installed are CPU-only builds, the runtime comes with their GPU build (their own
+    finding, listed first, says how to get it); else the runtime itself."""
+    cpu_only = [
+        phrases.framework(b.name) for b in env.frameworks if b.state is State.FOUND and b.is_cuda_build is False
+    ]
+    tf = env.tensorflow
+    if tf.state is State.FOUND and tf.is_cuda_build is False and "TensorFlow" not in cpu_only:
+        cpu_only.append("TensorFlow")
+    if cpu_only and not any_gpu_framework(env):
+        return f"install the GPU build of {' and '.join(cpu_only)} (the CPU-only finding says how): it brings one"
+    return "install one, e.g. pip install nvidia-cuda-runtime-cu12, or the CUDA toolkit"
+
+
+def _runtime_label(runtime: CudaRuntime) -> str:
+    """'CUDA runtime 12.5', or 'the CUDA runtime' where its version could not be read (the 11.8.89 wheel's
+    cudaRuntimeGetVersion fails without a usable driver): never 'CUDA runtime None'."""
+    return f"CUDA runtime {runtime.version}" if runtime.version else "the CUDA runtime"
 
 
 def _driver_for(env: Environment, runtime: CudaRuntime) -> Iterator[Finding]:
@@ -213,7 +249,7 @@ def gpu_arch_rules(env: Environment) -> Iterator[Finding]:
                         "gpu",
                         f"CUDA {runtime.version} cannot run on {gpu_text(gpu)}: its oldest target is {targets.oldest}",
                         (runtime_evidence(runtime), cite(targets.source)),
-                        "use a CUDA release that still supports this GPU, or a newer GPU",
+                        _older_cuda_fix(gpu.compute_capability or "", targets.oldest),
                         (runtime.path,),
                     )
                 )

@@ -27,6 +27,7 @@ from .model import (
     make_finding,
     parse_version,
 )
+from .remedies import blocking_text, owning_distribution, pip_fix
 from .stack import (
     TensorFlowNeeds,
     any_gpu_framework,
@@ -61,13 +62,15 @@ def tensorflow_rules(env: Environment) -> Iterator[Finding]:
             )
         else:
             # Alone, a CPU-only build means nothing here will use the GPU: an error of its own (issue 10).
+            fix, requirement = _gpu_build_fix(env)
             yield make_finding(
                 "tensorflow-cpu-only",
                 Severity.WARNING if any_gpu_framework(env) else Severity.ERROR,
                 "tensorflow",
                 f"TensorFlow {tf.version} ({tf.distribution}) is a CPU-only build: it will not use the GPU",
                 (f"{tf.build_info_path}: is_cuda_build = False",),
-                "install the GPU build: pip install 'tensorflow[and-cuda]' (Linux)",
+                fix,
+                requirement=requirement,
             )
         return
     needs = tensorflow_needs(env)
@@ -101,6 +104,37 @@ def tensorflow_rules(env: Environment) -> Iterator[Finding]:
     yield from _tensorflow_cudnn_version(env, needs)
     yield from _tensorflow_kernels(env)
     yield from _tensorflow_wheels(env)
+
+
+def _pinned_cudnn(env: Environment, cudnn: Cudnn) -> str | None:
+    """The requirement that puts back the cuDNN wheel tensorflow[and-cuda] pins, where the copy TensorFlow gets is
+    that wheel's (checked against every framework's demand on it); None otherwise."""
+    pins = tf_facts.and_cuda_pins(env.tensorflow.version or "")
+    wheel = owning_distribution(env, cudnn)
+    if pins is None or wheel is None or canonical_name(wheel.name) != canonical_name(pins.cudnn_package):
+        return None
+    remedy = pip_fix(env, canonical_name(wheel.name), pins.cudnn, cudnn=True)
+    return remedy.requirement if remedy.resolves else None
+
+
+def _gpu_build_fix(env: Environment) -> tuple[str, str | None]:
+    """The GPU build of the same release in place of the CPU-only one: ``tensorflow-cpu`` (or ``tensorflow`` on a
+    platform without GPU wheels) removed first, since both install the one ``tensorflow`` package folder; the
+    requirement where the ``[and-cuda]`` extra installs on this Python."""
+    tf = env.tensorflow
+    remove = f"pip uninstall -y {tf.distribution} && " if tf.distribution and tf.distribution != "tensorflow" else ""
+    remedy = tf_facts.and_cuda_remedy(tf.version or "", env.host.python) if env.host.system == "Linux" else None
+    if remedy is not None and remedy.uses_extra:
+        return f"{remove}{remedy.command} (the GPU build of the same release, with its nvidia wheels)", (
+            f"tensorflow[and-cuda]=={tf.version}"
+        )
+    if remedy is not None:
+        wheels = remedy.command.removeprefix("pip install ")
+        return (
+            f"{remove}pip install 'tensorflow=={tf.version}' {wheels} (the extra does not install on this Python)",
+            None,
+        )
+    return f"{remove}pip install 'tensorflow[and-cuda]' (Linux; TensorFlow has no GPU wheels for native Windows)", None
 
 
 def _install_hint(env: Environment, needs: TensorFlowNeeds, kind: str) -> str:
@@ -203,7 +237,9 @@ def _tensorflow_cudnn_version(env: Environment, needs: TensorFlowNeeds) -> Itera
         return
     assert cudnn.version is not None
     if not tf_facts.accepts_cudnn(needs.cudnn_compiled, cudnn.version):
-        fix = _install_hint(env, needs, "cudnn")
+        fix, requirement = _install_hint(env, needs, "cudnn"), _pinned_cudnn(env, cudnn)
+        if requirement is not None:
+            fix = f'pip install "{requirement}" (what tensorflow[and-cuda]=={env.tensorflow.version} pins)'
         resolution = resolution_of(env, needs.cudnn)
         winner = winning_candidate(resolution)
         if winner is not None and Via.LD_LIBRARY_PATH in winner.via and resolution is not None:
@@ -221,6 +257,7 @@ def _tensorflow_cudnn_version(env: Environment, needs: TensorFlowNeeds) -> Itera
                     f"remove {folder_of(winner.path)} from LD_LIBRARY_PATH for this environment: the cuDNN wheel "
                     f"beside TensorFlow ({accepted[0].path}) fits, and LD_LIBRARY_PATH is searched before it"
                 )
+                requirement = None
         yield make_finding(
             "tensorflow-cudnn-too-old",
             Severity.ERROR,
@@ -235,6 +272,7 @@ def _tensorflow_cudnn_version(env: Environment, needs: TensorFlowNeeds) -> Itera
             ),
             fix,
             (cudnn.path,),
+            requirement,
         )
 
 
@@ -279,6 +317,7 @@ def _tensorflow_wheels(env: Environment) -> Iterator[Finding]:
         )
         if installed is None or tf_facts.in_pins(spec, installed.version):
             continue
+        remedy = pip_fix(env, package, spec, cudnn=package.startswith("nvidia-cudnn"))
         yield make_finding(
             "tensorflow-wheel-pins",
             Severity.WARNING,
@@ -286,7 +325,11 @@ def _tensorflow_wheels(env: Environment) -> Iterator[Finding]:
             f"{installed.name} {installed.version} is installed beside TensorFlow {tf.version}; tensorflow[and-cuda] "
             f"requires {package}{spec}",
             (f"{installed.name} {installed.version} in {installed.location}", cite(pins.source)),
-            f"pip install '{package}{spec}'",
+            f"pip install '{remedy.requirement}'"
+            if remedy.resolves
+            else f"pip install '{remedy.requirement}' conflicts with what other frameworks here need: "
+            f"{blocking_text(remedy)}; give TensorFlow a virtual environment of its own",
+            requirement=remedy.requirement if remedy.resolves else None,
         )
 
 

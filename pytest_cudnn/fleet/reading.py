@@ -238,7 +238,7 @@ def _runner(name: str, path: str, data: Any) -> Runner:
         findings=tuple(FleetFinding(f.code, f.severity.value, f.summary) for f in findings),
         tests=entries,
         refusals=refusal_groups(entries),
-        outcomes=_count(t.outcome or "unknown" for t in entries),
+        outcomes=outcome_counts(t.outcome or "unknown" for t in entries),
         hosts=_hosts(report.get("hosts")),
         xdist_workers=len(xdist),
         xdist_note=note,
@@ -322,7 +322,9 @@ def refusal_groups(tests: Sequence[GpuTest]) -> tuple[RefusalGroup, ...]:
         if test.reason is not None:
             groups.setdefault(refusal_cause(test), []).append(test)
     made = [
-        RefusalGroup(cause, _count(t.outcome or "unknown" for t in members), members[0].reason or "", _nodeids(members))
+        RefusalGroup(
+            cause, outcome_counts(t.outcome or "unknown" for t in members), members[0].reason or "", _nodeids(members)
+        )
         for cause, members in groups.items()
     ]
     return tuple(sorted(made, key=lambda group: -group.count))
@@ -332,11 +334,25 @@ def _nodeids(tests: Sequence[GpuTest]) -> tuple[str, ...]:
     return tuple(test.nodeid for test in tests)
 
 
-def _count(values: Any) -> dict[str, int]:
+# The order every runner's counts are listed in, whatever order its tests ran in: runners read side by side.
+OUTCOME_ORDER = ("passed", "failed", "skipped")
+
+
+def outcome_counts(values: Any) -> dict[str, int]:
+    """How many tests had each outcome, in :data:`OUTCOME_ORDER`, then any other outcome by name ("unknown" last).
+
+    >>> outcome_counts(["skipped", "passed", "unknown", "skipped", "error"])
+    {'passed': 1, 'skipped': 2, 'error': 1, 'unknown': 1}
+    """
     counted: dict[str, int] = {}
     for value in values:
         counted[value] = counted.get(value, 0) + 1
-    return counted
+
+    def rank(outcome: str) -> tuple[int, str]:
+        known = OUTCOME_ORDER.index(outcome) if outcome in OUTCOME_ORDER else len(OUTCOME_ORDER)
+        return (known + (outcome == "unknown"), outcome)
+
+    return {outcome: counted[outcome] for outcome in sorted(counted, key=rank)}
 
 
 def _hosts(value: Any) -> tuple[str, ...]:

@@ -122,4 +122,39 @@ def probe_torch(search_path: Sequence[str], installed: Sequence[Distribution] = 
         cudnn,
         pins,
         objects,
+        arch_list=read_arch_flags(os.path.join(location, "lib", "libtorch_python.so")) if is_cuda_build else None,
     )
+
+
+# torch.cuda.get_arch_list() splits torch._C._cuda_getArchFlags(), which returns the CUDA_ARCH_FLAGS macro compiled
+# into torch/csrc/cuda/Module.cpp (part of libtorch_python.so) as a string: the build's TORCH_CUDA_ARCH_LIST, one
+# sm_XY per entry and compute_XY for "+PTX" ("torch-arch-list"). One whole NUL-ended string of those words.
+_ARCH_FLAGS = re.compile(rb"\x00((?:(?:sm|compute)_\d{2,3}[af]? )*(?:sm|compute)_\d{2,3}[af]?)\x00")
+_RODATA_LIMIT = 64 << 20  # measured: 0.97 MB in torch 2.11.0+cu130's libtorch_python.so, scanned in 5 ms
+
+
+def read_arch_flags(path: str) -> BuildFact | None:
+    """The CUDA_ARCH_FLAGS string in ``path``'s .rodata: what torch.cuda.get_arch_list() answers (split at spaces)
+    where CUDA is available. None where the file, the section or exactly one such string is not there (a string
+    of one word could be any other; two different strings, no telling which).
+
+    Measured on torch 2.11.0+cu130: 'sm_75 sm_80 sm_86 sm_90 sm_100 sm_120', the one hit, as get_arch_list() said,
+    while libtorch_cuda.so's fatbin also holds sm_89, sm_90a, sm_100a, sm_103a, sm_120a and sm_121a."""
+    if not os.path.isfile(path):
+        return None
+    from ..binaries.elf import find_section
+
+    found = find_section(path, ".rodata")
+    if found.section is None or found.section.size > _RODATA_LIMIT:
+        return None
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(found.section.offset)
+            data = handle.read(found.section.size)
+    except OSError:
+        return None
+    # The section's start is a string's start too.
+    hits = {match.group(1).decode() for match in _ARCH_FLAGS.finditer(b"\0" + data) if b" " in match.group(1)}
+    if len(hits) != 1:
+        return None
+    return BuildFact(hits.pop(), path, "CUDA_ARCH_FLAGS (torch.cuda.get_arch_list())")
