@@ -55,7 +55,9 @@ def test_nvml_facts_agree_with_nvidia_smi(machine: Machine, doctor: dict[str, An
 
 def test_the_host_is_healthy_and_every_framework_can_run(doctor: dict[str, Any]) -> None:
     assert doctor["verdict"]["ok"], doctor["verdict"]["summary"]
-    assert [f["name"] for f in doctor["frameworks"] if not f["ok"]] == []
+    # Every GPU build: a CPU-only one installed beside them (the lent machines' onnxruntime) is said so, not run.
+    refused = [f["name"] for f in doctor["frameworks"] if not f["ok"] and f.get("cause") != "framework-cpu-only"]
+    assert refused == []
 
 
 def _satisfied(doctor: dict[str, Any]) -> str:
@@ -227,13 +229,15 @@ print(json.dumps(report))
 """
 # The libraries each framework maps whose copy the doctor must name, by file stem, and those it must have mapped:
 # torch and JAX load the CUDA runtime and cuDNN; CuPy links its runtime in statically, has no cuDNN, and loads NVRTC
-# and cuBLAS through cuda-pathfinder for its first kernel (seen on an H100: tests/data/real-gpu/h100-facts.json).
+# and cuBLAS through cuda-pathfinder when first used: its first kernel maps NVRTC, and cuBLASLt with or without
+# cuBLAS (an H100 mapped both after importing cupy.cuda.cublas, an H200 only cuBLASLt after `cupy.ones(4).sum()`:
+# tests/data/real-gpu/).
 _JUDGED = {
     "torch": ("libcudart", "libcudnn"),
     "jax": ("libcudart", "libcudnn"),
     "cupy": ("libnvrtc", "libcublas", "libcublasLt"),
 }
-_MUST_MAP = {"torch": {"libcudart"}, "jax": {"libcudart"}, "cupy": {"libnvrtc", "libcublas"}}
+_MUST_MAP = {"torch": {"libcudart"}, "jax": {"libcudart"}, "cupy": {"libnvrtc"}}
 
 
 def _stem(path: str) -> str:

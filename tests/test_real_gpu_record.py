@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from pytest_cudnn.diagnosis import judge_environment
 from pytest_cudnn.environment import load_snapshot
 from pytest_cudnn.report import doctor_text
@@ -13,10 +15,11 @@ from pytest_cudnn.report import doctor_text
 RECORD = Path(__file__).resolve().parent / "data" / "real-gpu"
 
 
-def test_the_h100_snapshot_replays_to_the_doctors_words_on_the_machine() -> None:
-    snapshot = RECORD / "h100-snapshot.json"
+@pytest.mark.parametrize("machine", ["h100", "h200"])
+def test_each_snapshot_replays_to_the_doctors_words_on_the_machine(machine: str) -> None:
+    snapshot = RECORD / f"{machine}-snapshot.json"
     replayed = doctor_text(judge_environment(load_snapshot(str(snapshot))), source=str(snapshot))
-    said = (RECORD / "h100-doctor.txt").read_text(encoding="utf-8")
+    said = (RECORD / f"{machine}-doctor.txt").read_text(encoding="utf-8")
     # The first line says where the facts came from (probed there, replayed here); every other line is the same.
     assert replayed.splitlines()[1:] == said.splitlines()[1:]
 
