@@ -151,6 +151,12 @@ def _parser() -> argparse.ArgumentParser:
         "-o", "--output", metavar="FILE", type=_output_path, help="where to write (default: standard output)"
     )
     snapshot.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
+    snapshot.add_argument(
+        "--redact",
+        action="store_true",
+        help="replace GPU UUIDs, home folders, the user's and the host's names with placeholders (for a public bug "
+        "report); the snapshot still replays",
+    )
     for sub in (doctor, snapshot):
         sub.add_argument(
             "--timeout", type=_timeout, default=10.0, metavar="SECONDS", help="per-library probe timeout (default 10)"
@@ -296,6 +302,17 @@ def _snapshot(args: argparse.Namespace) -> int:
     from .environment import Environment, InvalidSnapshot
 
     text = _probe(args.timeout).dumps()
+    if args.redact:
+        import getpass
+        import socket
+
+        from .redact import redact
+
+        try:
+            user: str | None = getpass.getuser()
+        except (OSError, KeyError, ImportError):  # no name for this uid (a container's arbitrary user)
+            user = None
+        text = json.dumps(redact(json.loads(text), user, socket.gethostname()), indent=2) + "\n"
     try:
         # The probe records what the host says; a snapshot must hold values replay accepts (a local TensorFlow build
         # can carry a version that is not PEP 440). Written all the same: it is still the record of this host.
