@@ -68,7 +68,10 @@ __all__ = [
 ]
 
 SCHEMA = "pytest-cudnn/environment"
-SCHEMA_VERSION = 1
+# 2: snapshots carry the kernel driver, the wheel files checked and where libcuda's links end (issue 21). Version 1
+# files still load (the new fields are optional); a reader of version 1 refuses version 2 naming the version.
+SCHEMA_VERSION = 2
+READS = (1, 2)
 
 # The only environment variables ever recorded: snapshots and reports get shared, nothing else may leak.
 ALLOWED_VARIABLES = (
@@ -544,10 +547,10 @@ class Environment:
         if data.get("schema") != SCHEMA:
             raise InvalidSnapshot(source, f"not a pytest-cudnn environment (schema is {data.get('schema')!r})")
         version = data.get("schema_version")
-        if version != SCHEMA_VERSION:
+        if isinstance(version, bool) or version not in READS:
             raise InvalidSnapshot(
                 source,
-                f"schema_version {version!r} is not supported (this pytest-cudnn reads {SCHEMA_VERSION})",
+                f"schema_version {version!r} is not supported (this pytest-cudnn reads {READS[0]} to {READS[-1]})",
             )
         try:
             env = from_json(cls, data)

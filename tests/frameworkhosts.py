@@ -283,7 +283,10 @@ def plant_torch(
         if global_deps:
             deps = compiler.compile("libtorch_global_deps.so", ["gcc", "-shared", "-fPIC", "-O0"], DLOPEN_SOURCE, ".c")
             _copy(deps, package / "lib" / "libtorch_global_deps.so")
-    _distribution(compiler, site, "torch", version, ["filelock", *pins], top_level="torch")
+    info = _distribution(compiler, site, "torch", version, ["filelock", *pins], top_level="torch")
+    # pip's RECORD of what it installed: a missing import object is a broken install only where it says so.
+    files = ["torch/__init__.py", "torch/version.py", "torch/lib/libtorch_cuda.so", "torch/lib/libtorch_global_deps.so"]
+    (info / "RECORD").write_text("".join(f"{name},,\n" for name in files) + f"{info.name}/RECORD,,\n")
     return package
 
 

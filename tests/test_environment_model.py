@@ -115,7 +115,10 @@ def _broken(mutate: Any) -> dict[str, Any]:
         ("{not json", "is not JSON: Expecting property name enclosed in double quotes: line 1 column 2"),
         ("[]", "not a JSON object"),
         ({"schema": "something-else"}, "not a pytest-cudnn environment (schema is 'something-else')"),
-        ({"schema": SCHEMA, "schema_version": 99}, "schema_version 99 is not supported (this pytest-cudnn reads 1)"),
+        (
+            {"schema": SCHEMA, "schema_version": 99},
+            "schema_version 99 is not supported (this pytest-cudnn reads 1 to 2)",
+        ),
         (
             _broken(lambda d: d["driver"]["gpus"][0].update(memory_total="lots")),
             "driver.gpus[0].memory_total: expected an integer, got 'lots'",

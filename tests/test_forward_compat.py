@@ -48,7 +48,8 @@ def test_which_gpus_nvidia_lets_run_forward_compatibility(name: str | None, supp
         ("580.65.06", 580, True),
         ("550.54.15", 550, False),
         ("525.60.13", 525, False),
-        ("470.82.01", None, None),  # not in the table: unknown, not judged
+        ("470.82.01", 470, False),  # below the newest listed branch and not supported: "all other ... are end of life"
+        ("999.1", None, None),  # newer than any the table names: not judged
         ("nonsense", None, None),
         (None, None, None),
     ],

@@ -240,3 +240,21 @@ def known_bad(cudnn: str, capability: str | None, cudart: str | None) -> list[Kn
                 continue
         hits.append(row)
     return hits
+
+
+# The first release of each cuDNN wheel on PyPI ("cudnn-wheel-first-releases"): a requirement below it has nothing
+# to install.
+FIRST_WHEEL_RELEASE = {"nvidia-cudnn-cu13": "9.12.0.46", "nvidia-cudnn-cu12": "8.8.0.121"}
+
+
+def below_first_release(wheel: str, below: str) -> str | None:
+    """The wheel's first release when ``<below`` leaves none of its releases; None when one remains (or the first
+    release is not in the table).
+
+    >>> below_first_release("nvidia-cudnn-cu13", "9.11"), below_first_release("nvidia-cudnn-cu12", "9.11")
+    ('9.12.0.46', None)
+    """
+    first = FIRST_WHEEL_RELEASE.get(wheel)
+    if first is None or _version(below) is None:
+        return None
+    return first if Version(first) >= Version(below) else None

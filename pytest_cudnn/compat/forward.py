@@ -93,11 +93,22 @@ BRANCHES: dict[int, Branch] = {
 def branch_of(driver_version: str | None) -> Branch | None:
     """The data-center driver branch of a driver version ("535.104.05" -> R535), when NVIDIA's table lists it.
 
-    >>> branch_of("550.54.15").supported, branch_of("535.104.05").supported, branch_of("999.1")
-    (False, True, None)
+    >>> branch_of("550.54.15").supported, branch_of("535.104.05").supported, branch_of("470.256.02").supported
+    (False, True, False)
+    >>> branch_of("999.1") is None
+    True
     """
     match = re.match(r"(\d{1,4})(?:\.|$)", driver_version or "")
-    return BRANCHES.get(int(match.group(1))) if match else None
+    if not match:
+        return None
+    number = int(match.group(1))
+    if number in BRANCHES:
+        return BRANCHES[number]
+    # "All other previous driver branches not listed ... are end of life": below the newest branch the table names,
+    # a branch it does not list as supported has ended (R470, R545, ...); above it, nothing is said yet.
+    if number < max(BRANCHES):
+        return Branch(number, "end of life", False, "datacenter-driver-branches")
+    return None
 
 
 def compat_folder(path: str | None) -> str | None:

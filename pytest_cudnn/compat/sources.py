@@ -495,4 +495,9 @@ SOURCES: dict[str, str] = {
         "'empty or unset: use default driver capability: utility' (the nvidia-container-runtime README, "
         "https://pkg.go.dev/github.com/ymaxgit/nvidia-container-runtime)"
     ),
+    "cudnn-wheel-first-releases": (
+        "The release lists of nvidia-cudnn-cu13 and nvidia-cudnn-cu12 on the package index, read 2026-11-26 with "
+        "`pip index versions`: nvidia-cudnn-cu13's oldest release is 9.12.0.46 (compat-audit F1: 'the first is "
+        "9.12.0.46'); nvidia-cudnn-cu12's oldest listed is 8.8.0.121"
+    ),
 }

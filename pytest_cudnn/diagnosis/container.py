@@ -49,10 +49,13 @@ def container_rules(env: Environment) -> Iterator[Finding]:
     capabilities = env.variables.get("NVIDIA_DRIVER_CAPABILITIES")
     no_nvml = env.driver.state is State.ABSENT
     no_libcuda = env.cuda_driver.state is State.ABSENT
-    if not (no_nvml or no_libcuda):
+    hidden = visible is not None and visible.strip().lower() in ("", "void", "none")
+    # "none" still mounts the driver's libraries (NVML answers, and lists no GPU): judged before that early return.
+    no_gpu = env.driver.state is State.FOUND and not env.driver.gpus
+    if not (no_nvml or no_libcuda or (hidden and no_gpu)):
         return
     shown = [f"{name}={value!r}" for name, value in (("NVIDIA_VISIBLE_DEVICES", visible),) if value is not None]
-    if visible is not None and visible.strip().lower() in ("", "void", "none"):
+    if hidden and visible is not None:
         yield make_finding(
             "container-gpus-hidden",
             Severity.ERROR,

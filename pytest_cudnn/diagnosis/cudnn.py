@@ -254,6 +254,14 @@ def _older_cudnn(env: Environment, cudnn: Cudnn, capability: str, oldest: str) -
             None,
             cite(end.source),
         )
+    first = cudnn_facts.below_first_release(canonical_name(wheel.name), end.below)
+    if first is not None:
+        return (
+            f"{canonical_name(wheel.name)} has no release below {end.below} (its first is {first}; {why}): use a "
+            f"framework build for an older CUDA major, whose cuDNN wheel still has one, or {newer_gpu}",
+            None,
+            f"{cite(end.source)}; {cite('cudnn-wheel-first-releases')}",
+        )
     fix = pip_fix(env, canonical_name(wheel.name), f"<{end.below}", cudnn=True)
     if fix.resolves:
         met = sorted({d.who for d in demands_on(env, canonical_name(wheel.name), cudnn=True)})

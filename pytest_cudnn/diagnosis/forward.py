@@ -71,6 +71,8 @@ def forward_compat(env: Environment) -> ForwardCompat | None:
     newer_file = file_major is not None and kernel_major is not None and file_major > kernel_major
     if not (newer_cuda or newer_file):
         return None
+    if driver.nvml_error == _DRIVER_LIBRARY_MISMATCH and not facts.compat_folder(libcuda.real_path or libcuda.path):
+        return None  # a driver upgraded without a reboot (driver-module-mismatch says so), not a compat package
     return ForwardCompat(
         libcuda=libcuda.path,
         real_path=libcuda.real_path,
@@ -136,9 +138,21 @@ def _setup_evidence(setup: ForwardCompat) -> list[str]:
     ]
 
 
-def _native_driver(cuda: str, system: str) -> str:
+# NVML_ERROR_LIB_RM_VERSION_MISMATCH (nvml.h): the kernel module and the user-space driver differ.
+_DRIVER_LIBRARY_MISMATCH = 18
+
+
+def _native_driver(cuda: str, system: str, kernel: str) -> str:
+    """The host driver that runs ``cuda`` without a compat package; "" where the kernel driver already does (a
+    compat package of the same major: minor-version compatibility runs it) or no floor is known."""
     floor = cuda_facts.minimum_driver(cuda, system)
-    return f"upgrade the host's driver to {floor[0]} or newer, which runs CUDA {cuda} by itself" if floor else ""
+    if not floor or _version_tuple(kernel) >= _version_tuple(floor[0]):
+        return ""
+    return f"upgrade the host's driver to {floor[0]} or newer, which runs CUDA {cuda} by itself"
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", text)[:3])
 
 
 def forward_rules(env: Environment) -> Iterator[Finding]:
@@ -153,7 +167,7 @@ def forward_rules(env: Environment) -> Iterator[Finding]:
         if setup.compat_folder
         else f"take {setup.libcuda} off the loader path so that the kernel driver's own libcuda answers"
     )
-    upgrade = _native_driver(setup.libcuda_cuda, env.host.system)
+    upgrade = _native_driver(setup.libcuda_cuda, env.host.system, setup.kernel)
     if _not_supported_on_device(env):
         said = [
             f"{runtime_evidence(r)}: cudaGetDeviceCount returned 804"
@@ -222,7 +236,7 @@ def forward_rules(env: Environment) -> Iterator[Finding]:
             ),
         )
         return
-    if not answered:
+    if not answered and env.cuda_driver.init_status is None:  # cuInit answered 0: the driver says it works
         consumer = [g for g in env.driver.gpus if facts.forward_compatible_gpu(g.name) is False]
         if consumer:
             yield make_finding(

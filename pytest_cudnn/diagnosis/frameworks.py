@@ -162,8 +162,8 @@ def _missing(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
             yield _import_library_missing(build, load, _wheel_requirement(env, build, load))
             continue
         own = entry.unloadable(env, build, load) if entry is not None and entry.unloadable is not None else None
-        fix = own.fix if own is not None else missing_fix(build, load)
         requirement = None if own is not None else _wheel_requirement(env, build, load)
+        fix = own.fix if own is not None else (_requirement_fix(requirement, load) or missing_fix(build, load))
         yield make_finding(
             "framework-library-missing",
             Severity.ERROR,
@@ -194,7 +194,8 @@ def _import_library_missing(build: FrameworkBuild, load: LoadedLibrary, requirem
             f"installed where its search never looks: {', '.join(load.shadowed)}" if load.shadowed else "",
             cite("framework-import-objects"),
         ),
-        f"{missing_fix(build, load)}; or {reinstall_fix(build, deps=True)} (it brings back the wheels it pins)",
+        f"{_requirement_fix(requirement, load) or missing_fix(build, load)}; or {reinstall_fix(build, deps=True)} "
+        "(it brings back the wheels it pins)",
         subjects(build),
         requirement,
     )
@@ -203,6 +204,13 @@ def _import_library_missing(build: FrameworkBuild, load: LoadedLibrary, requirem
 def _searched_text(load: LoadedLibrary) -> str:
     more = f" and {len(load.searched) - 8} more" if len(load.searched) > 8 else ""
     return (", ".join(load.searched[:8]) + more) or "nothing"
+
+
+def _requirement_fix(requirement: str | None, load: LoadedLibrary) -> str:
+    """The fix that installs ``requirement`` (the one the finding carries), "" without one."""
+    if requirement is None:
+        return ""
+    return f'pip install "{requirement}", or add the folder that holds {load.name} to LD_LIBRARY_PATH'
 
 
 def _wheel_requirement(env: Environment, build: FrameworkBuild, load: LoadedLibrary) -> str | None:

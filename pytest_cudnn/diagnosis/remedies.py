@@ -85,6 +85,10 @@ def demands_on(env: Environment, package: str, cudnn: bool = False) -> list[Dema
             if canonical_name(pin.package) == name and _valid(pin.specifier):
                 demands.append(Demand(who, pin.specifier, "pins"))
                 pinned_by.add(build.name)
+            for wheel, spec in _through_meta_package(pin.package, pin.specifier):
+                if wheel == name:  # torch >=2.11 pins cuda-toolkit[cudart,...]==X, which pins the runtime wheel
+                    demands.append(Demand(who, spec, "pins"))
+                    pinned_by.add(build.name)
         if cudnn and build.cudnn is not None:
             demands += _cudnn_rule(who, build.cudnn.value)
     tf = env.tensorflow
@@ -98,6 +102,22 @@ def demands_on(env: Environment, package: str, cudnn: bool = False) -> list[Dema
         if cudnn and tf.cudnn_version and not any(b.name == "tensorflow" and b.cudnn for b in env.frameworks):
             demands += _cudnn_rule(who, tf.cudnn_version)
     return demands
+
+
+def _through_meta_package(package: str, specifier: str) -> list[tuple[str, str]]:
+    """The wheels a pinned meta-package pins in turn (cuda-toolkit==13.2.2 -> nvidia-cuda-runtime==13.2.86.*,
+    "cuda-toolkit-extras"), as (canonical name, specifier)."""
+    if canonical_name(package) != "cuda-toolkit":
+        return []
+    version = specifier.strip().removeprefix("==").strip()
+    from ..compat.torch import CUDA_TOOLKIT_CUDART
+
+    found = []
+    for toolkit, requirement, _ in CUDA_TOOLKIT_CUDART:
+        if toolkit == version:
+            wheel, _, spec = requirement.partition("==")
+            found.append((canonical_name(wheel), f"=={spec}"))
+    return found
 
 
 def _cudnn_rule(who: str, built: str) -> list[Demand]:
@@ -166,11 +186,16 @@ def _tightened(own: str, others: list[str]) -> str:
     ('==8.9.4.25', '<9.11')
     >>> _tightened(">=9.3", ["<9.20", ">=9,<10"])
     '>=9.3,<9.20'
+    >>> _tightened("", ["==13.2.86.*"])
+    '==13.2.86.*'
     """
     clauses = [c for text in [own, *others] for c in specifier_set(text)]
     exact = [c for c in clauses if c.operator in ("==", "===") and not c.version.endswith(".*")]
     if exact:
         return f"=={exact[0].version}"
+    prefix = [c for c in clauses if c.operator == "==" and c.version.endswith(".*")]
+    if prefix:  # a meta-package's pin (cuda-toolkit==13.2.2 pins nvidia-cuda-runtime==13.2.86.*)
+        return f"=={prefix[0].version}"
     uppers = [c for c in clauses if c.operator in ("<", "<=") and _plain(c.version)]
     own_uppers = [c for c in specifier_set(own) if c.operator in ("<", "<=")]
     tightest = min(uppers, key=lambda c: (Version(c.version), c.operator == "<="), default=None)

@@ -136,7 +136,11 @@ def loaded_copies_of(env: Environment, build: FrameworkBuild) -> tuple[CudaRunti
 def host_blocker(env: Environment, findings: tuple[Finding, ...]) -> HostBlocker | None:
     """No driver, or no device CUDA can see: the reason the doctor gives, from the finding it raised."""
     if env.driver.state is not State.FOUND:
-        finding = next((f for f in findings if f.component == "driver" and f.severity is Severity.ERROR), None)
+        # A container's cause first (it is why the driver is missing), else the driver's own finding.
+        errors = [f for f in findings if f.severity is Severity.ERROR]
+        finding = next((f for f in errors if f.code.startswith("container-")), None) or next(
+            (f for f in errors if f.component == "driver"), None
+        )
         if finding is None:
             return HostBlocker("no-driver", f"no NVIDIA driver ({env.driver.reason or env.driver.state.value})", None)
         return HostBlocker(finding.code, finding.summary, finding)

@@ -15,7 +15,7 @@ from ..binaries.elf import read_dynamic
 from ..binaries.fatbin import read_gpu_code
 from ..environment import OBJECT_MISSING, LinkedObject, State
 
-__all__ = ["read_object", "read_objects"]
+__all__ = ["read_object", "read_objects", "recorded_files"]
 
 
 def read_objects(
@@ -34,6 +34,21 @@ def read_objects(
         elif installed is None or posixpath.join(package, name) in installed:
             found.append(LinkedObject(path, None, (), None, None, (), (), OBJECT_MISSING))
     return tuple(found)
+
+
+def recorded_files(metadata: str | None) -> set[str]:
+    """The files a distribution's RECORD lists, relative to its site folder (``metadata``: its METADATA file); none
+    without a RECORD (a copy planted by hand, or one whose installer kept none)."""
+    if metadata is None:
+        return set()
+    from ..files import FileRefused, read_regular
+    from .wheels import RECORD_LIMIT, record_lines
+
+    try:
+        record = read_regular(os.path.join(os.path.dirname(metadata), "RECORD"), RECORD_LIMIT, whole=False)
+    except (OSError, FileRefused):
+        return set()
+    return {path for path, _, _ in record_lines(record.decode("utf-8", "replace"))}
 
 
 def read_object(path: str) -> LinkedObject:

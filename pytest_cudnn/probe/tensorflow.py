@@ -241,20 +241,6 @@ def _provides_tensorflow(folder: str) -> bool:
     return any(line.startswith("tensorflow/") for line in record.splitlines())
 
 
-def _recorded(metadata: str | None) -> set[str]:
-    """The files the distribution's RECORD lists, relative to its site folder (none without a RECORD: a copy
-    planted by hand, or one whose installer kept none)."""
-    if metadata is None:
-        return set()
-    from .wheels import RECORD_LIMIT, record_lines
-
-    try:
-        record = read_regular(os.path.join(os.path.dirname(metadata), "RECORD"), RECORD_LIMIT, whole=False)
-    except (OSError, FileRefused):
-        return set()
-    return {path for path, _, _ in record_lines(record.decode("utf-8", "replace"))}
-
-
 def tensorflow_build(tf: TensorFlow, installed: Sequence[Distribution] = ()) -> FrameworkBuild:
     """TensorFlow in the shape every framework shares: its build facts, pins and shared objects."""
     location = tf.location
@@ -268,10 +254,13 @@ def tensorflow_build(tf: TensorFlow, installed: Sequence[Distribution] = ()) -> 
     cudnn = (
         BuildFact(tf.cudnn_version, source, f"cudnn_version = {tf.cudnn_version_raw!r}") if tf.cudnn_version else None
     )
-    from .objects import read_objects  # here, once found: a host without it never imports the ELF reader
+    from .objects import (  # here, once found: a host without it never imports the ELF reader
+        read_objects,
+        recorded_files,
+    )
 
     # Listed even when missing, where its RECORD says it was installed: without it `import tensorflow` fails.
-    objects = read_objects(location, FRAMEWORK_OBJECTS, _recorded(metadata)) if tf.is_cuda_build else ()
+    objects = read_objects(location, FRAMEWORK_OBJECTS, recorded_files(metadata)) if tf.is_cuda_build else ()
     return FrameworkBuild(
         "tensorflow",
         tf.state,

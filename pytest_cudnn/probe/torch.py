@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import sys
 from collections.abc import Sequence
 
 from ..environment import BuildFact, Distribution, FrameworkBuild, State
@@ -107,9 +108,14 @@ def probe_torch(search_path: Sequence[str], installed: Sequence[Distribution] = 
     # kernels (its fatbin).
     # A CUDA build's objects are all listed, a missing one too: without it `import torch` fails.
     from ..frameworks.torch import FRAMEWORK
-    from .objects import read_objects  # here, once found: a host without it never imports the ELF reader
+    from .objects import (  # here, once found: a host without it never imports the ELF reader
+        read_objects,
+        recorded_files,
+    )
 
-    objects = read_objects(location, FRAMEWORK.import_objects) if is_cuda_build else ()
+    # Where its RECORD says it installed them (a missing one is then a broken install); the names are Linux's.
+    recorded = None if sys.platform.startswith("win") else recorded_files(metadata)
+    objects = read_objects(location, FRAMEWORK.import_objects, recorded or set()) if is_cuda_build else ()
     return FrameworkBuild(
         "torch",
         State.FOUND if source is not None else State.ERROR,

@@ -41,16 +41,15 @@ _Record = tuple[Distribution, str, list[_Line], dict[str, _Line]]  # the distrib
 def record_lines(text: str) -> list[_Line]:
     """The files of a RECORD: (path, size, sha256); a hash of another algorithm, or none, is None.
 
+    >>> record_lines('a.so,,1\\n"b.so,,2\\nc.so,,4\\n')  # a damaged line costs only itself
+    [('a.so', 1, None), ('b.so,,2', None, None), ('c.so', 4, None)]
     >>> record_lines("nvidia/cudnn/lib/libcudnn.so.9,sha256=abc,107904\\nx.dist-info/RECORD,,\\n")
     [('nvidia/cudnn/lib/libcudnn.so.9', 107904, 'abc'), ('x.dist-info/RECORD', None, None)]
     """
     lines: list[_Line] = []
-    rows = csv.reader(text.splitlines())
-    while True:
-        try:
-            row = next(rows)
-        except StopIteration:
-            break
+    for text_line in text.splitlines():
+        try:  # line by line: an unterminated quote must not swallow the lines after it
+            row = next(csv.reader([text_line]), [])
         except csv.Error:  # a damaged line: the rest is still read
             continue
         if not row or not row[0] or row[0].startswith("/"):
