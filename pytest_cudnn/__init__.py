@@ -4,15 +4,16 @@ The public API, for code beyond the markers and fixtures (a conftest, a CI scrip
 (:class:`GpuDevice`, :class:`CudnnHandle`), a snapshot and its loader (:class:`Environment`, :func:`load_snapshot`),
 and the judgement of one (:func:`judge_environment` gives a :class:`Diagnosis`: :class:`Finding` s of a
 :class:`Severity`, and a :class:`FrameworkJudgement` per framework). Everything else is internal and may change.
-Each name is imported when first used: ``import pytest_cudnn`` (which the plugin does on every run) costs nothing.
+Each name is imported when first used: ``import pytest_cudnn`` (which the plugin and the probe's child do on every
+run) imports nothing.
 """
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # not typing's: the probe's child imports this package and must not pay for typing
 if TYPE_CHECKING:
+    from typing import Any
+
     from .diagnosis import Diagnosis, Finding, FrameworkJudgement, Severity, judge_environment
     from .environment import Environment, load_snapshot
     from .gpu import CudnnHandle, GpuDevice
@@ -50,7 +51,7 @@ def __getattr__(name: str) -> Any:
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module 'pytest_cudnn' has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{module}"), name)
+    value = getattr(__import__(f"{__name__}.{module}", fromlist=[name]), name)
     globals()[name] = value
     return value
 
