@@ -117,7 +117,7 @@ class Records:
             return
         worker = facts.get("worker")
         entry = self.tests.setdefault((report.nodeid, worker if isinstance(worker, str) else None), {})
-        for key in ("requirements", "gpu", "worker"):
+        for key in ("requirements", "gpu", "worker", "gpu_used", "gpu_use"):
             if key in facts:
                 entry[key] = facts[key]
         if "reason" in facts and "reason" not in entry:
@@ -126,6 +126,13 @@ class Records:
             self.skips.setdefault(entry["cause"], []).append(facts["reason"])
         if report.when == "call" or report.outcome != "passed" or "outcome" not in entry:
             entry["outcome"] = report.outcome
+
+    def gpu_use_counts(self) -> tuple[int, int]:
+        """Of the tests checked for GPU use (uses_gpu, --assert-gpu-used): how many did not use their GPU, and how
+        many could not be told (replayed)."""
+        from ..usage import fell_back
+
+        return fell_back([str(facts["gpu_used"]) for facts in self.tests.values() if "gpu_used" in facts])
 
     def skip_groups(self) -> list[tuple[str, int, str]]:
         groups = [(cause, len(messages), messages[0]) for cause, messages in self.skips.items()]
