@@ -27,6 +27,7 @@ from .signatures import MARKERS, USES_GPU
 from .text import REPORT_WHOLE, line, summarised
 
 if TYPE_CHECKING:  # imported where used: a run that uses no marker and no fixture never pays for them
+    from ._run.usage import UsageCheck
     from .gpu import CudnnHandle, GpuDevice
     from .markers import Requirement
     from .session import GpuRun
@@ -238,7 +239,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 # Whether the GPU was used (uses_gpu, --assert-gpu-used) -------------------------------------------------
 
-_CHECKING = pytest.StashKey[object]()  # the call-phase check, registered once it is needed
+_CHECKING: pytest.StashKey[UsageCheck] = pytest.StashKey()  # the call-phase check, registered once it is needed
 
 
 def _checking(run: GpuRun) -> None:
@@ -260,8 +261,7 @@ def _before(item: pytest.Item, marked: bool) -> None:
         return
     run = run_of(item.config)
     _checking(run)
-    check = item.config.stash[_CHECKING]
-    check.before(item, marked)  # type: ignore[attr-defined]
+    item.config.stash[_CHECKING].before(item, marked)
 
 
 # Fixtures ------------------------------------------------------------------------------------------

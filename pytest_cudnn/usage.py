@@ -40,6 +40,7 @@ from __future__ import annotations
 import ctypes
 import os
 from dataclasses import dataclass
+from typing import Any
 
 from . import deadline
 from .text import printable
@@ -74,13 +75,12 @@ class ContextState:
 def primary_context(ordinal: int, timeout: float) -> ContextState:
     """Read, never change: libcuda is asked only when already loaded, and only for the primary context's state.
     Never raises, except KeyboardInterrupt."""
-    try:
-        handle = ctypes.CDLL(_LIBCUDA, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
-    except OSError:
+    get = _state_function()
+    if get is None:
         return ContextState(loaded=False, initialised=False, active=False)
     try:
         status, active = deadline.library(_LIBCUDA).call(
-            timeout, "cuDevicePrimaryCtxGetState", _get_state, handle, ordinal
+            timeout, "cuDevicePrimaryCtxGetState", _get_state, get, ordinal
         )
     except deadline.Hung as error:
         return ContextState(True, True, None, printable(str(error)))
@@ -94,12 +94,32 @@ def primary_context(ordinal: int, timeout: float) -> ContextState:
     return ContextState(loaded=True, initialised=True, active=bool(active))
 
 
-def _get_state(handle: ctypes.CDLL, ordinal: int) -> tuple[int, int]:
+_FOUND: list[Any] = []  # cuDevicePrimaryCtxGetState, once libcuda is loaded: held, so it stays loaded
+
+
+def _state_function() -> Any | None:
+    """cuDevicePrimaryCtxGetState of the libcuda.so.1 already in the process; None while none is. Our RTLD_NOLOAD
+    handle counts as a reference (dlopen(3)), so once found the library stays loaded and the function is kept."""
+    if _FOUND:
+        return _FOUND[0]
+    try:
+        handle = ctypes.CDLL(_LIBCUDA, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+    except OSError:
+        return None
     get = getattr(handle, "cuDevicePrimaryCtxGetState", None)
     if get is None:
-        raise OSError(f"{_LIBCUDA} has no cuDevicePrimaryCtxGetState")
+        return _missing  # an older or foreign libcuda: said as the read's error
     get.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_uint), ctypes.POINTER(ctypes.c_int)]
     get.restype = ctypes.c_int
+    _FOUND.append(get)
+    return get
+
+
+def _missing(ordinal: int, flags: object, active: object) -> int:
+    raise OSError(f"{_LIBCUDA} has no cuDevicePrimaryCtxGetState")
+
+
+def _get_state(get: Any, ordinal: int) -> tuple[int, int]:
     flags, active = ctypes.c_uint(), ctypes.c_int()
     status = int(get(ordinal, ctypes.byref(flags), ctypes.byref(active)))
     return status, active.value
