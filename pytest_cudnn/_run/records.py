@@ -130,9 +130,12 @@ class Records:
     def gpu_use_counts(self) -> tuple[int, int]:
         """Of the tests checked for GPU use (uses_gpu, --assert-gpu-used): how many did not use their GPU, and how
         many could not be told (replayed)."""
+        verdicts = [str(facts["gpu_used"]) for facts in self.tests.values() if "gpu_used" in facts]
+        if not verdicts:  # nothing checked: the check's module (and ctypes) is never imported
+            return 0, 0
         from ..usage import fell_back
 
-        return fell_back([str(facts["gpu_used"]) for facts in self.tests.values() if "gpu_used" in facts])
+        return fell_back(verdicts)
 
     def skip_groups(self) -> list[tuple[str, int, str]]:
         groups = [(cause, len(messages), messages[0]) for cause, messages in self.skips.items()]
