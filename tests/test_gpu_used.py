@@ -257,3 +257,31 @@ def test_the_verdict_and_its_evidence(
     assert (use.verdict, words in use.evidence) == (verdict, True), use
     assert use.passes(require_gpu=False) is (verdict != NOT_USED)
     assert use.passes(require_gpu=True) is (verdict in (USED, USED_EARLIER))
+
+
+def test_the_failure_says_why_from_the_verdict_on_a_framework_the_test_imported(host: SimHost) -> None:
+    """TensorFlow 2.21 without its CUDA libraries registers no GPU and runs on the CPU: the failure carries the run's
+    verdict on it, asked only because the test's process imported it (the planted package raises if imported, so
+    the plugin importing it would end the run)."""
+    _host(host)
+    host.add_tensorflow("2.21.0", "tensorflow-2.21.0-linux.py")
+    files = {
+        "test_tf.py": """
+            import sys, types
+            import pytest
+
+            @pytest.mark.uses_gpu
+            def test_a_without_tensorflow():
+                pass
+
+            @pytest.mark.uses_gpu
+            def test_b_in_tensorflow():
+                sys.modules.setdefault("tensorflow", types.ModuleType("tensorflow"))  # as `import tensorflow` leaves it
+        """,
+    }
+    completed = host.pytest("-p", "no:xdist", files=files)
+    out = completed.stdout + completed.stderr
+    assert "2 failed" in out, out
+    without, within = out.split(" test_b_in_tensorflow _")
+    assert "tensorflow" not in without.split(" test_a_without_tensorflow _")[1]
+    assert "was not used: libcuda.so.1 was never loaded in the test's process; tensorflow 2.21.0: cannot run:" in within

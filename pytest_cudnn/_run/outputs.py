@@ -86,7 +86,8 @@ def gpu_use_line(not_used: int, unknown: int) -> str:
     """The run's count of tests that fell back to the CPU (uses_gpu, --assert-gpu-used)."""
     parts = []
     if not_used:
-        parts.append(f"{not_used} {'test' if not_used == 1 else 'tests'} did not use their GPU (fell back to the CPU)")
+        tests = "1 test did not use its GPU" if not_used == 1 else f"{not_used} tests did not use their GPU"
+        parts.append(f"{tests} (fell back to the CPU)")
     if unknown:
         parts.append(f"{unknown} could not be checked (replayed environment)")
     return "pytest-cudnn: " + "; ".join(parts) + "; --gpu-report lists each test's gpu_used and gpu_use"
