@@ -482,11 +482,13 @@ def libcuda_source(version: int = 12020, devices: int = 1, init_status: int = 0)
           *ctx = (void *)(long)(0x2000 + dev); return 0; }}
         /* Each device's primary context in this process, made by cuDevicePrimaryCtxRetain; read by
            cuDevicePrimaryCtxGetState, which (as every driver call) answers CUDA_ERROR_NOT_INITIALIZED (3) before
-           cuInit and CUDA_ERROR_INVALID_DEVICE (101) for an ordinal out of range. */
+           cuInit and CUDA_ERROR_INVALID_DEVICE (101) for an ordinal out of range; with $SIMHOST_PRIMARY_STATE_HANG
+           set it hangs. */
         static int primary[{devices} + 1];
         int cuDevicePrimaryCtxRetain(void **ctx, int dev) {{
           int s = {init_status} ? 3 : context(ctx, dev); if (!s) primary[dev] = 1; return s; }}
         int cuDevicePrimaryCtxGetState(int dev, unsigned *flags, int *active) {{
+          if (getenv("SIMHOST_PRIMARY_STATE_HANG")) sleep(60);  /* a driver stuck on its lock */
           if (!initialised) return 3; if (dev < 0 || dev >= {devices}) return 101;
           *flags = 0; *active = primary[dev]; return 0; }}
         int cuCtxCreate_v2(void **ctx, unsigned flags, int dev) {{ return {init_status} ? 3 : context(ctx, dev); }}

@@ -285,3 +285,58 @@ def test_the_failure_says_why_from_the_verdict_on_a_framework_the_test_imported(
     without, within = out.split(" test_b_in_tensorflow _")
     assert "tensorflow" not in without.split(" test_a_without_tensorflow _")[1]
     assert "was not used: libcuda.so.1 was never loaded in the test's process; tensorflow 2.21.0: cannot run:" in within
+
+
+def test_a_context_other_than_the_primary_one_is_found_in_nvmls_list(host: SimHost) -> None:
+    """cuCtxCreate makes a context the primary context's state does not show; NVML lists the process on the
+    device, and the test is judged on that."""
+    _host(host)
+    log, report = host.root / "contexts.log", host.root / "report.json"
+    files = {
+        "helpers.py": HELPERS,
+        "test_own_context.py": """
+            import ctypes
+            import pytest
+            from helpers import driver
+
+            @pytest.mark.uses_gpu
+            def test_own_context(gpu):
+                ctx = ctypes.c_void_p()
+                assert driver().cuCtxCreate_v2(ctypes.byref(ctx), 0, gpu.cuda_index) == 0
+        """,
+    }
+    completed = host.pytest(
+        "-p", "no:xdist", f"--gpu-report={report}", files=files, extra_env={"SIMHOST_CONTEXT_LOG": str(log)}
+    )
+    assert "1 passed" in completed.stdout, completed.stdout + completed.stderr
+    [test] = json.loads(report.read_text())["tests"]
+    assert test["gpu_used"] == USED
+    assert "NVML lists the test's process" in test["gpu_use"]
+    assert len(_contexts(log)) == 1
+
+
+def test_a_driver_that_hangs_is_given_up_in_time_and_said(host: SimHost) -> None:
+    """cuDevicePrimaryCtxGetState stuck: bounded by --gpu-probe-timeout, the verdict is unknown (a failure under
+    --require-gpu), and the run ends."""
+    _host(host)
+    files = {
+        "helpers.py": HELPERS,
+        "test_hang.py": """
+            import pytest
+            from helpers import context
+
+            @pytest.mark.uses_gpu
+            def test_hang(gpu):
+                context(gpu.cuda_index)
+        """,
+    }
+    env = {"SIMHOST_PRIMARY_STATE_HANG": "1"}
+    completed = host.pytest("-p", "no:xdist", "--gpu-probe-timeout=0.5", files=files, extra_env=env, timeout=30)
+    assert "1 passed" in completed.stdout, completed.stdout + completed.stderr
+    assert "1 could not be checked" in completed.stdout
+    failed = host.pytest(
+        "-p", "no:xdist", "--gpu-probe-timeout=0.5", "--require-gpu", files=files, extra_env=env, timeout=30
+    )
+    out = failed.stdout + failed.stderr
+    assert "1 failed" in out, out
+    assert "cuDevicePrimaryCtxGetState did not return within 0.5 s (--gpu-probe-timeout) in libcuda.so.1" in out
