@@ -156,6 +156,12 @@ def judge(
         if before is not None and before.holds:
             evidence = "used earlier in this process: its primary context was active before the test started"
             return Use(USED_EARLIER, f"{device}: {evidence}; whether this test ran work on it is not known")
+        if before is None or before.active is None:  # never claimed for the test without knowing the state before
+            said = f"its state before the test could not be read ({before.error})" if before else "not read before"
+            evidence = (
+                f"its primary context is active after the test, but {said}: whether this test made it is not known"
+            )
+            return Use(USED_EARLIER, f"{device}: {evidence}")
         return Use(USED, f"{device}: the test's process made its primary CUDA context during the test")
     if listed:
         return Use(USED, f"{device}: NVML lists the test's process (pid {os.getpid()}) among its compute processes")

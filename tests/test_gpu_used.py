@@ -170,6 +170,7 @@ def test_under_xdist_each_worker_is_judged_on_its_own_gpu(host: SimHost) -> None
     assert "1 failed, 1 passed" in out, out
     assert f"GPU 1 NVIDIA H100 80GB HBM3 ({GPU1.uuid}) was not used" in out
     assert f"({GPU0.uuid}) was not used" not in out
+    assert "pytest-cudnn: 1 test did not use its GPU (fell back to the CPU)" in out  # counted by the controller
     assert [dev for _, dev in _contexts(log)] == [0]  # gw0's own, on its CUDA device 0; none by the plugin
 
 
@@ -242,6 +243,7 @@ TF = ("tensorflow 2.21.0", False, "cannot run: it cannot load libcusolver.so.11"
         (IDLE, IDLE, False, (TF,), NOT_USED, "tensorflow 2.21.0: cannot run: it cannot load libcusolver.so.11"),
         (IDLE, IDLE, False, (("torch 2.9.0", True, "ok"),), NOT_USED, "torch 2.9.0 can use it here"),
         (NONE, BROKEN, None, (), UNKNOWN, "returned 999"),
+        (BROKEN, ACTIVE, None, (), USED_EARLIER, "whether this test made it is not known"),
         (None, None, None, (), UNKNOWN, "replayed"),
     ],
 )
