@@ -23,10 +23,11 @@ import pytest
 from ._run import outputs
 from .session import REPORT_ATTRIBUTE, inspect_only, leave, run_of
 from .settings import ENV_REQUIRE_GPU
-from .signatures import MARKERS
+from .signatures import MARKERS, USES_GPU
 from .text import REPORT_WHOLE, line, summarised
 
 if TYPE_CHECKING:  # imported where used: a run that uses no marker and no fixture never pays for them
+    from ._run.usage import UsageCheck
     from .gpu import CudnnHandle, GpuDevice
     from .markers import Requirement
     from .session import GpuRun
@@ -91,18 +92,29 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         dest="cudnn_workers",
         help="with -n auto, start one xdist worker per visible GPU (or per --gpus-per-worker GPUs)",
     )
+    group.addoption(
+        "--assert-gpu-used",
+        action="store_true",
+        default=None,
+        dest="cudnn_assert_used",
+        help="fail every test given the gpu fixture whose process holds no CUDA context on that GPU after the test, "
+        "as @pytest.mark.uses_gpu does (ini assert_gpu_used)",
+    )
     parser.addini("require_gpu", type="bool", default=False, help="as --require-gpu (a CI GPU runner's switch)")
     parser.addini("gpu_probe_timeout", default="10", help="as --gpu-probe-timeout, in seconds")
     parser.addini("gpus_per_worker", default="1", help="GPUs given to each xdist worker")
     parser.addini("gpu_assign", type="bool", default=True, help="give each xdist worker its own GPU(s)")
+    parser.addini("assert_gpu_used", type="bool", default=False, help="as --assert-gpu-used")
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    for text in MARKERS.values():
+    for text in (*MARKERS.values(), USES_GPU):
         config.addinivalue_line("markers", text)
     run = run_of(config)
     run.records.facts_plugin = _Facts(run)
     run.start()
+    if run.assert_gpu_used:
+        _checking(run)
     # Properties go into the controller's XML only; in an xdist worker pytest's record_testsuite_property does
     # nothing, so the fixture would cost every worker for nothing.
     if config.getoption("xmlpath", None) and not hasattr(config, "workerinput"):
@@ -208,6 +220,10 @@ def _requirements_of(item: pytest.Item) -> list[Requirement]:
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     requirements = _requirements_of(item)
+    marked = item.get_closest_marker("uses_gpu") is not None
+    # --assert-gpu-used: registered the check at configure; only then is any unmarked test looked at.
+    if marked or (_CHECKING in item.config.stash and "gpu" in getattr(item, "fixturenames", ()) and _switch(item)):
+        _before(item, marked)
     if not requirements or getattr(item.config.option, "setupplan", False):  # --setup-plan runs nothing
         return
     run = run_of(item.config)
@@ -219,6 +235,33 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         if not outcome.ok:
             run.records.refuse(item, outcome)
             return
+
+
+# Whether the GPU was used (uses_gpu, --assert-gpu-used) -------------------------------------------------
+
+_CHECKING: pytest.StashKey[UsageCheck] = pytest.StashKey()  # the call-phase check, registered once it is needed
+
+
+def _checking(run: GpuRun) -> None:
+    if _CHECKING not in run.config.stash:
+        from ._run.usage import UsageCheck
+
+        check = UsageCheck(run)
+        run.config.stash[_CHECKING] = check
+        run.config.pluginmanager.register(check, "cudnn-gpu-used")
+
+
+def _switch(item: pytest.Item) -> bool:
+    return run_of(item.config).assert_gpu_used
+
+
+def _before(item: pytest.Item, marked: bool) -> None:
+    """The state at the start of setup, before any fixture: what the test's process held before the test."""
+    if getattr(item.config.option, "setupplan", False):
+        return
+    run = run_of(item.config)
+    _checking(run)
+    item.config.stash[_CHECKING].before(item, marked)
 
 
 # Fixtures ------------------------------------------------------------------------------------------
@@ -337,6 +380,9 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         hosts = summarised(run.xdist.broken_hosts(), _CAUSES, _broken_host, "hosts", REPORT_WHOLE, _BROKEN.format)
         for text in hosts:
             terminalreporter.line(line(text), red=True)
+    not_used, unknown = run.records.gpu_use_counts()
+    if not_used or unknown:
+        terminalreporter.line(line(outputs.gpu_use_line(not_used, unknown)), red=bool(not_used))
     collected = config.stash.get(_COLLECTED, {})
     if collected:
         from .hosts import collection_lines

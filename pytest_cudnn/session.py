@@ -73,6 +73,7 @@ class GpuRun:
         self.per_worker = whole_setting(config, "cudnn_per_worker", "--gpus-per-worker", "gpus_per_worker", 1, 1024)
         self.assign = ini_bool(config, "gpu_assign") and config.getoption("cudnn_assign") is not False
         self.report_path = path_option(config, "cudnn_report", "--gpu-report", "PATH")
+        self.assert_gpu_used = bool(config.getoption("cudnn_assert_used", None) or ini_bool(config, "assert_gpu_used"))
         snapshot = path_option(config, "cudnn_env", "--gpu-env", "FILE")
         self.snapshot: str | None = config.getoption("cudnn_env") if snapshot else None
         self.replaying = snapshot is not None  # nothing is read live, nothing a snapshot names is loaded

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .frameworks import NAMES, REGISTRY
 
-__all__ = ["FRAMEWORK_NAMES", "MARKERS"]
+__all__ = ["FRAMEWORK_NAMES", "MARKERS", "USES_GPU"]
 
 # The frameworks the probe reads, by import name: requires_cudnn(framework=...), doctor --framework.
 FRAMEWORK_NAMES = NAMES
@@ -27,3 +27,10 @@ MARKERS: dict[str, str] = {
     # One per framework of the registry: requires_tensorflow, requires_torch, ...
     **{entry.marker: entry.marker_help for entry in sorted(REGISTRY, key=lambda entry: not entry.own_rules)},
 }
+
+# Not a requirement on the stack but a check on the test (pytest_cudnn.usage): registered beside them.
+USES_GPU = (
+    "uses_gpu: fail the test when, after it ran, its process holds no CUDA context on the GPU it was given (the gpu "
+    "fixture's; skips, or fails under --require-gpu, without a GPU); --assert-gpu-used applies it to every test "
+    "given the gpu fixture."
+)

@@ -467,7 +467,8 @@ def libcuda_source(version: int = 12020, devices: int = 1, init_status: int = 0)
         f"""\
         #include <string.h>
         int cuDriverGetVersion(int *v) {{ *v = {version}; return 0; }}
-        int cuInit(unsigned flags) {{ return {init_status}; }}
+        static int initialised;
+        int cuInit(unsigned flags) {{ if (!{init_status}) initialised = 1; return {init_status}; }}
         int cuDeviceGetCount(int *n) {{ if ({init_status}) return 3; *n = {devices}; return 0; }}
         #include <stdio.h>
         #include <stdlib.h>
@@ -479,7 +480,17 @@ def libcuda_source(version: int = 12020, devices: int = 1, init_status: int = 0)
           if (dev < 0 || dev >= {devices}) return 101;
           if (path && (f = fopen(path, "a"))) {{ fprintf(f, "%d %d\\n", (int)getpid(), dev); fclose(f); }}
           *ctx = (void *)(long)(0x2000 + dev); return 0; }}
-        int cuDevicePrimaryCtxRetain(void **ctx, int dev) {{ return {init_status} ? 3 : context(ctx, dev); }}
+        /* Each device's primary context in this process, made by cuDevicePrimaryCtxRetain; read by
+           cuDevicePrimaryCtxGetState, which (as every driver call) answers CUDA_ERROR_NOT_INITIALIZED (3) before
+           cuInit and CUDA_ERROR_INVALID_DEVICE (101) for an ordinal out of range; with $SIMHOST_PRIMARY_STATE_HANG
+           set it hangs. */
+        static int primary[{devices} + 1];
+        int cuDevicePrimaryCtxRetain(void **ctx, int dev) {{
+          int s = {init_status} ? 3 : context(ctx, dev); if (!s) primary[dev] = 1; return s; }}
+        int cuDevicePrimaryCtxGetState(int dev, unsigned *flags, int *active) {{
+          if (getenv("SIMHOST_PRIMARY_STATE_HANG")) sleep(60);  /* a driver stuck on its lock */
+          if (!initialised) return 3; if (dev < 0 || dev >= {devices}) return 101;
+          *flags = 0; *active = primary[dev]; return 0; }}
         int cuCtxCreate_v2(void **ctx, unsigned flags, int dev) {{ return {init_status} ? 3 : context(ctx, dev); }}
         int cuGetProcAddress_v2(const char *, void **, int, unsigned long long, int *);
         int cuGetProcAddress(const char *symbol, void **pfn, int version, unsigned long long flags) {{

@@ -16,7 +16,7 @@ from ..files import FileRefused, append_regular, write_atomically
 if TYPE_CHECKING:
     from ..session import GpuRun
 
-__all__ = ["document", "finish", "header", "suite_properties"]
+__all__ = ["document", "finish", "gpu_use_line", "header", "suite_properties"]
 
 
 def header(run: GpuRun, verbose: bool) -> list[str]:
@@ -70,6 +70,9 @@ def finish(run: GpuRun, session: pytest.Session) -> None:
         from ..report import markdown_summary
 
         text = markdown_summary(run.diagnosis, run.records.skip_groups())
+        not_used, unknown = run.records.gpu_use_counts()
+        if not_used or unknown:
+            text = f"{text.rstrip()}\n\n{gpu_use_line(not_used, unknown)}\n"
         try:
             # Exactly one blank line on each side: Markdown would otherwise join the block to what other steps
             # wrote around it.
@@ -77,6 +80,17 @@ def finish(run: GpuRun, session: pytest.Session) -> None:
         except (OSError, FileRefused) as error:
             reason = _reason(error, Path(run.step_summary))
             run.problems.append(f"could not append to GITHUB_STEP_SUMMARY {run.step_summary}: {reason}")
+
+
+def gpu_use_line(not_used: int, unknown: int) -> str:
+    """The run's count of tests that fell back to the CPU (uses_gpu, --assert-gpu-used)."""
+    parts = []
+    if not_used:
+        tests = "1 test did not use its GPU" if not_used == 1 else f"{not_used} tests did not use their GPU"
+        parts.append(f"{tests} (fell back to the CPU)")
+    if unknown:
+        parts.append(f"{unknown} could not be checked (replayed environment)")
+    return "pytest-cudnn: " + "; ".join(parts) + "; --gpu-report lists each test's gpu_used and gpu_use"
 
 
 def document(run: GpuRun) -> dict[str, Any]:

@@ -117,7 +117,7 @@ class Records:
             return
         worker = facts.get("worker")
         entry = self.tests.setdefault((report.nodeid, worker if isinstance(worker, str) else None), {})
-        for key in ("requirements", "gpu", "worker"):
+        for key in ("requirements", "gpu", "worker", "gpu_used", "gpu_use"):
             if key in facts:
                 entry[key] = facts[key]
         if "reason" in facts and "reason" not in entry:
@@ -126,6 +126,16 @@ class Records:
             self.skips.setdefault(entry["cause"], []).append(facts["reason"])
         if report.when == "call" or report.outcome != "passed" or "outcome" not in entry:
             entry["outcome"] = report.outcome
+
+    def gpu_use_counts(self) -> tuple[int, int]:
+        """Of the tests checked for GPU use (uses_gpu, --assert-gpu-used): how many did not use their GPU, and how
+        many could not be told (replayed)."""
+        verdicts = [str(facts["gpu_used"]) for facts in self.tests.values() if "gpu_used" in facts]
+        if not verdicts:  # nothing checked: the check's module (and ctypes) is never imported
+            return 0, 0
+        from ..usage import fell_back
+
+        return fell_back(verdicts)
 
     def skip_groups(self) -> list[tuple[str, int, str]]:
         groups = [(cause, len(messages), messages[0]) for cause, messages in self.skips.items()]

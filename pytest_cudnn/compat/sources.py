@@ -9,6 +9,23 @@ from __future__ import annotations
 __all__ = ["SOURCES"]
 
 SOURCES: dict[str, str] = {
+    "cuda-primary-ctx-state": (
+        "CUDA Driver API, 6.8 Primary Context Management, cuDevicePrimaryCtxGetState: 'Returns in *flags the flags "
+        "for the primary context of dev, and in *active whether it is active' (0 = inactive, 1 = active); "
+        "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__PRIMARY__CTX.html (and the cuda-python binding "
+        "device_primary_ctx_get_state, https://nvidia.github.io/cuda-python/cuda-bindings/latest/module/generated/"
+        "driver_v2/cuda.bindings._v2.driver.device_primary_ctx_get_state.html)"
+    ),
+    "cuda-init-not-initialized": (
+        "CUDA Driver API, 6.3 Initialization, cuInit: 'If cuInit() has not been called, any function from the driver "
+        "API will return CUDA_ERROR_NOT_INITIALIZED' (3); "
+        "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__INITIALIZE.html"
+    ),
+    "dlopen-rtld-noload": (
+        "dlopen(3) (LSB 5.0 Core, baselib-dlopen-1; glibc since 2.2): 'RTLD_NOLOAD Do not load the library. This "
+        "can be used to test if the library is already resident. dlopen() returns a NULL pointer if it is not "
+        "resident'; https://refspecstg.linuxbase.org/LSB_5.0.0/LSB-Core-generic/LSB-Core-generic/baselib-dlopen-1.html"
+    ),
     "tf-tested-linux": (
         "TensorFlow docs, 'Tested build configurations', Linux GPU: https://www.tensorflow.org/install/source#gpu "
         "(tensorflow/docs site/en/install/source.md @ 7c3650212740204359d4ceae481abc79345541be)"
