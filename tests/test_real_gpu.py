@@ -128,6 +128,41 @@ def test_require_gpu_passes_when_everything_is_satisfied(machine: Machine, docto
     assert "1 passed" in result.stdout
 
 
+_TORCH_USES_GPU = """
+import pytest
+
+
+@pytest.mark.uses_gpu
+def test_on_the_gpu(gpu):
+    import torch
+
+    assert float(torch.ones(4, device=f"cuda:{gpu.cuda_index}").sum()) == 4.0
+
+
+@pytest.mark.uses_gpu
+def test_forgot_the_gpu(gpu):
+    import torch
+
+    assert float(torch.ones(4).sum()) == 4.0  # runs on the CPU: the check must say so
+"""
+
+
+@pytest.mark.real_gpu
+def test_uses_gpu_tells_a_torch_test_on_the_gpu_from_one_on_the_cpu(machine: Machine, doctor: dict[str, Any]) -> None:
+    # Issue 22 on real hardware, each test in a pytest run of its own: a context the first one made would stay for
+    # the process, and the second would then read "used earlier" (docs/gpu-used.md).
+    if not any(b["name"] == "torch" for b in doctor["environment"]["frameworks"]):
+        pytest.skip("torch is not installed on this machine")
+    ran = {}
+    for name in ("test_on_the_gpu", "test_forgot_the_gpu"):
+        result = machine.pytest("-p", "no:xdist", "-k", name, files={"test_uses.py": _TORCH_USES_GPU})
+        ran[name] = result
+    assert ran["test_on_the_gpu"].returncode == 0, ran["test_on_the_gpu"].stdout[-3000:]
+    forgot = ran["test_forgot_the_gpu"]
+    assert forgot.returncode == 1, forgot.stdout[-3000:]
+    assert "was not used" in forgot.stdout, forgot.stdout[-3000:]
+
+
 def test_two_xdist_workers_share_the_gpus(machine: Machine, doctor: dict[str, Any]) -> None:
     records = machine.workdir / "workers"
     records.mkdir()
