@@ -66,6 +66,29 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         option.dist = "loadgroup"
 
 
+# pytest-timeout (a test extra): a test that hangs fails alone after 5 minutes (the slowest takes 20-40 s on a loaded
+# 2-core box; the opt-in tiers set their own). Set here, not in pyproject's ini: other pytest runs in a checkout (the
+# README's example suite, with the package alone installed and --strict-config) must not need the plugin. "signal"
+# (SIGALRM, then pytest.fail in the test) ends that one test and the run goes on, in an xdist worker as in one
+# process: tests run in the worker's main thread. "thread" would os._exit the whole process, losing teardown and the
+# JUnit XML (pytest-timeout's README, "Timeout Methods"). The suite's child processes do not inherit the timer
+# (setitimer(2): "A child created via fork(2) does not inherit its parent's interval timers"), subprocess.run kills
+# its child when the test is interrupted, and pytest_cudnn/deadline.py blocks SIGALRM in its worker threads, so the
+# alarm reaches the test's own thread.
+SUITE_TIMEOUT = 300.0
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Before pytest-timeout reads its settings: the suite's bound, unless the command line gives one."""
+    if not config.pluginmanager.has_plugin("timeout"):
+        return
+    if getattr(config.option, "timeout", None) is None:
+        config.option.timeout = SUITE_TIMEOUT
+    if getattr(config.option, "timeout_method", None) is None:
+        config.option.timeout_method = "signal"
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--cudnn-wheel",
