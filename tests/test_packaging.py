@@ -272,3 +272,15 @@ def test_ci_finds_each_python_or_says_which_is_missing(
         assert said.stderr.startswith(".ci/run: no Python 3.10: python3.10 on PATH does not run, and ")
     else:
         assert (said.returncode, said.stdout, said.stderr) == (0, f"{tmp_path / found}\n", "")
+
+
+@pytest.mark.e2e
+def test_the_readme_main_job_needs_no_test_extra_in_a_checkout() -> None:
+    # With the package alone installed (the README's main job), pytest in the checkout reads pyproject's
+    # [tool.pytest.ini_options] under --strict-config: a key of a test-only plugin there (pytest-timeout's) failed it
+    # with "Unknown config option: timeout". The suite's own settings live in tests/conftest.py.
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:timeout", "-p", "no:cacheprovider", "--co", "-q", "examples/suite"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
