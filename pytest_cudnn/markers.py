@@ -296,7 +296,7 @@ def copy_for(
         if judged is None:
             return []
         return [(judged, judged.cudnn if kind is Cudnn else judged.runtime)]
-    users = [judged for judged, _ in diagnosis.copies_for(kind) if judged is not None]
+    users = diagnosis.copies_for(kind)
     if users:
         return [(judged, judged.cudnn if kind is Cudnn else judged.runtime) for judged in users]
     # No framework loads one: the copy the loader (or TensorFlow's search) gives, one matching if any does.

@@ -112,6 +112,11 @@ def _distribution(
     return folder
 
 
+def _write_record(info: Path, lines: Sequence[str]) -> None:
+    """pip's RECORD in dist-info folder ``info``: ``lines`` (``path,hash,size``), then the RECORD's own line."""
+    (info / "RECORD").write_text("".join(f"{line}\n" for line in lines) + f"{info.name}/RECORD,,\n")
+
+
 def _raising_package(folder: Path, what: str) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "__init__.py").write_text(f'raise RuntimeError("pytest-cudnn imported {what}")\n')
@@ -166,9 +171,10 @@ def plant_nvidia_wheel(
     dist-info gets a RECORD with each file's sha256 and size as written, so a later wheel that writes the same
     paths leaves this RECORD describing files no longer on disk."""
     folder = site / "nvidia" / component / "lib"
-    if distribution is None:
+
+    def plant(where: Path) -> Path:
         return plant_libraries(
-            folder,
+            where,
             compiler,
             cudart=cudart,
             cudnn=cudnn,
@@ -176,17 +182,12 @@ def plant_nvidia_wheel(
             cudnn_siblings=cudnn_siblings,
             others=others,
         )
+
+    if distribution is None:
+        return plant(folder)
     name, version = distribution
     with tempfile.TemporaryDirectory(dir=site.parent) as staging:
-        built = plant_libraries(
-            Path(staging) / "lib",
-            compiler,
-            cudart=cudart,
-            cudnn=cudnn,
-            cudnn_cudart=cudnn_cudart,
-            cudnn_siblings=cudnn_siblings,
-            others=others,
-        )
+        built = plant(Path(staging) / "lib")
         folder.mkdir(parents=True, exist_ok=True)
         lines = []
         # The stand-ins are files named by full version with links by soname; a wheel holds the soname's file only.
@@ -200,8 +201,7 @@ def plant_nvidia_wheel(
             digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
             lines.append(f"{target.relative_to(site).as_posix()},sha256={digest},{len(data)}")
     info = _distribution(compiler, site, name, version)
-    lines.append(f"{info.name}/RECORD,,")
-    (info / "RECORD").write_text("\n".join(lines) + "\n")
+    _write_record(info, lines)
     return folder
 
 
@@ -286,7 +286,7 @@ def plant_torch(
     info = _distribution(compiler, site, "torch", version, ["filelock", *pins], top_level="torch")
     # pip's RECORD of what it installed: a missing import object is a broken install only where it says so.
     files = ["torch/__init__.py", "torch/version.py", "torch/lib/libtorch_cuda.so", "torch/lib/libtorch_global_deps.so"]
-    (info / "RECORD").write_text("".join(f"{name},,\n" for name in files) + f"{info.name}/RECORD,,\n")
+    _write_record(info, [f"{name},," for name in files])
     return package
 
 
@@ -430,7 +430,7 @@ def plant_tensorflow(
     plant_tensorflow_framework(site, compiler, runpath_components=runpath_components, version=version)
     # pip's RECORD of what it installed: the doctor takes a missing object for a broken install only when it says so.
     files = ("__init__.py", "python/platform/build_info.py", "libtensorflow_framework.so.2")
-    (info / "RECORD").write_text("".join(f"tensorflow/{name},,\n" for name in files) + f"{info.name}/RECORD,,\n")
+    _write_record(info, [f"tensorflow/{name},," for name in files])
     return package
 
 

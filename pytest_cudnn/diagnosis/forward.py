@@ -14,6 +14,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from packaging.version import Version
+
 from ..compat import cuda as cuda_facts
 from ..compat import forward as facts
 from ..environment import CudaRuntime, Environment, State
@@ -146,13 +148,10 @@ def _native_driver(cuda: str, system: str, kernel: str) -> str:
     """The host driver that runs ``cuda`` without a compat package; "" where the kernel driver already does (a
     compat package of the same major: minor-version compatibility runs it) or no floor is known."""
     floor = cuda_facts.minimum_driver(cuda, system)
-    if not floor or _version_tuple(kernel) >= _version_tuple(floor[0]):
+    known = parse_version(kernel)
+    if not floor or (known is not None and known >= Version(floor[0])):
         return ""
     return f"upgrade the host's driver to {floor[0]} or newer, which runs CUDA {cuda} by itself"
-
-
-def _version_tuple(text: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in re.findall(r"\d+", text)[:3])
 
 
 def forward_rules(env: Environment) -> Iterator[Finding]:

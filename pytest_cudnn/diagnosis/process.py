@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from .. import phrases
 from ..environment import Cudnn, Environment, FrameworkBuild, LoadedLibrary, State
+from ..frameworks import maps_at_import
 from .frameworks import cudnn_refusal, label, missing_fix, subjects
 from .model import Finding, Severity, cite, folder_of, make_finding
 from .stack import gpu_frameworks, load_copy
@@ -150,20 +151,12 @@ def imports(env: Environment, order: Sequence[str], judged: _Judged | None = Non
                     judged[key] = _refusal(env, build, dataclasses.replace(load, path=path), given_by)
                 if (refusal := judged[key]) is not None:
                     refusals.append(refusal)
-        if _maps_at_import(build):
+        if maps_at_import(build.name):
             for load in build.loads:
                 if load.path is not None:  # preloads it never asks for too: they are mapped all the same
                     mapped.setdefault(load.name, (load.path, name))
         turns.append(Turn(name, before, tuple(libraries), tuple(missing), tuple(refusals)))
     return tuple(turns)
-
-
-def _maps_at_import(build: FrameworkBuild) -> bool:
-    """Whether importing ``build`` maps what it loads (its registry entry says; CuPy loads on first use)."""
-    from ..frameworks import framework
-
-    entry = framework(build.name)
-    return entry is None or entry.loads_at_import
 
 
 def _refusal(env: Environment, build: FrameworkBuild, load: LoadedLibrary, given_by: str | None) -> Refusal | None:

@@ -100,19 +100,17 @@ class Diagnosis:
     def framework(self, name: str) -> FrameworkJudgement | None:
         return next((judged for judged in self.frameworks if judged.name == name), None)
 
-    def copies_for(self, kind: type[Cudnn] | type[CudaRuntime]) -> list[tuple[FrameworkJudgement | None, str]]:
-        """Who must meet a cuDNN (or CUDA runtime) requirement that names no framework, with the path of the copy
-        each loads: every installed GPU framework that loads one (for the CUDA runtime, a framework that links its
-        own statically too, with no path). None of them loads one: ``[(None, "")]``, the loader's copy (which the
-        caller selects by the requirement's specifier)."""
-        users: list[tuple[FrameworkJudgement | None, str]] = []
-        for judged in self.frameworks:
-            copy = judged.cudnn if kind is Cudnn else judged.runtime
-            if judged.gpu_build and copy is not None:
-                users.append((judged, copy.path))
-            elif judged.gpu_build and kind is CudaRuntime and judged.static_runtime:
-                users.append((judged, ""))
-        return users or [(None, "")]
+    def copies_for(self, kind: type[Cudnn] | type[CudaRuntime]) -> list[FrameworkJudgement]:
+        """Who must meet a cuDNN (or CUDA runtime) requirement that names no framework: every installed GPU framework
+        that loads one (for the CUDA runtime, a framework that links its own statically too). None of them: the
+        loader's copy is judged (which the caller selects by the requirement's specifier)."""
+        return [
+            judged
+            for judged in self.frameworks
+            if judged.gpu_build
+            and ((judged.cudnn if kind is Cudnn else judged.runtime) is not None
+                 or (kind is CudaRuntime and judged.static_runtime))
+        ]  # fmt: skip
 
 
 def loaded_copies_of(env: Environment, build: FrameworkBuild) -> tuple[CudaRuntime | None, Cudnn | None, bool]:

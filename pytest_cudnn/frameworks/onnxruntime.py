@@ -172,13 +172,6 @@ def _cudnn_problem(build: FrameworkBuild, cudnn: Cudnn, lowest: Version | None, 
     return CudnnProblem(problem, "ort-cuda-ep-requirements")
 
 
-def _maps_at_import(build: FrameworkBuild) -> bool:
-    from . import framework
-
-    entry = framework(build.name)
-    return entry is None or entry.loads_at_import
-
-
 def _has_preload(version: str | None) -> bool:
     """Whether this release has ``onnxruntime.preload_dlls()``: 1.21.0 and later (microsoft/onnxruntime#23674;
     ONNX Runtime's CUDA EP docs, 'Preload DLLs': 'Since version 1.21.0')."""
@@ -192,6 +185,8 @@ def _has_preload(version: str | None) -> bool:
 
 def _unloadable(env: Environment, build: FrameworkBuild, load: LoadedLibrary) -> Unloadable | None:
     """A library the provider's plain search cannot find: which of its ways would put it in the process."""
+    from . import maps_at_import
+
     missing = [item.name for item in build.loads if item.required and item.path is None]
     site = os.path.dirname(build.location or "")
     mine = [path for path in load.shadowed if site and path.startswith(os.path.join(site, "nvidia") + os.sep)]
@@ -200,7 +195,7 @@ def _unloadable(env: Environment, build: FrameworkBuild, load: LoadedLibrary) ->
         for other in env.frameworks
         if other.name != build.name
         and other.is_cuda_build is not False
-        and _maps_at_import(other)
+        and maps_at_import(other.name)
         # Whatever it maps at import, preloads included, is in the process once it is imported.
         and all(any(item.name == name and item.path for item in other.loads) for name in missing)
     ]

@@ -41,14 +41,10 @@ def recorded_files(metadata: str | None) -> set[str]:
     without a RECORD (a copy planted by hand, or one whose installer kept none)."""
     if metadata is None:
         return set()
-    from ..files import FileRefused, read_regular
-    from .wheels import RECORD_LIMIT, record_lines
+    from .wheels import read_record
 
-    try:
-        record = read_regular(os.path.join(os.path.dirname(metadata), "RECORD"), RECORD_LIMIT, whole=False)
-    except (OSError, FileRefused):
-        return set()
-    return {path for path, _, _ in record_lines(record.decode("utf-8", "replace"))}
+    read = read_record(metadata, whole=False)
+    return {path for path, _, _ in read[1]} if read is not None else set()
 
 
 def read_object(path: str) -> LinkedObject:

@@ -29,7 +29,7 @@ from ..files import FileRefused, open_regular, read_regular
 from ..versions import canonical_name
 from .distributions import metadata_of
 
-__all__ = ["HASH_LIMIT", "RECORD_LIMIT", "read_wheels", "record_lines", "sha256_of"]
+__all__ = ["HASH_LIMIT", "RECORD_LIMIT", "read_record", "read_wheels", "record_lines", "sha256_of"]
 
 HASH_LIMIT = 64 << 20  # bytes: about 35 to 70 ms warm; bigger files are checked by size only
 RECORD_LIMIT = 4 << 20  # bytes: nvidia-cudnn-cu13's RECORD is a few KB
@@ -103,6 +103,17 @@ def _wheel_site(path: str) -> str | None:
     return "/".join(parts[:-4]) or None
 
 
+def read_record(metadata: str, *, whole: bool = True) -> tuple[str, list[_Line]] | None:
+    """The RECORD beside a distribution's METADATA file: its path and its lines; None where it cannot be read (or,
+    with ``whole``, holds more than :data:`RECORD_LIMIT`; without, its first RECORD_LIMIT bytes are enough)."""
+    record = os.path.join(os.path.dirname(metadata), "RECORD")
+    try:
+        text = read_regular(record, RECORD_LIMIT, whole=whole).decode("utf-8", "replace")
+    except (OSError, FileRefused):
+        return None
+    return record, record_lines(text)
+
+
 def _records(site: str, distributions: Sequence[Distribution]) -> list[_Record]:
     """The RECORD of every nvidia-* distribution installed in ``site``."""
     found = []
@@ -112,12 +123,10 @@ def _records(site: str, distributions: Sequence[Distribution]) -> list[_Record]:
         metadata = metadata_of(site, distribution.name)
         if metadata is None:
             continue
-        record = os.path.join(os.path.dirname(metadata), "RECORD")
-        try:
-            text = read_regular(record, RECORD_LIMIT).decode("utf-8", "replace")
-        except (OSError, FileRefused):
+        read = read_record(metadata)
+        if read is None:
             continue
-        lines = record_lines(text)
+        record, lines = read
         found.append((distribution, record, lines, {posixpath.normpath(line[0]): line for line in lines}))
     return found
 
