@@ -15,7 +15,7 @@ from pytest_cudnn.report import doctor_text
 RECORD = Path(__file__).resolve().parent / "data" / "real-gpu"
 
 
-@pytest.mark.parametrize("machine", ["h100", "h200"])
+@pytest.mark.parametrize("machine", ["h100", "h200", "h100b"])
 def test_each_snapshot_replays_to_the_doctors_words_on_the_machine(machine: str) -> None:
     snapshot = RECORD / f"{machine}-snapshot.json"
     replayed = doctor_text(judge_environment(load_snapshot(str(snapshot))), source=str(snapshot))

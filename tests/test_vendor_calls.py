@@ -323,3 +323,10 @@ def test_mig_off_and_no_mig_read_apart(host: SimHost) -> None:
     _, report = host.doctor_json()
     gpus = report["environment"]["driver"]["gpus"]
     assert [(gpu["mig_mode"], gpu["mig"], gpu["error"]) for gpu in gpus] == [(False, [], None), (None, [], None)]
+
+
+def test_two_lent_h100s_answered_every_call_alike() -> None:
+    # Two sessions, two machines of one kind (tests/data/real-gpu/README.md): the record is of the machine kind, not
+    # of one day's machine, so the stand-ins built from it fit the next one too. Free memory is not compared.
+    first, second = (json.loads((DATA / f"{name}-calls.json").read_text()) for name in ("h100", "h100b"))
+    assert call_differences(first, second) == []
