@@ -39,6 +39,9 @@ class Finding:
     # ("nvidia-cudnn-cu12<9.11"), checked against the pins of the frameworks installed (diagnosis/remedies.py);
     # None where no requirement alone resolves it. ``fix`` says the same in words.
     requirement: str | None = None
+    # The code of the finding of this diagnosis that this one follows from (it is listed after that one, and the
+    # verdict names that one): "no-cuda-runtime" because "framework-cpu-only". None for a finding of its own.
+    because: str | None = None
 
 
 @dataclass(frozen=True)
