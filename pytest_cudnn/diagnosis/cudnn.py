@@ -162,6 +162,7 @@ def _cudnn_copy(env: Environment, cudnn: Cudnn) -> Iterator[Finding]:
             else "run with CUDNN_LOGERR_DBG=1 (cuDNN 8) or CUDNN_LOGLEVEL_DBG=2 (cuDNN 9) and "
             "CUDNN_LOGDEST_DBG=stderr for the reason; check the driver and CUDA findings above",
             (cudnn.path,),
+            because=cause,
         )
 
 

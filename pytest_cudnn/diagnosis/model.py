@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from packaging.version import Version
@@ -138,6 +138,22 @@ STOPS_ITS_COPY = frozenset(
 # MIG device leaves CUDA no device, so the cuDNN handle that cannot be made follows from it.
 CAUSES = ("tensorflow-cpu-only", "framework-cpu-only", "mig-no-devices")
 
+# A finding that follows from another when both are raised: diagnose() sets its ``because`` to the cause's code and
+# lists it right after that cause, and the verdict names the cause. "host": whatever the two are about; "subject":
+# when they share a subject (one library copy, one framework). A rule that knows its cause sets ``because`` itself
+# (cudnn-create-failed names why CUDA sees no device). tests/test_cause_first.py keeps the table acyclic.
+FOLLOWS: dict[str, tuple[tuple[str, str], ...]] = {
+    # A CPU-only build brings no CUDA runtime: nothing else here would.
+    "no-cuda-runtime": (("tensorflow-cpu-only", "host"), ("framework-cpu-only", "host")),
+    # The copy TensorFlow gets is the one LD_LIBRARY_PATH put before its wheel's.
+    "tensorflow-cudnn-too-old": (("tensorflow-library-shadowed", "subject"),),
+    "framework-cudnn-mismatch": (("tensorflow-library-shadowed", "subject"),),
+    # The later import gets the earlier one's copy because the two load different copies.
+    "framework-import-order-conflict": (("framework-copies-differ", "subject"),),
+    # A framework needs another's import first because alone it cannot load a library.
+    "framework-needs-import-order": (("framework-library-missing", "subject"),),
+}
+
 Rule = Callable[[Environment], Iterator[Finding]]
 
 LOADER_VIAS = {
@@ -162,10 +178,12 @@ def make_finding(
     fix: str,
     subjects: Iterable[str] = (),
     requirement: str | None = None,
+    because: str | None = None,
 ) -> Finding:
     assert code in CODES, code
+    assert because is None or because in CODES, because
     return Finding(
-        code, severity, component, summary, tuple(e for e in evidence if e), fix, tuple(subjects), requirement
+        code, severity, component, summary, tuple(e for e in evidence if e), fix, tuple(subjects), requirement, because
     )
 
 
@@ -201,11 +219,29 @@ def major_minor(text: str | None) -> str | None:
     return f"{match.group(1)}.{match.group(2) or 0}" if match else None
 
 
+def root_cause(findings: Sequence[Finding], index: int) -> Finding:
+    """The finding that ``findings[index]`` follows from at the end of its ``because`` chain (itself when it follows
+    from none). diagnose() lists each cause before what follows from it, so each link is the nearest finding of that
+    code above."""
+    seen = {index}
+    while findings[index].because is not None:
+        cause = findings[index].because
+        above = next((i for i in range(index - 1, -1, -1) if findings[i].code == cause), None)
+        if above is None or above in seen:
+            break
+        seen.add(above)
+        index = above
+    return findings[index]
+
+
 def verdict(findings: list[Finding]) -> Verdict:
-    errors = [f for f in findings if f.severity is Severity.ERROR]
+    errors = [i for i, f in enumerate(findings) if f.severity is Severity.ERROR]
     if errors:
         more = f" (and {len(errors) - 1} more error{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
-        return Verdict(False, f"cannot run GPU work: {errors[0].summary}{more}")
+        first = findings[errors[0]]
+        root = root_cause(findings, errors[0])
+        because = f", because {root.summary}" if root is not first else ""
+        return Verdict(False, f"cannot run GPU work: {first.summary}{because}{more}")
     warnings = sum(f.severity is Severity.WARNING for f in findings)
     if warnings:
         return Verdict(True, f"the GPU stack holds together ({warnings} warning{'s' if warnings > 1 else ''})")

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import dataclasses
+from collections.abc import Iterator, Sequence
 
 from ..environment import Environment
 from .container import container_rules
@@ -12,13 +13,13 @@ from .driver import driver_rules, gpu_rules
 from .forward import forward_rules
 from .frameworks import framework_rules
 from .loader import loader_rules
-from .model import CAUSES, ORDER, Finding, Rule
+from .model import CAUSES, FOLLOWS, ORDER, Finding, Rule
 from .runtime import gpu_arch_rules, runtime_rules
 from .tensorflow import tensorflow_rules
 from .variables import device_rules, path_rules, windows_rules
 from .wheels import wheel_rules
 
-__all__ = ["RULES", "diagnose"]
+__all__ = ["RULES", "cause_first", "diagnose"]
 
 
 def process_rules(env: Environment) -> Iterator[Finding]:
@@ -51,8 +52,9 @@ RULES: tuple[Rule, ...] = (
 
 
 def diagnose(env: Environment, rules: tuple[Rule, ...] = RULES) -> list[Finding]:
-    """All findings, errors first, each once, in a stable order; within a severity, a cause (:data:`CAUSES`) before
-    what follows from it."""
+    """All findings, each once, in a stable order, cause first: a finding that follows from another (its
+    ``because``, set by its rule or by :data:`FOLLOWS`) comes right after it; the rest, errors first (a cause ranks
+    with the worst of what follows from it) and within a severity a cause (:data:`CAUSES`) before the others."""
     seen: set[tuple[str, str]] = set()
     findings = []
     for rule in rules:
@@ -61,4 +63,60 @@ def diagnose(env: Environment, rules: tuple[Rule, ...] = RULES) -> list[Finding]
             if key not in seen:
                 seen.add(key)
                 findings.append(finding)
-    return sorted(findings, key=lambda f: (ORDER[f.severity], f.code not in CAUSES))
+    return cause_first(findings)
+
+
+def cause_first(findings: Sequence[Finding]) -> list[Finding]:
+    """``findings`` linked to their causes and ordered as :func:`diagnose` says. A ``because`` naming no finding
+    raised here is dropped: the product never says a cause it did not find."""
+    by_code: dict[str, list[int]] = {}
+    for index, finding in enumerate(findings):
+        by_code.setdefault(finding.code, []).append(index)
+    parent: list[int | None] = [_cause_of(findings, index, by_code) for index in range(len(findings))]
+    for index in range(len(findings)):  # a loop of causes (no table makes one) is cut where it closes
+        walked, at = {index}, parent[index]
+        while at is not None and at not in walked:
+            walked.add(at)
+            at = parent[at]
+        if at == index:
+            parent[index] = None
+    linked = [
+        dataclasses.replace(finding, because=None if cause is None else findings[cause].code)
+        for finding, cause in zip(findings, parent, strict=True)
+    ]
+    children: dict[int, list[int]] = {}
+    roots = []
+    for index, cause in enumerate(parent):
+        if cause is None:
+            roots.append(index)
+        else:
+            children.setdefault(cause, []).append(index)
+
+    def rank(index: int) -> int:  # the worst severity of a finding and of all that follows from it
+        return min([ORDER[findings[index].severity], *(rank(child) for child in children.get(index, ()))])
+
+    ordered: list[Finding] = []
+
+    def emit(index: int) -> None:
+        ordered.append(linked[index])
+        for child in sorted(children.get(index, ()), key=lambda i: (ORDER[findings[i].severity], i)):
+            emit(child)
+
+    for root in sorted(roots, key=lambda i: (rank(i), findings[i].code not in CAUSES, i)):
+        emit(root)
+    return ordered
+
+
+def _cause_of(findings: Sequence[Finding], index: int, by_code: dict[str, list[int]]) -> int | None:
+    """The index of the finding ``findings[index]`` follows from: the one its rule named, else the first the table
+    names that is raised here (for a "subject" link, one that shares a subject with it); None for a root. Links go
+    only to a finding the table ranks as a cause, so they form no cycle (tests/test_cause_first.py)."""
+    finding = findings[index]
+    if finding.because is not None:
+        named = [i for i in by_code.get(finding.because, ()) if i != index]
+        return named[0] if named else None
+    for code, how in FOLLOWS.get(finding.code, ()):
+        for candidate in by_code.get(code, ()):
+            if how == "host" or set(findings[candidate].subjects) & set(finding.subjects):
+                return candidate
+    return None

@@ -222,6 +222,7 @@ def _tensorflow_shadowing(env: Environment, needs: TensorFlowNeeds, resolution: 
             "the loader searches LD_LIBRARY_PATH before TensorFlow's RUNPATH (ld.so(8)); pytorch/pytorch#80637",
         ),
         f"remove {folder_of(winner.path)} from LD_LIBRARY_PATH for this environment",
+        (winner.path,),  # the copy TensorFlow gets: what its cuDNN findings follow from (model.FOLLOWS)
     )
 
 

@@ -1,0 +1,125 @@
+"""Cause first (issue 23): a finding that follows from another says so (``because``), comes right after it, and the
+verdict names the cause; the links come from the rule that knows them or from diagnosis.model.FOLLOWS."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_cudnn.diagnosis import judge_environment
+from pytest_cudnn.diagnosis.model import CODES, FOLLOWS, Finding, Severity, make_finding, verdict
+from pytest_cudnn.diagnosis.rules import cause_first
+from pytest_cudnn.environment import load_snapshot
+
+SNAPSHOTS = Path(__file__).resolve().parent.parent / "examples" / "snapshots"
+E, W = Severity.ERROR, Severity.WARNING
+
+
+def _f(code: str, severity: Severity = E, subjects: tuple[str, ...] = (), because: str | None = None) -> Finding:
+    return make_finding(code, severity, "framework", f"{code} {subjects}", (), "fix", subjects, because=because)
+
+
+def test_the_table_names_known_codes_and_makes_no_loop() -> None:
+    for effect, causes in FOLLOWS.items():
+        assert effect in CODES
+        for cause, how in causes:
+            assert cause in CODES
+            assert how in {"host", "subject"}
+    # No code is, through the table, a cause of itself.
+    for start in FOLLOWS:
+        frontier, seen = [start], set()
+        while frontier:
+            for cause, _ in FOLLOWS.get(frontier.pop(), ()):
+                assert cause != start, f"{start} follows from itself"
+                if cause not in seen:
+                    seen.add(cause)
+                    frontier.append(cause)
+
+
+def _said(findings: list[Finding]) -> list[tuple[str, tuple[str, ...], str | None]]:
+    return [(f.code, f.subjects, f.because) for f in findings]
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        # A host-wide link: the effect moves right after its cause, which is listed first.
+        (
+            [_f("no-cuda-runtime"), _f("cudnn-incomplete"), _f("framework-cpu-only", W)],
+            [("framework-cpu-only", (), None), ("no-cuda-runtime", (), "framework-cpu-only"),
+             ("cudnn-incomplete", (), None)],
+        ),
+        # A subject link joins the effect to the cause about the same framework, not to another of the same code.
+        (
+            [_f("framework-copies-differ", W, ("/torch", "/tf")),
+             _f("framework-copies-differ", W, ("/jax", "/tf")),
+             _f("framework-import-order-conflict", W, ("/jax",)),
+             _f("framework-import-order-conflict", W, ("/torch",))],
+            [("framework-copies-differ", ("/torch", "/tf"), None),
+             ("framework-import-order-conflict", ("/torch",), "framework-copies-differ"),
+             ("framework-copies-differ", ("/jax", "/tf"), None),
+             ("framework-import-order-conflict", ("/jax",), "framework-copies-differ")],
+        ),
+        # No shared subject: no link.
+        (
+            [_f("tensorflow-library-shadowed", W, ("/opt/a/libcudnn.so.9",)),
+             _f("tensorflow-cudnn-too-old", E, ("/wheel/libcudnn.so.9",))],
+            [("tensorflow-cudnn-too-old", ("/wheel/libcudnn.so.9",), None),
+             ("tensorflow-library-shadowed", ("/opt/a/libcudnn.so.9",), None)],
+        ),
+        # A warning that an error follows from ranks with the error: both before the other errors' warnings.
+        (
+            [_f("framework-library-missing", E, ("/tf",)), _f("gpu-memory-low", W),
+             _f("tensorflow-library-shadowed", W, ("/opt/a/libcudnn.so.9",)),
+             _f("tensorflow-cudnn-too-old", E, ("/opt/a/libcudnn.so.9",))],
+            [("framework-library-missing", ("/tf",), None),
+             ("tensorflow-library-shadowed", ("/opt/a/libcudnn.so.9",), None),
+             ("tensorflow-cudnn-too-old", ("/opt/a/libcudnn.so.9",), "tensorflow-library-shadowed"),
+             ("gpu-memory-low", (), None)],
+        ),
+        # A rule's own link stands; one naming a finding not raised here is dropped.
+        (
+            [_f("cudnn-create-failed", because="mig-no-devices"), _f("mig-no-devices")],
+            [("mig-no-devices", (), None), ("cudnn-create-failed", (), "mig-no-devices")],
+        ),
+        (
+            [_f("cudnn-create-failed", because="no-gpu")],
+            [("cudnn-create-failed", (), None)],
+        ),
+        # A loop of rule links (no rule makes one) is cut, and nothing is lost.
+        (
+            [_f("no-gpu", because="mig-no-devices"), _f("mig-no-devices", because="no-gpu")],
+            [("no-gpu", (), None), ("mig-no-devices", (), "no-gpu")],
+        ),
+    ],
+)  # fmt: skip
+def test_cause_first_links_and_orders(
+    given: list[Finding], expected: list[tuple[str, tuple[str, ...], str | None]]
+) -> None:
+    assert _said(cause_first(given)) == expected
+
+
+def test_the_verdict_names_the_root_cause() -> None:
+    findings = cause_first(
+        [_f("tensorflow-cudnn-too-old", E, ("/opt/a",)), _f("tensorflow-library-shadowed", W, ("/opt/a",))]
+    )
+    assert verdict(findings).summary == (
+        "cannot run GPU work: tensorflow-cudnn-too-old ('/opt/a',), because tensorflow-library-shadowed ('/opt/a',)"
+    )
+    # An error that is its own cause is named alone.
+    assert (
+        verdict(cause_first([_f("no-driver"), _f("gpu-memory-low", W)])).summary == "cannot run GPU work: no-driver ()"
+    )
+
+
+def test_the_mixed_host_says_why_tensorflow_gets_an_old_cudnn() -> None:
+    diagnosis = judge_environment(load_snapshot(str(SNAPSHOTS / "mixed-torch-jax-tf.json")))
+    codes = [(f.code, f.because) for f in diagnosis.findings]
+    shadowed = codes.index(("tensorflow-library-shadowed", None))
+    assert codes[shadowed + 1] == ("tensorflow-cudnn-too-old", "tensorflow-library-shadowed")
+    assert ("framework-needs-import-order", "framework-library-missing") in codes
+    assert diagnosis.verdict.summary.startswith("cannot run GPU work: TensorFlow 2.21.0")
+    assert ", because libcudnn.so.9 9.1.0 from LD_LIBRARY_PATH wins over the 9.10.2 wheel beside TensorFlow" in (
+        diagnosis.verdict.summary
+    )
