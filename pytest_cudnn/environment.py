@@ -524,7 +524,7 @@ class Environment:
     paths: tuple[PathCheck, ...] = field(default=())
     unreadable: tuple[Unreadable, ...] = field(default=())
     distributions: tuple[Distribution, ...] = field(default=())
-    # PyTorch and JAX as their files describe them (issue 10: facts only, not yet judged by the diagnosis)
+    # Each framework found (frameworks/: PyTorch, JAX, CuPy, ONNX Runtime) as its files describe it, never imported
     frameworks: tuple[FrameworkBuild, ...] = field(default=())
     wheel_files: tuple[WheelFile, ...] = field(default=())  # the wheel files frameworks load, against RECORDs
     wheel_checks: tuple[WheelCheck, ...] = field(default=())  # the distributions listing them, against the disk

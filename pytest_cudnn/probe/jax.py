@@ -1,12 +1,13 @@
-"""JAX as its files describe it, never imported (issue 10 groundwork; not yet part of the probe's output).
+"""JAX as its files describe it, never imported: the build the diagnosis judges and every view shows.
 
 Where each fact lives (shared/docs/frameworks.md, measured with jax[cuda12] 0.10.2):
 * ``jax`` and ``jaxlib`` are CPU-only; GPU support is a PJRT plugin, ``jax_plugins/xla_cuda12/`` (distribution
   ``jax-cuda12-pjrt``, with ``xla_cuda_plugin.so``) plus ``jax_cuda12_plugin`` (distribution
   ``jax-cuda12-plugin``). The plugin's folder name says the CUDA major it was built for.
 * The exact CUDA and cuDNN build versions are in no text file: only the compiled ``jax_cuda12_plugin._versions``
-  answers them (``cuda_runtime_build_version()`` 12090, ``cudnn_build_version()`` 90800). Reading them means
-  loading that module in the probe's child, which is not done yet: they are said to be unknown here.
+  answers them (``cuda_runtime_build_version()`` 12090, ``cudnn_build_version()`` 90800). They are read by loading
+  that module in the probe's child (:func:`versions_job`, bounded like every vendor call) and joined to the build
+  by :func:`with_versions`; until that answer comes, or where the plugin has no such module, they are unknown.
 * ``xla_cuda_plugin.so``: DT_RPATH to the nvidia wheels, and the SASS and PTX of JAX's own kernels (most are
   compiled at run time by XLA, so this list is a floor), read from headers only.
 * The plugins' METADATA pin the nvidia wheels as lower bounds (``nvidia-cudnn-cu12>=9.8,<10``).
@@ -72,7 +73,7 @@ def probe_jax(search_path: Sequence[str], installed: Sequence[Distribution] = ()
     cuda = BuildFact(major, plugin, f"the plugin's folder name, xla_cuda{major}: built for CUDA {major}")
     reason = (
         f"its exact CUDA and cuDNN build versions are only in the compiled jax_cuda{major}_plugin._versions, "
-        "which is not read"
+        "which was not read here"
     )
     if len(plugins) > 1:
         reason += "; several CUDA plugins are installed: " + ", ".join(folder for _, folder in plugins)

@@ -1,4 +1,4 @@
-"""A framework's CUDA-using shared object, read from its headers (issue 10 groundwork).
+"""A framework's CUDA-using shared object, read from its headers (what it needs, where it searches, its GPU code).
 
 The dynamic section (DT_NEEDED, DT_RPATH, DT_RUNPATH) and the GPU code of the ``.nv_fatbin`` section are read
 with positioned reads of headers only (:mod:`pytest_cudnn.binaries`): a 500 MB libtorch_cuda.so is neither loaded

@@ -1,4 +1,4 @@
-"""PyTorch as its files describe it, never imported (issue 10 groundwork; not yet part of the probe's output).
+"""PyTorch as its files describe it, never imported: the build the diagnosis judges and every view shows.
 
 Where each fact lives (shared/docs/frameworks.md, measured with the real wheels):
 * ``torch/version.py``: ``__version__ = '2.15.0+cu132'`` and ``cuda = '13.2'`` (None on CPU builds), read with ast.
