@@ -23,7 +23,1041 @@ _HOST: dict[str, Explanation] = {}
 
 
 # The libraries: CUDA runtimes, cuDNN, the frameworks, the loader, wheels and Windows.
-_LIBRARIES: dict[str, Explanation] = {}
+_LIBRARIES: dict[str, Explanation] = {
+    # CUDA runtimes --------------------------------------------------------------------------------------------
+    "no-cuda-runtime": Explanation(
+        meaning=(
+            "No copy of the CUDA runtime library (libcudart.so.N on Linux, cudart64_*.dll on Windows) was found "
+            "anywhere the probe looks: the loader's search path (LD_LIBRARY_PATH, the ldconfig cache, the default "
+            "folders), the nvidia-* pip wheels, conda, and the folders CUDA_HOME, CUDA_PATH and CONDA_PREFIX name. "
+            "It is not raised when every GPU framework installed carries its runtime linked in (CuPy 14). Without a "
+            "runtime no CUDA program starts, so every test that needs the GPU skips with this reason. Where the only "
+            "frameworks here are CPU-only builds, this finding follows from theirs, which is listed first."
+        ),
+        confirm=(
+            "ldconfig -p | grep libcudart",
+            "find / -name 'libcudart.so*' -not -path '/proc/*' 2>/dev/null",
+            "pip list 2>/dev/null | grep -i -E 'cuda-runtime|cuda_runtime'",
+            "pytest-cudnn doctor",
+        ),
+        fix=(
+            "Install the GPU build of the framework the tests use (it brings its CUDA runtime as an nvidia-* wheel: "
+            "tensorflow[and-cuda], jax[cuda12], the CUDA wheels of torch), or a runtime on its own "
+            "(pip install nvidia-cuda-runtime-cu12, or the CUDA toolkit with its lib folder on the loader path)."
+        ),
+        sources=(
+            "CUDA Compatibility, 'Why CUDA Compatibility': 'If the application relies on dynamic linking for "
+            "libraries, then the system should have the right version of such libraries as well': "
+            "https://docs.nvidia.com/deploy/cuda-compatibility/why-cuda-compatibility.html",
+            "ld.so(8): the folders a library name without a slash is searched in (DT_RPATH, LD_LIBRARY_PATH, "
+            "DT_RUNPATH, /etc/ld.so.cache, /lib and /usr/lib): https://man7.org/linux/man-pages/man8/ld-linux.so.8.html",
+            "TensorFlow, 'Install TensorFlow with pip': on Linux 'python3 -m pip install tensorflow[and-cuda]' "
+            "installs the CUDA libraries as pip packages: https://www.tensorflow.org/install/pip",
+        ),
+    ),
+    "cuda-runtime-probe-failed": Explanation(
+        meaning=(
+            "A libcudart copy was found, but the probe's child process could not load it or get an answer from it: "
+            "it cannot be loaded (damaged, truncated, built for another architecture, unreadable by this user, a "
+            "symbolic link loop, a missing dependency), it crashed or hung when asked its version, or it lacks the "
+            "entry points of the library its name says. The child's failure costs only its own answer; a test "
+            "process that loads the same copy fails the same way. It is an error when the stack or a framework uses "
+            "this copy (the tests that need it cannot run), a warning when nothing here loads it."
+        ),
+        confirm=(
+            "ls -lL <path>  # the path the finding names: size and permissions of the file the link ends at",
+            "namei -l <path>  # each folder and link on the way, with its permissions",
+            "file -L <path>  # 'ELF 64-bit LSB shared object, x86-64' for a usable copy",
+            "ldd <path>  # a line 'not found' names a missing dependency",
+            "python -c \"import ctypes; print(ctypes.CDLL('<path>').cudaRuntimeGetVersion)\"  # the loader's error",
+        ),
+        fix=(
+            "Reinstall the runtime the copy belongs to (pip install --force-reinstall of its nvidia-cuda-runtime "
+            "wheel, or the CUDA toolkit package), make the file and its folders readable, or repair the link so it "
+            "ends at a real file; for a copy that hung, look for a hung driver or GPU with nvidia-smi and dmesg. A "
+            "copy nothing uses can also simply be removed."
+        ),
+        sources=(
+            "ld.so(8): how the dynamic loader finds and maps a shared object and what LD_DEBUG shows of it: "
+            "https://man7.org/linux/man-pages/man8/ld-linux.so.8.html",
+            "CUDA Compatibility, 'Why CUDA Compatibility': a CUDA application needs the runtime libraries it links "
+            "dynamically to be present in the right version: "
+            "https://docs.nvidia.com/deploy/cuda-compatibility/why-cuda-compatibility.html",
+        ),
+    ),
+    # TensorFlow -----------------------------------------------------------------------------------------------
+    "tensorflow-cudart-not-found": Explanation(
+        meaning=(
+            "A GPU build of TensorFlow loads the CUDA runtime by a name it makes from the CUDA version in its build "
+            "info (libcudart.so.11.0 for any CUDA 11, libcudart.so.12 from CUDA 12; cudart64_110.dll on Windows), "
+            "and the loader's search for that name (LD_LIBRARY_PATH, the RUNPATH of libtensorflow_framework.so.2 "
+            "into the nvidia wheels of its own site-packages, the ldconfig cache, the default folders) finds no "
+            "file of it. TensorFlow then logs 'Could not load dynamic library' and 'Cannot dlopen some GPU "
+            "libraries ... Skipping registering GPU devices', and runs on the CPU: "
+            "tf.config.list_physical_devices('GPU') is empty and TensorFlow's GPU tests skip. The evidence names "
+            "copies of that name the loader never looks at, and runtimes found under another name."
+        ),
+        confirm=(
+            'python -c "import tensorflow as tf; print(tf.sysconfig.get_build_info())"  # cuda_version',
+            "python -c \"import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\"  "
+            "# logs the failed load",
+            "readelf -d \"$(python -c 'import os, tensorflow; print(os.path.dirname(tensorflow.__file__))')"
+            '/libtensorflow_framework.so.2" | grep -i runpath',
+            "ldconfig -p | grep libcudart",
+        ),
+        fix=(
+            "On Linux install the nvidia wheels TensorFlow was built with beside it: "
+            "pip install 'tensorflow[and-cuda]==<its version>'. Otherwise install the CUDA runtime of its tested "
+            "configuration and put its folder on LD_LIBRARY_PATH (on Windows on PATH, or os.add_dll_directory "
+            "before TensorFlow is imported)."
+        ),
+        sources=(
+            "TensorFlow, 'Tested build configurations': the CUDA and cuDNN each release was built with: "
+            "https://www.tensorflow.org/install/source#gpu",
+            "TensorFlow, 'Install TensorFlow with pip': 'python3 -m pip install tensorflow[and-cuda]' on Linux: "
+            "https://www.tensorflow.org/install/pip",
+            "tf.sysconfig.get_build_info(): keys such as cuda_version, cudnn_version, is_cuda_build: "
+            "https://tensorflow.org/api_docs/python/tf/sysconfig/get_build_info",
+            "ld.so(8): LD_LIBRARY_PATH is searched before an object's DT_RUNPATH: "
+            "https://man7.org/linux/man-pages/man8/ld-linux.so.8.html",
+        ),
+    ),
+    "tensorflow-cudnn-not-found": Explanation(
+        meaning=(
+            "A GPU build of TensorFlow loads cuDNN by the name libcudnn.so.<major> (cudnn64_<major>.dll on "
+            "Windows), the major from its build info, and the loader's search for that name (LD_LIBRARY_PATH, the "
+            "RUNPATH of libtensorflow_framework.so.2 into the nvidia wheels of its own site-packages, the ldconfig "
+            "cache, the default folders) finds no file of it. TensorFlow checks its GPU libraries before it "
+            "registers a GPU: it logs 'Cannot dlopen some GPU libraries ... Skipping registering GPU devices' and "
+            "runs on the CPU, so its GPU tests skip. The evidence names copies the loader never looks at and cuDNN "
+            "copies of another major."
+        ),
+        confirm=(
+            'python -c "import tensorflow as tf; print(tf.sysconfig.get_build_info())"  # cudnn_version',
+            "python -c \"import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\"  "
+            "# logs the failed load",
+            "pip show nvidia-cudnn-cu12  # Location: is it the site-packages that holds tensorflow?",
+            "ldconfig -p | grep libcudnn",
+        ),
+        fix=(
+            "On Linux pip install 'tensorflow[and-cuda]==<its version>', which installs the cuDNN wheel it pins "
+            "beside it; otherwise install the cuDNN of its tested configuration and put its library folder on "
+            "LD_LIBRARY_PATH (on Windows on PATH, or os.add_dll_directory before TensorFlow is imported)."
+        ),
+        sources=(
+            "TensorFlow, 'Tested build configurations': the cuDNN each release was built with: "
+            "https://www.tensorflow.org/install/source#gpu",
+            "TensorFlow, 'Install TensorFlow with pip': 'python3 -m pip install tensorflow[and-cuda]' on Linux: "
+            "https://www.tensorflow.org/install/pip",
+            "tf.sysconfig.get_build_info(): cudnn_version among its keys: "
+            "https://tensorflow.org/api_docs/python/tf/sysconfig/get_build_info",
+            "ld.so(8): the search a library name without a slash goes through: "
+            "https://man7.org/linux/man-pages/man8/ld-linux.so.8.html",
+        ),
+    ),
+    "tensorflow-cudnn-too-old": Explanation(
+        meaning=(
+            "The cuDNN the loader gives TensorFlow fails TensorFlow's own rule (XLA's "
+            "IsSourceCompatibleWithCudnnLibrary): the loaded cuDNN must have the major TensorFlow was compiled with "
+            "and a minor at least as new; the patch level does not matter. The compiled version is the build "
+            "info's (the major only) made precise by TensorFlow's tested configuration. TensorFlow logs 'Loaded "
+            "runtime CuDNN library: X but source was compiled with: Y' and every cuDNN operation (convolutions, "
+            "RNNs) fails with 'DNN library is not found' or 'DNN library initialization failed'. When the wheel "
+            "beside TensorFlow would do but a copy on LD_LIBRARY_PATH wins, the fix says to remove that folder."
+        ),
+        confirm=(
+            'python -c "import tensorflow as tf; print(tf.sysconfig.get_build_info())"  '
+            "# cudnn_version: what it was built with",
+            "pip show nvidia-cudnn-cu12  # the wheel beside it",
+            "LD_DEBUG=libs python -c \"import tensorflow as tf; tf.config.list_physical_devices('GPU')\" 2>&1 "
+            "| grep -E 'find library=libcudnn|trying file=.*libcudnn'",
+            'echo "$LD_LIBRARY_PATH"',
+        ),
+        fix=(
+            "Give TensorFlow the cuDNN it was built with: pip install the nvidia-cudnn wheel release "
+            "tensorflow[and-cuda] pins for this TensorFlow (the finding names it when it resolves), or install a "
+            "cuDNN of the same major and at least the compiled minor where the loader finds it first; remove an "
+            "older copy's folder from LD_LIBRARY_PATH when it shadows the wheel."
+        ),
+        sources=(
+            "TensorFlow, 'Tested build configurations': the cuDNN each release was built with: "
+            "https://www.tensorflow.org/install/source#gpu",
+            "jax-ml/jax#15268, XLA's cuDNN check as it logs it: 'Loaded runtime CuDNN library: 8.5.0 but source was "
+            "compiled with: 8.6.0. CuDNN library needs to have matching major version and equal or higher minor "
+            "version': https://github.com/jax-ml/jax/issues/15268",
+            "ld.so(8): LD_LIBRARY_PATH is searched before an object's DT_RUNPATH: "
+            "https://man7.org/linux/man-pages/man8/ld-linux.so.8.html",
+        ),
+    ),
+    "tensorflow-library-shadowed": Explanation(
+        meaning=(
+            "TensorFlow's cuDNN or CUDA runtime resolves to a copy in a folder on LD_LIBRARY_PATH, while another "
+            "file of the same name sits in the nvidia wheel folder its RUNPATH points at. The loader searches "
+            "LD_LIBRARY_PATH before a DT_RUNPATH, so the LD_LIBRARY_PATH copy wins and the wheel pip installed for "
+            "TensorFlow is never used. Tests run with the winning copy: nothing fails while TensorFlow accepts it "
+            "(tensorflow-cudnn-too-old says when it does not), but an upgrade of either copy changes what "
+            "TensorFlow gets without any install of TensorFlow's own."
+        ),
+        confirm=(
+            'echo "$LD_LIBRARY_PATH"',
+            "LD_DEBUG=libs python -c \"import tensorflow as tf; tf.config.list_physical_devices('GPU')\" 2>&1 "
+            "| grep -E 'trying file=.*(libcudnn|libcudart)'",
+            "env -u LD_LIBRARY_PATH pytest-cudnn doctor  # the same host without the variable",
+        ),
+        fix=(
+            "Remove the folder from LD_LIBRARY_PATH for the environment TensorFlow runs in: the wheels beside "
+            "TensorFlow are found through its RUNPATH without it."
+        ),
+        sources=(
+            "ld.so(8): the search order, LD_LIBRARY_PATH before DT_RUNPATH: "
+            "https://man7.org/linux/man-pages/man8/ld-linux.so.8.html",
+            "pytorch/pytorch#80637: a cuDNN 8.0.3 on LD_LIBRARY_PATH loaded instead of the one the wheel was built "
+            "with ('PyTorch was compiled against (8, 3, 2) but linked against (8, 0, 3)'): "
+            "https://github.com/pytorch/pytorch/issues/80637",
+            "jax-ml/jax#17497: JAX used the first CUDA libraries found in LD_LIBRARY_PATH instead of the ones pip "
+            "installed for it: https://github.com/jax-ml/jax/issues/17497",
+        ),
+    ),
+    "tensorflow-build-unrecorded": Explanation(
+        meaning=(
+            "TensorFlow's build info (tensorflow/python/platform/build_info.py) records no CUDA version, or only a "
+            "Windows DLL-style value (such as '64_101') from which no library name follows. pytest-cudnn then takes "
+            "the CUDA and cuDNN versions, and the library names, from TensorFlow's published tested configuration "
+            "for this release, and the TensorFlow checks that follow use those. Nothing fails because of this; it "
+            "says where the expected versions came from."
+        ),
+        confirm=(
+            'python -c "import tensorflow as tf; print(tf.__version__, tf.sysconfig.get_build_info())"',
+            "pytest-cudnn doctor --json  # the finding's evidence names the tested configuration used",
+        ),
+        fix="Nothing to do; compare the versions the doctor used with TensorFlow's tested configurations if in doubt.",
+        sources=(
+            "tf.sysconfig.get_build_info(): 'the actual keys and values returned by this function is subject to "
+            "change across different versions of TensorFlow or across platforms': "
+            "https://tensorflow.org/api_docs/python/tf/sysconfig/get_build_info",
+            "TensorFlow, 'Tested build configurations', Linux GPU: https://www.tensorflow.org/install/source#gpu",
+            "TensorFlow, 'Tested build configurations', Windows GPU: "
+            "https://www.tensorflow.org/install/source_windows#gpu",
+        ),
+    ),
+    "tensorflow-cpu-only": Explanation(
+        meaning=(
+            "TensorFlow's build info says is_cuda_build = False: the installed distribution (tensorflow-cpu, or "
+            "tensorflow where no GPU wheel exists) is a CPU-only build and will not use the GPU. Tests that need "
+            "TensorFlow on the GPU skip. It is an error when no other framework here is a GPU build (nothing will "
+            "use the GPU; a missing CUDA runtime follows from it and is listed after it), a warning otherwise."
+        ),
+        confirm=(
+            'python -c "import tensorflow as tf; print(tf.__version__, tf.test.is_built_with_cuda())"',
+            "pip list 2>/dev/null | grep -i tensorflow",
+        ),
+        fix=(
+            "Replace it with the GPU build of the same release: pip uninstall -y tensorflow-cpu (both install the "
+            "one tensorflow package folder), then pip install 'tensorflow[and-cuda]==<version>' on Linux or WSL2. "
+            "Native Windows has no GPU build after TensorFlow 2.10."
+        ),
+        sources=(
+            "TensorFlow, 'Install TensorFlow with pip': 'For the CPU-only build, use the pip package named "
+            "tensorflow-cpu'; Linux GPU: 'python3 -m pip install tensorflow[and-cuda]': "
+            "https://www.tensorflow.org/install/pip",
+            "tf.sysconfig.get_build_info(): is_cuda_build among its keys: "
+            "https://tensorflow.org/api_docs/python/tf/sysconfig/get_build_info",
+        ),
+    ),
+    "tensorflow-no-kernels-for-gpu": Explanation(
+        meaning=(
+            "TensorFlow's build info lists the GPU code it carries (cuda_compute_capabilities, for example sm_60, "
+            "sm_70, sm_80, sm_89, compute_90), and none of it runs on this GPU: there is no SASS of the GPU's major "
+            "at or below its minor (sm_90a-style code runs on exactly its own capability), and no PTX at or below "
+            "its capability for the driver to compile. TensorFlow cannot launch its kernels there ('no kernel image "
+            "is available for execution on the device'), so its GPU tests on this GPU fail."
+        ),
+        confirm=(
+            "python -c \"import tensorflow as tf; print(tf.sysconfig.get_build_info()['cuda_compute_capabilities'])\"",
+            "nvidia-smi --query-gpu=name,compute_cap --format=csv",
+            "cuobjdump --list-elf \"$(python -c 'import os, tensorflow; print(os.path.dirname(tensorflow.__file__))')"
+            '/libtensorflow_cc.so.2" | head',
+        ),
+        fix=(
+            "Use a TensorFlow release built for this GPU's architecture (older releases carry older "
+            "architectures), or build TensorFlow from source for its compute capability."
+        ),
+        sources=(
+            "NVIDIA, 'CUDA Pro Tip: Understand Fat Binaries and JIT Caching': the runtime runs SASS built for the "
+            "GPU's architecture, else compiles embedded PTX just in time: "
+            "https://developer.nvidia.com/blog/cuda-pro-tip-understand-fat-binaries-jit-caching",
+            "TensorFlow GPU guide, hardware requirements (Portuguese edition): the packages hold PTX only for the "
+            "newest supported architecture; for other architectures build TensorFlow from source: "
+            "https://tensorflow.org/install/gpu?hl=pt",
+            "CUDA Runtime API, cudaError: cudaErrorNoKernelImageForDevice (209), no kernel image suitable for the "
+            "device: https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html",
+            "CUDA Binary Utilities: cuobjdump lists the cubins and PTX embedded in a binary: "
+            "https://docs.nvidia.com/cuda/cuda-binary-utilities/index.html",
+        ),
+    ),
+    "tensorflow-ptx-only": Explanation(
+        meaning=(
+            "No SASS in TensorFlow's build fits this GPU, but PTX for an older or equal compute capability does: "
+            "the driver compiles it just in time when TensorFlow first uses the GPU. The tests pass, but the first "
+            "GPU work of a process can take minutes (a test with a timeout may exceed it) until the compiled code "
+            "is in the driver's JIT cache; a cache too small to hold it makes every process pay again."
+        ),
+        confirm=(
+            "python -c \"import tensorflow as tf; print(tf.sysconfig.get_build_info()['cuda_compute_capabilities'])\"",
+            "nvidia-smi --query-gpu=name,compute_cap --format=csv",
+            "ls -la ~/.nv/ComputeCache  # the JIT cache grows on the first run",
+        ),
+        fix=(
+            "Expect a slow first start; raise CUDA_CACHE_MAXSIZE so the JIT cache keeps TensorFlow's compiled "
+            "kernels between runs (and keep CUDA_CACHE_PATH on a persistent disk in CI), or use a TensorFlow build "
+            "with SASS for this GPU."
+        ),
+        sources=(
+            "NVIDIA, 'CUDA Pro Tip: Understand Fat Binaries and JIT Caching': JIT compilation of PTX at context "
+            "creation and its cache: https://developer.nvidia.com/blog/cuda-pro-tip-understand-fat-binaries-jit-caching",
+            "CUDA C++ Programming Guide, 'CUDA Environment Variables' (CUDA_CACHE_MAXSIZE, CUDA_CACHE_PATH): "
+            "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars",
+            "TensorFlow GPU guide, hardware requirements (Portuguese edition): to avoid JIT compilation from PTX, "
+            "build TensorFlow from source: https://tensorflow.org/install/gpu?hl=pt",
+        ),
+    ),
+    "tensorflow-wheel-pins": Explanation(
+        meaning=(
+            "From TensorFlow 2.14 the tensorflow[and-cuda] extra pins the nvidia wheels TensorFlow is built and "
+            "tested with (exact releases up to 2.19, ranges from 2.20). An nvidia-cudnn or nvidia-cuda-runtime "
+            "wheel installed in TensorFlow's own site-packages is outside that pin, by the distribution's own "
+            "version (9.3.0.75; the library reports only 9.3.0). Often another framework's install moved it. "
+            "TensorFlow may still run (tensorflow-cudnn-too-old says when its cuDNN rule fails), but the "
+            "combination is not the one TensorFlow was tested with."
+        ),
+        confirm=(
+            "pip show tensorflow nvidia-cudnn-cu12 nvidia-cuda-runtime-cu12",
+            "pip check",
+            "pip install --dry-run 'tensorflow[and-cuda]==<version>'  # what pip would change to meet the pins",
+        ),
+        fix=(
+            "pip install the requirement the finding names (the pinned wheel release, checked against the other "
+            "frameworks' needs); where another framework needs a release outside TensorFlow's pin, give each its "
+            "own virtual environment."
+        ),
+        sources=(
+            "TensorFlow, 'Install TensorFlow with pip': 'python3 -m pip install tensorflow[and-cuda]' installs "
+            "the pinned nvidia packages: https://www.tensorflow.org/install/pip",
+            "TensorFlow, 'Tested build configurations': https://www.tensorflow.org/install/source#gpu",
+            "pip check: 'Verify installed packages have compatible dependencies': "
+            "https://pip.pypa.io/en/stable/cli/pip_check/",
+        ),
+    ),
+    # cuDNN ----------------------------------------------------------------------------------------------------
+    "cudnn-incomplete": Explanation(
+        meaning=(
+            "The front library libcudnn.so.N is there, but the sub-libraries it loads the code from are missing "
+            "beside it (cuDNN 9: libcudnn_graph, _ops, _cnn, _adv, _engines_precompiled, _engines_runtime_compiled, "
+            "_heuristic; cuDNN 8: _ops_infer, _ops_train, _cnn_infer, _cnn_train, _adv_infer, _adv_train). Any "
+            "call into it, even cudnnGetVersion, prints 'Invalid handle. Cannot load symbol ...' (9) or 'Could not "
+            "load library libcudnn_ops_infer.so.8' (8) and aborts the process with SIGABRT, which Python cannot "
+            "catch. The probe asks in a child process; a test calling cuDNN would kill the pytest process. An "
+            "error when a framework or the stack uses this copy."
+        ),
+        confirm=(
+            'ls -l "$(dirname <path>)"/libcudnn*  # the path the finding names: every sub-library of one release?',
+            "pip show -f nvidia-cudnn-cu12 | grep libcudnn",
+            "python -c \"import ctypes; print(ctypes.CDLL('<path>').cudnnGetVersion())\"  # aborts when incomplete",
+        ),
+        fix=(
+            "Reinstall cuDNN completely, every libcudnn_* file of one release in one folder: "
+            "pip install --force-reinstall --no-deps nvidia-cudnn-cu12==<version> for a wheel, or the cuDNN "
+            "package or archive again for a system copy; remove a stray lone libcudnn.so.N."
+        ),
+        sources=(
+            "cuDNN backend API overview: 'The cuDNN version 9 library is reorganized into several sub-libraries' "
+            "(the shim libcudnn.so, libcudnn_graph, the legacy and engine libraries): "
+            "https://docs.nvidia.com/deeplearning/cudnn/latest/api/overview.html",
+            "paninski-lab/lightning-pose#460: 'Cannot load symbol cudnnGetVersion' from pip-installed cuDNN: "
+            "https://github.com/paninski-lab/lightning-pose/issues/460",
+        ),
+    ),
+    "cudnn-not-loadable": Explanation(
+        meaning=(
+            "A cuDNN copy cannot be loaded at all: the dynamic loader refuses it because the file is damaged or "
+            "truncated, built for another architecture, unreadable by this user, a symbolic link loop, or a "
+            "library in its DT_NEEDED is missing. The evidence quotes the loader's error. A framework or stack that "
+            "uses this copy gets no cuDNN (an error); a copy nothing loads is a warning."
+        ),
+        confirm=(
+            "ls -lL <path>; namei -l <path>  # the path the finding names: the file, its links and permissions",
+            "file -L <path>",
+            "ldd <path> | grep 'not found'",
+            "python -c \"import ctypes; ctypes.CDLL('<path>')\"  # prints the loader's error",
+        ),
+        fix=(
+            "Reinstall cuDNN (pip install --force-reinstall of its nvidia-cudnn wheel, or the system package), "
+            "make the file and its folders readable, repair the link, or install the missing dependency ldd names."
+        ),
+        sources=(
+            "ld.so(8): how a shared object and its DT_NEEDED dependencies are found and loaded: "
+            "https://man7.org/linux/man-pages/man8/ld-linux.so.8.html",
+            "cuDNN support matrix (which cuDNN package builds exist for which CUDA and platform): "
+            "https://docs.nvidia.com/deeplearning/cudnn/latest/support-matrix/index.html",
+        ),
+    ),
+    "cudnn-dependency-missing": Explanation(
+        meaning=(
+            "The cuDNN copy loads, but a library it needs at run time is not found where its sub-libraries look: "
+            "libnvrtc (cuDNN 9 opens NVRTC at run time without declaring it; cuDNN 8.7's cnn_infer asks for "
+            "libnvrtc.so), libcublasLt (cuDNN 9) or libcublas (8), zlib (libz.so.1; zlibwapi.dll on Windows for "
+            "8.3 and later). The sub-library that needs it fails to load when first used, and cuDNN aborts the "
+            "whole process (SIGABRT), so a test that reaches it kills pytest. The fix names the pip wheel that "
+            "ships the library, and the link to make where the wheel ships another name."
+        ),
+        confirm=(
+            "ldd \"$(dirname <path>)\"/libcudnn_graph.so.9 | grep 'not found'  # cuDNN 9; the path the finding names",
+            'strings "$(dirname <path>)"/libcudnn_graph.so.9 | grep libnvrtc  # the name it opens at run time',
+            "readelf -d \"$(dirname <path>)\"/libcudnn_graph.so.9 | grep -i -E 'needed|runpath'",
+            "ldconfig -p | grep -E 'libnvrtc|libcublasLt|libz.so'",
+        ),
+        fix=(
+            "pip install the wheel that provides the missing library (the finding names it: nvidia-cuda-nvrtc-cu12, "
+            "nvidia-cublas-cu12, ...) in the same site-packages as the cuDNN wheel, or install it system-wide "
+            "where the loader finds it; where the wheel ships another file name, link it under the name cuDNN asks "
+            "for and put that folder on LD_LIBRARY_PATH."
+        ),
+        sources=(
+            "jax-ml/jax#29462: 'Works around a bug in CUDNN where it does not declare or locate its own NVRTC "
+            "dependency': https://github.com/jax-ml/jax/pull/29462",
+            "pytorch/pytorch#99451, 'Workaround for CuDNN-8.7+ load bug': 'prevent spurious call to abort() from "
+            "libcudnn.so.8, if libnvrtc.so is missing on the system': https://github.com/pytorch/pytorch/pull/99451",
+            "cuDNN release notes (9.0.0): cuDNN depends on cuBLASLt instead of cuBLAS: "
+            "https://docs.nvidia.com/deeplearning/cudnn/release-notes.html",
+            "cupy/cupy#6226: 'cuDNN 8.3.0+ requires zlib as a dependency', by hand on Windows: "
+            "https://github.com/cupy/cupy/issues/6226",
+        ),
+    ),
+    "cudnn-probe-failed": Explanation(
+        meaning=(
+            "A cuDNN copy loaded, but asking it for its version in the probe's child process crashed the child, "
+            "hung until the probe's timeout, or found the file lacks cuDNN's entry points. The same call in a test "
+            "process would crash or hang pytest. An error when a framework or the stack uses this copy, a warning "
+            "otherwise."
+        ),
+        confirm=(
+            "python -c \"import ctypes; print(ctypes.CDLL('<path>').cudnnGetVersion())\"  # the path the finding names",
+            "nm -D <path> | grep -c ' T cudnn'  # cuDNN's exported functions; 0 for a file that is not cuDNN",
+            "dmesg | tail  # a hung or crashed GPU call leaves a line here",
+            "nvidia-smi",
+        ),
+        fix=(
+            "Reinstall cuDNN (the file is damaged, or not the library its name says); for a hang, check the driver "
+            "and GPU (nvidia-smi, dmesg) before anything else."
+        ),
+        sources=(
+            "cuDNN troubleshooting, 'Error Reporting And API Logging' (CUDNN_LOGDEST_DBG, CUDNN_LOGLEVEL_DBG show "
+            "what the failing call did): https://docs.nvidia.com/deeplearning/cudnn/latest/reference/troubleshooting.html",
+            "ld.so(8): LD_DEBUG shows what the loader did before the crash: "
+            "https://man7.org/linux/man-pages/man8/ld-linux.so.8.html",
+        ),
+    ),
+    "cudnn-cuda-mismatch": Explanation(
+        meaning=(
+            "cudnnGetCudartVersion says which CUDA runtime the cuDNN copy was built for, and the runtime the stack "
+            "uses (TensorFlow's) is of another release: from CUDA 11 a cuDNN build serves the whole CUDA major "
+            "(a cuDNN for CUDA 12 does not serve a CUDA 11 runtime), before 11 it served one major.minor. It is an "
+            "error when the stack's runtime is known; a warning when no framework says which runtime is used and "
+            "no runtime of the cuDNN's release is on the loader path. cuDNN then fails to initialise or runs "
+            "against libraries of the wrong CUDA."
+        ),
+        confirm=(
+            "python -c \"import ctypes; l = ctypes.CDLL('libcudnn.so.9'); print(l.cudnnGetVersion(), "
+            'l.cudnnGetCudartVersion())"  # 91000 12090: cuDNN 9.10.0 built for CUDA 12.9',
+            "pip list 2>/dev/null | grep -i -E 'nvidia-cudnn|cuda-runtime'  # the -cuNN suffix is the CUDA major",
+            "pytest-cudnn doctor",
+        ),
+        fix=(
+            "Install the cuDNN build for the CUDA major the runtime in use has (nvidia-cudnn-cu12 for CUDA 12, "
+            "nvidia-cudnn-cu13 for CUDA 13), or the runtime the cuDNN was built for."
+        ),
+        sources=(
+            "cuDNN support matrix: each cuDNN release has a package per CUDA major (cuDNN 9.x for CUDA 12.x, for "
+            "CUDA 11.x): https://docs.nvidia.com/deeplearning/cudnn/latest/support-matrix/index.html",
+            "CUDA Compatibility, 'Minor Version Compatibility': from CUDA 11, builds within one major release "
+            "family interoperate: https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html",
+        ),
+    ),
+    "cudnn-create-failed": Explanation(
+        meaning=(
+            "cudnnCreate, the call that makes the handle every cuDNN operation needs, returned an error status on a "
+            "host where the driver sees GPUs. It is judged for every copy, a framework's own included: tests that "
+            "use cuDNN through that copy (convolutions, the cudnn_handle fixture) fail. When CUDA sees no device at "
+            "all (CUDA_VISIBLE_DEVICES hides every GPU, MIG without instances), that finding is the cause, listed "
+            "first, and this one names it."
+        ),
+        confirm=(
+            'nvidia-smi; echo "CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES"',
+            'CUDNN_LOGLEVEL_DBG=2 CUDNN_LOGDEST_DBG=stderr python -c "import ctypes; '
+            "l = ctypes.CDLL('libcudnn.so.9'); h = ctypes.c_void_p(); print(l.cudnnCreate(ctypes.byref(h)))\"  "
+            "# cuDNN 9; CUDNN_LOGERR_DBG=1 for cuDNN 8",
+            "pytest-cudnn doctor  # the findings above this one",
+        ),
+        fix=(
+            "Fix the cause the doctor lists first (a device CUDA can use, a driver new enough for the runtime); "
+            "else run with cuDNN's logging (CUDNN_LOGLEVEL_DBG=2, CUDNN_LOGDEST_DBG=stderr) for its reason."
+        ),
+        sources=(
+            "cuDNN troubleshooting, 'Error Reporting And API Logging': CUDNN_LOGDEST_DBG and CUDNN_LOGLEVEL_DBG "
+            "(legacy CUDNN_LOGERR_DBG): https://docs.nvidia.com/deeplearning/cudnn/latest/reference/troubleshooting.html",
+            "cuDNN support matrix (driver and GPU requirements per release): "
+            "https://docs.nvidia.com/deeplearning/cudnn/latest/support-matrix/index.html",
+        ),
+    ),
+    "cudnn-gpu-unsupported": Explanation(
+        meaning=(
+            "The cuDNN release in use does not support this GPU's compute capability: cuDNN 9 supports 5.0 "
+            "(Maxwell) and newer, and from 9.11 only 7.5 (Turing) and newer; older releases had other floors. Every "
+            "copy the stack or a framework loads is judged against every GPU. On an unsupported GPU cuDNN has no "
+            "kernels to run (PyTorch 2.10 and later refuse cuDNN 9.11+ on devices below 7.5 outright), so tests "
+            "using cuDNN there fail. The fix keeps the cuDNN wheel below the release where support ends, checked "
+            "against what the frameworks here pin."
+        ),
+        confirm=(
+            "nvidia-smi --query-gpu=name,compute_cap --format=csv",
+            "pip show nvidia-cudnn-cu12 | grep -i version",
+            'python -c "import torch; print(torch.backends.cudnn.version(), torch.cuda.get_device_capability())"',
+        ),
+        fix=(
+            "pip install the cuDNN wheel requirement the finding names (a release that still supports this GPU), "
+            "or a framework build for an older CUDA major whose cuDNN still does, or a newer GPU."
+        ),
+        sources=(
+            "cuDNN support matrix: the compute capabilities each release supports: "
+            "https://docs.nvidia.com/deeplearning/cudnn/latest/support-matrix/index.html",
+            "cuDNN 9.5.1 support matrix (compute capability 5.0 to 9.0 for CUDA 12.x): "
+            "https://docs.nvidia.com/deeplearning/cudnn/backend/v9.5.1/reference/support-matrix.html",
+            "NVIDIA, 'CUDA GPU Compute Capability' (each GPU's capability): https://developer.nvidia.com/cuda-gpus",
+        ),
+    ),
+    "cudnn-known-bad": Explanation(
+        meaning=(
+            "The cuDNN release in use, on this GPU or built for this CUDA, is a combination NVIDIA's release notes "
+            "list as giving wrong or nondeterministic results: cuDNN 8.9.0 and 8.9.1 with fused convolution+bias+"
+            "ReLU on Pascal, 8.9.0 to 8.9.2 with a fused convolution engine on Maxwell, cuDNN 7.6.5 for CUDA 10.2 "
+            "with nondeterministic RNN and multi-head attention. Tests still run, and may pass or fail on wrong "
+            "numbers. The summary names the row ([cudnn-pascal-fused-conv], ...)."
+        ),
+        confirm=(
+            'python -c "import torch; print(torch.backends.cudnn.version())"  # or: pip show nvidia-cudnn-cu12',
+            "nvidia-smi --query-gpu=name,compute_cap --format=csv",
+        ),
+        fix=(
+            "Move to the cuDNN release that fixed it (the finding's pip requirement, checked against the frameworks' "
+            "pins), or follow the row's remedy (for 7.6.5 with CUDA 10.2, CUBLAS_WORKSPACE_CONFIG=:16:8)."
+        ),
+        sources=(
+            "cuDNN 8.9.2 release notes, quoted in nvidia/container-images/cuda#217: fused convolutions with bias and "
+            "ReLU 'could generate incorrect results on the Pascal GPU architectures for cuDNN 8.9 releases. This "
+            "issue is now fixed in 8.9.2': https://gitlab.com/nvidia/container-images/cuda/-/issues/217",
+            "cuDNN 7.6.5 release notes, known issues (RNN and multi-head attention with CUDA 10.2): "
+            "https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn-801-preview/cudnn-release-notes/rel_7xx.html",
+        ),
+    ),
+    # The loader -----------------------------------------------------------------------------------------------
+    "library-shadowed": Explanation(
+        meaning=(
+            "Several copies of one CUDA library name (libcudart.so.12, libcudnn.so.9, ...) of different versions are "
+            "on the loader's search path, and the first in search order wins for a program that loads it by name: "
+            "LD_LIBRARY_PATH folders in order, then the ldconfig cache, then the default folders. The finding says "
+            "which copy wins and which are shadowed. Nothing fails by itself, but a program gets one version while "
+            "another is installed, and reordering LD_LIBRARY_PATH or running ldconfig changes which one. (The "
+            "frameworks' own searches are judged separately, in their own findings.)"
+        ),
+        confirm=(
+            'echo "$LD_LIBRARY_PATH"',
+            "ldconfig -p | grep -E 'libcudart|libcudnn'",
+            "LD_DEBUG=libs python -c \"import ctypes; ctypes.CDLL('libcudnn.so.9')\" 2>&1 "
+            "| grep -E 'trying file|calling init'",
+        ),
+        fix=(
+            "Remove the copies you do not want from the loader path (their folder from LD_LIBRARY_PATH, their "
+            "package, or their ldconfig entry), so that one version remains."
+        ),
+        sources=(
+            "ld.so(8): the search order of a library name without a slash: "
+            "https://man7.org/linux/man-pages/man8/ld-linux.so.8.html",
+            "ldconfig(8): the cache the run-time linker uses, printed by ldconfig -p: "
+            "https://manpages.ubuntu.com/manpages/oracular/en/man8/ldconfig.8.html",
+        ),
+    ),
+    "loader-disagrees": Explanation(
+        meaning=(
+            "The probe predicts from the search rules (LD_LIBRARY_PATH, the ldconfig cache, the default folders) "
+            "which copy a name resolves to, and its child process also really loads the name and reads which file "
+            "was mapped. Here the two differ. Usual causes: an /etc/ld.so.cache not rebuilt after a library was "
+            "installed or removed, an LD_PRELOAD, a glibc-hwcaps subfolder, or an RPATH. The findings that depend "
+            "on the copy use the one really loaded."
+        ),
+        confirm=(
+            "LD_DEBUG=libs python -c \"import ctypes; ctypes.CDLL('<name>')\" 2>&1 "
+            "| grep -E 'find library|trying file|calling init'",
+            "ldconfig -p | grep <name>",
+            'echo "LD_PRELOAD=$LD_PRELOAD"; cat /etc/ld.so.conf /etc/ld.so.conf.d/*',
+        ),
+        fix=(
+            "Rebuild the loader cache (sudo ldconfig) and check /etc/ld.so.conf, LD_PRELOAD and the RPATH of the "
+            "program; then run pytest-cudnn doctor again."
+        ),
+        sources=(
+            "ld.so(8): the search order, LD_PRELOAD and LD_DEBUG: "
+            "https://man7.org/linux/man-pages/man8/ld-linux.so.8.html",
+            "ldconfig(8): 'The cache is used by the run-time linker, ld.so or ld-linux.so': "
+            "https://manpages.ubuntu.com/manpages/oracular/en/man8/ldconfig.8.html",
+        ),
+    ),
+    "ld-library-path-relative": Explanation(
+        meaning=(
+            "LD_LIBRARY_PATH has a relative entry, or an empty one (a leading, trailing or doubled ':'), which the "
+            "loader takes as the current folder. Which libraries a process gets then depends on the folder it was "
+            "started in: a test run from another folder, or a subprocess that changes folder, can load other "
+            "copies. pytest-cudnn does not search these entries (and never loads from the current folder), so "
+            "what it reports can differ from what a test started in a folder that holds libraries gets."
+        ),
+        confirm=("echo \"$LD_LIBRARY_PATH\" | tr ':' '\\n' | grep -n -v '^/'  # each relative or empty entry",),
+        fix=(
+            "Remove the empty entries and make every entry absolute; append to the variable without leaving a "
+            "trailing ':' when it was unset: export LD_LIBRARY_PATH=\"/opt/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\"."
+        ),
+        sources=(
+            "ld.so(8): LD_LIBRARY_PATH, the list of folders searched at execution time: "
+            "https://man7.org/linux/man-pages/man8/ld-linux.so.8.html",
+            "'Wrong usage of LD_LIBRARY_PATH': an empty entry makes the loader search the current working "
+            "directory; use ${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}: https://rusnak.io/wrong-usage-of-ld_library_path/",
+        ),
+    ),
+    "path-variable-missing": Explanation(
+        meaning=(
+            "CUDA_HOME, CUDA_PATH, CUDNN_PATH or CONDA_PREFIX is set but names no folder (a typo, a toolkit since "
+            "removed, a file). The dynamic loader never reads these variables, but build scripts and some "
+            "frameworks do (PyTorch's C++ extension builder takes CUDA_HOME or CUDA_PATH as the toolkit; CuPy's "
+            "library finder looks in CONDA_PREFIX, CUDA_PATH and CUDA_HOME), and they will look in the wrong place."
+        ),
+        confirm=(
+            'for v in CUDA_HOME CUDA_PATH CUDNN_PATH CONDA_PREFIX; do printenv "$v" >/dev/null && ls -ld '
+            '"$(printenv "$v")"; done',
+        ),
+        fix="Point the variable at the install it means, or unset it.",
+        sources=(
+            "torch.utils.cpp_extension, _find_cuda_home: \"cuda_home = os.environ.get('CUDA_HOME') or "
+            "os.environ.get('CUDA_PATH')\": https://pytorch.org/docs/1.7.0/_modules/torch/utils/cpp_extension.html",
+            "ld.so(8): the environment the loader reads (LD_LIBRARY_PATH, LD_PRELOAD, ...; no CUDA variable): "
+            "https://man7.org/linux/man-pages/man8/ld-linux.so.8.html",
+        ),
+    ),
+    "path-variable-unused": Explanation(
+        meaning=(
+            "The folder an install-location variable names (CUDA_HOME, CUDA_PATH, CUDNN_PATH, CONDA_PREFIX) holds "
+            "CUDA runtime or cuDNN copies that are found only through that variable: the loader never looks there, "
+            "because it does not read these variables. A program that loads the library by name will not get "
+            "these copies; only tools that read the variable do. Informational: it matters when these are the "
+            "copies you mean the tests to use."
+        ),
+        confirm=(
+            'ls "$CUDA_HOME"/lib64/libcudart* "$CUDA_HOME"/lib/libcudart* 2>/dev/null',
+            "ldconfig -p | grep -E 'libcudart|libcudnn'",
+            'echo "$LD_LIBRARY_PATH"',
+        ),
+        fix=(
+            "If these are the copies to use, add their folder to LD_LIBRARY_PATH (PATH on Windows, or "
+            "os.add_dll_directory), or register it with ldconfig; otherwise nothing to do."
+        ),
+        sources=(
+            "ld.so(8): the folders and variables the loader searches: "
+            "https://man7.org/linux/man-pages/man8/ld-linux.so.8.html",
+            "ldconfig(8): adding a folder to /etc/ld.so.conf and rebuilding the cache: "
+            "https://manpages.ubuntu.com/manpages/oracular/en/man8/ldconfig.8.html",
+        ),
+    ),
+    "library-folder-unreadable": Explanation(
+        meaning=(
+            "A folder the loader searches (an LD_LIBRARY_PATH entry, an ldconfig folder, a wheel's library folder) "
+            "could not be listed: permission denied, an I/O error, a stale network mount. Copies there are unknown, "
+            "not absent: the doctor may report a library as missing that a process running as another user finds, "
+            "and the loader may still open a file there by name if the folder is searchable but not readable."
+        ),
+        confirm=("ls -ld <folder>; namei -l <folder>  # the folder the finding names", "id  # who is asking"),
+        fix="Make the folder readable by the user that runs the tests, or take it off the search path.",
+        sources=(
+            "ld.so(8): the folders the loader searches, LD_LIBRARY_PATH among them: "
+            "https://man7.org/linux/man-pages/man8/ld-linux.so.8.html",
+            "ldconfig(8): the folders the cache is built from (/etc/ld.so.conf and the trusted folders): "
+            "https://manpages.ubuntu.com/manpages/oracular/en/man8/ldconfig.8.html",
+        ),
+    ),
+    # The frameworks -------------------------------------------------------------------------------------------
+    "framework-cpu-only": Explanation(
+        meaning=(
+            "A framework other than TensorFlow (which has its own code) is a CPU-only build: a torch whose "
+            "torch.version.cuda is None (a '+cpu' wheel from PyTorch's CPU index), JAX without its CUDA plugin, "
+            "the CPU 'onnxruntime' package. It will not use the GPU, and the tests that need it on the GPU skip. It "
+            "is an error when no other framework here is a GPU build (nothing will use the GPU; a missing CUDA "
+            "runtime follows from it), a warning otherwise."
+        ),
+        confirm=(
+            'python -c "import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_available())"',
+            'python -c "import jax; print(jax.devices())"',
+            "pip list 2>/dev/null | grep -i -E 'torch|jax|cupy|onnxruntime'",
+        ),
+        fix=(
+            "Install the framework's CUDA build (the finding says how: pip install torch from PyPI or PyTorch's CUDA "
+            "index, pip install 'jax[cuda12]', pip install onnxruntime-gpu); uninstall a '+cpu' build first, or "
+            "pip considers the requirement met and changes nothing."
+        ),
+        sources=(
+            "PyTorch, 'Start Locally': the compute platform (a CUDA version, or CPU) picks the wheel index: "
+            "https://pytorch.org/get-started",
+            "JAX installation: CPU-only 'pip install -U jax', NVIDIA GPU 'pip install -U \"jax[cuda13]\"': "
+            "https://docs.jax.dev/en/latest/installation.html",
+        ),
+    ),
+    "framework-driver-too-old": Explanation(
+        meaning=(
+            "The NVIDIA driver is older than the CUDA a framework needs: the CUDA runtime it loads (or, where that "
+            "was not read, the CUDA it was built for) needs at least the lower of its toolkit's release driver and "
+            "its major's minor-version-compatibility floor (any CUDA 12.x: 525.60.13 on Linux; before CUDA 11, "
+            "the toolkit's own release driver). Without NVML, the runtime's own "
+            "cudaGetDeviceCount answer 35 ('insufficient driver') says the same. A cuda-compat forward-"
+            "compatibility libcuda that covers the CUDA is judged by the forward-compatibility rules instead. "
+            "PyTorch then warns 'The NVIDIA driver on your system is too old' and torch.cuda.is_available() is "
+            "False; JAX falls back to the CPU; the framework's GPU tests skip."
+        ),
+        confirm=(
+            "nvidia-smi  # Driver Version, and CUDA Version: the newest CUDA this driver runs",
+            'python -c "import torch; print(torch.version.cuda, torch.cuda.is_available())"',
+            "pytest-cudnn doctor --framework torch",
+        ),
+        fix=(
+            "Install a driver at least the floor the finding names, or a build of the framework for an older CUDA "
+            "(PyTorch's cu118/cu126 indexes, jax[cuda12] rather than jax[cuda13])."
+        ),
+        sources=(
+            "CUDA Compatibility, 'Minor Version Compatibility': minimum drivers per CUDA major (11.x >= 450, "
+            "12.x >= 525, 13.x >= 580): https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html",
+            "CUDA Toolkit release notes, Table 3 'CUDA Toolkit and Corresponding Driver Versions': "
+            "https://docs.nvidia.com/cuda/archive/13.1.0/cuda-toolkit-release-notes/index.html",
+            "PyTorch, 'Start Locally': one wheel per CUDA version to choose from: https://pytorch.org/get-started",
+        ),
+    ),
+    "framework-import-object-missing": Explanation(
+        meaning=(
+            "A shared object the framework's own import loads is missing from its package folder: "
+            "torch/lib/libtorch_global_deps.so or torch/lib/libtorch_cuda.so for a CUDA build of PyTorch, "
+            "libtensorflow_framework.so.2 for TensorFlow. The install is broken or half removed (an interrupted "
+            "pip, a cleanup that deleted large files), and 'import <framework>' itself fails with an OSError or "
+            "ImportError: every test module that imports it errors at collection."
+        ),
+        confirm=(
+            'python -c "import torch"  # or: python -c "import tensorflow"',
+            "pip show -f torch | grep -E 'libtorch_global_deps|libtorch_cuda'  # what the install recorded",
+            "ls \"$(pip show torch | sed -n 's/^Location: //p')\"/torch/lib/  # what is on disk",
+        ),
+        fix=(
+            "Reinstall the framework's own files: pip install --force-reinstall --no-deps <distribution>==<version> "
+            "(the finding names both)."
+        ),
+        sources=(
+            "pytorch/pytorch#104259: 'import torch' failing with 'from torch._C import *' -> 'ImportError: "
+            "libcudnn.so.8: cannot open shared object file': https://github.com/pytorch/pytorch/issues/104259",
+            "PyPA, 'Recording installed projects': the RECORD of each installed distribution lists its files "
+            "(pip show -f prints them): https://packaging.python.org/specifications/recording-installed-packages/",
+        ),
+    ),
+    "framework-import-library-missing": Explanation(
+        meaning=(
+            "An object the framework's import loads names a library in its DT_NEEDED (libtorch_cuda.so needs "
+            "libcudnn.so.9, libcublas.so.13, ...) that the loader finds nowhere in its search (the object's RPATH "
+            "into the nvidia wheels, LD_LIBRARY_PATH, the ldconfig cache, the default folders). The import itself "
+            "fails: 'ImportError: libcudnn.so.9: cannot open shared object file'. The evidence lists the folders "
+            "searched and copies of the library where the search never looks (a wheel in lib64 instead of lib, "
+            "another venv)."
+        ),
+        confirm=(
+            "ldd \"$(pip show torch | sed -n 's/^Location: //p')\"/torch/lib/libtorch_cuda.so | grep 'not found'",
+            "readelf -d \"$(pip show torch | sed -n 's/^Location: //p')\"/torch/lib/libtorch_cuda.so "
+            "| grep -i -E 'rpath|runpath'",
+            "pip check  # a pinned nvidia wheel missing or of another version",
+        ),
+        fix=(
+            "Install the wheel that ships the library at the release the framework pins (the finding's pip "
+            "requirement), or reinstall the framework with its dependencies (pip install --force-reinstall "
+            "<distribution>==<version>), or add the folder that holds the library to LD_LIBRARY_PATH."
+        ),
+        sources=(
+            "pytorch/pytorch#165812: 'ImportError: libcudnn.so.9: cannot open shared object file' when the nvidia "
+            "wheels were installed where torch's RPATH does not look (lib vs lib64): "
+            "https://github.com/pytorch/pytorch/issues/165812",
+            "ld.so(8): DT_RPATH, LD_LIBRARY_PATH, DT_RUNPATH, the cache and the default folders, in that order: "
+            "https://man7.org/linux/man-pages/man8/ld-linux.so.8.html",
+        ),
+    ),
+    "framework-library-missing": Explanation(
+        meaning=(
+            "A CUDA library the framework cannot do without is not found by the framework's own search: the "
+            "DT_NEEDED of a CUDA object it loads later, or its Python-side loading (PyTorch's preload of the "
+            "nvidia wheels, JAX's plugin loading its wheels, CuPy's cuda.pathfinder, TensorFlow's dlopen list). The "
+            "framework imports, but cannot use the GPU: JAX says 'CUDA backend failed to initialize' and falls "
+            "back to the CPU, TensorFlow logs 'Cannot dlopen some GPU libraries' and registers no GPU, CuPy raises "
+            "on first use. Its GPU tests skip or fail. The evidence lists what was searched and copies installed "
+            "where the search never looks."
+        ),
+        confirm=(
+            'python -c "import jax; print(jax.devices())"  # or the framework\'s own GPU check',
+            "python -c \"import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\"",
+            "pip list 2>/dev/null | grep -i nvidia  # the CUDA library wheels installed",
+            "pytest-cudnn doctor --json  # the finding's evidence: the folders searched",
+        ),
+        fix=(
+            "Install the wheel that provides the library where the framework's search looks (the finding's pip "
+            "requirement; for CuPy the [ctk] extra), or add the folder that holds it to LD_LIBRARY_PATH."
+        ),
+        sources=(
+            "jax-ml/jax#19604 (JAX FAQ, 'Why do some CUDA libraries fail to load/initialize?'): JAX relies on "
+            "dlopen and prefers the pip-installed libraries: https://github.com/jax-ml/jax/pull/19604",
+            "CuPy installation: the CUDA components from PyPI with the [ctk] extra: "
+            "https://docs.cupy.dev/en/stable/install.html",
+            "tensorflow/tensorflow#62194: TensorFlow installed with tensorflow[and-cuda] failing on "
+            "'libnvrtc.so: cannot open shared object file': https://github.com/tensorflow/tensorflow/issues/62194",
+        ),
+    ),
+    "framework-cudnn-mismatch": Explanation(
+        meaning=(
+            "The cuDNN a framework loads fails that framework's own cuDNN rule. PyTorch "
+            "(torch/backends/cudnn/__init__.py): same major, a minor at least the one it was compiled with, and "
+            "from PyTorch 2.10 no cuDNN 9.11+ on a device below compute capability 7.5; it raises 'cuDNN version "
+            "incompatibility'. JAX: XLA's rule (same major, minor at least the compiled one) and its own list of "
+            "refused releases; it logs 'DNN library initialization failed' or falls back to the CPU. ONNX Runtime: "
+            "a build for cuDNN 8 does not take cuDNN 9, and the other way round. The framework's cuDNN work fails."
+        ),
+        confirm=(
+            'python -c "import torch; print(torch.backends.cudnn.version())"  # raises on a mismatch',
+            'python -c "import jax; jax.print_environment_info()"',
+            "LD_DEBUG=libs python -c \"import torch\" 2>&1 | grep -E 'trying file=.*libcudnn'",
+            "pip show nvidia-cudnn-cu12 nvidia-cudnn-cu13 2>/dev/null | grep -E '^(Name|Version)'",
+        ),
+        fix=(
+            "Install the cuDNN wheel release the framework pins (the finding's requirement, checked against the "
+            "other frameworks here), or remove the copy that wins from the framework's search; where two "
+            "frameworks need cuDNN releases no single wheel satisfies, use separate virtual environments."
+        ),
+        sources=(
+            "pytorch/pytorch#80637: 'RuntimeError: cuDNN version incompatibility: PyTorch was compiled against "
+            "(8, 3, 2) but linked against (8, 0, 3)': https://github.com/pytorch/pytorch/issues/80637",
+            "jax-ml/jax#15268, XLA's rule: 'CuDNN library needs to have matching major version and equal or higher "
+            "minor version': https://github.com/jax-ml/jax/issues/15268",
+            "ONNX Runtime, CUDA Execution Provider requirements: 'ONNX Runtime built with cuDNN 8.x is not "
+            "compatible with cuDNN 9.x, and vice versa': "
+            "https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html",
+        ),
+    ),
+    "framework-copies-differ": Explanation(
+        meaning=(
+            "Two GPU frameworks installed here load different files for one library name (for example PyTorch's "
+            "cuDNN wheel and a system cuDNN JAX finds, or two CUDA runtime builds). In one process the first "
+            "framework imported maps its copy, and the dynamic loader hands that already-loaded copy to every later "
+            "request by that name: the second framework runs on the first one's copy. Each works alone; whether "
+            "the pair breaks in one process is what framework-import-order-conflict and "
+            "framework-needs-import-order say."
+        ),
+        confirm=(
+            "python -c \"import torch, jax; jax.devices(); print(''.join(l for l in open('/proc/self/maps') "
+            "if 'libcudnn' in l))\"  # then swap the imports",
+            "pytest-cudnn doctor --json  # each framework's loads, and the copies they name",
+        ),
+        fix=(
+            "Install one set of nvidia wheels both frameworks accept, or do not import both in one test process "
+            "(run their tests in separate processes or virtual environments)."
+        ),
+        sources=(
+            "jax-ml/jax#18032: with torch imported first, 'Found cuDNN version 8700, but JAX was built against "
+            "version 8800'; imported after JAX initialised, both work: https://github.com/jax-ml/jax/issues/18032",
+            "ld.so(8): how the loader resolves a library name (an object already loaded under that name is used): "
+            "https://man7.org/linux/man-pages/man8/ld-linux.so.8.html",
+        ),
+    ),
+    "framework-needs-import-order": Explanation(
+        meaning=(
+            "A framework's own search does not give it every library it needs (one is found nowhere, or its copy is "
+            "one it refuses), but another framework imported before it in the same process maps a copy it can use, "
+            "and the loader hands it that copy: for example TensorFlow 2.21 finds libcusolver.so.11 only after "
+            "PyTorch's preload mapped it. It works by accident of import order: a test process that imports it "
+            "first, or alone, fails as its own finding says."
+        ),
+        confirm=(
+            "python -c \"import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\"  # alone",
+            "python -c \"import torch, tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\"  "
+            "# after torch",
+        ),
+        fix=(
+            "Make the framework's own search find what it needs (the finding says how); until then import the "
+            "helping framework first in every test process, at the top of conftest.py."
+        ),
+        sources=(
+            "jax-ml/jax#18032: which copy a framework gets depends on which framework was imported first: "
+            "https://github.com/jax-ml/jax/issues/18032",
+            "ld.so(8): the loader's resolution of a library name: "
+            "https://man7.org/linux/man-pages/man8/ld-linux.so.8.html",
+        ),
+    ),
+    "framework-import-order-conflict": Explanation(
+        meaning=(
+            "A framework that works alone gets, when another framework was imported first in the same process, "
+            "that framework's copy of a shared library name (cuDNN), and refuses it by its own rule: PyTorch built "
+            "with cuDNN 9.26 after JAX mapped cuDNN 9.8. The finding says which import order works for both, if "
+            "any. Test sessions that import both (a conftest importing one, a test the other) fail or pass by "
+            "import order."
+        ),
+        confirm=(
+            'python -c "import jax; jax.devices(); import torch; print(torch.backends.cudnn.version())"',
+            'python -c "import torch; print(torch.backends.cudnn.version()); import jax; print(jax.devices())"',
+        ),
+        fix=(
+            "Import the framework first whose copy both accept (the finding names the order), or install one copy "
+            "of the library both accept; if none exists, keep the two in separate test processes."
+        ),
+        sources=(
+            "jax-ml/jax#19004: 'CUDA error when importing torch before creating any jax.numpy.array' (cuDNN 8500 "
+            "found, 8600 needed), and no error the other way round: https://github.com/jax-ml/jax/issues/19004",
+            "jax-ml/jax#18032: torch imported first hands JAX its cuDNN 8.7 where JAX needs 8.8: "
+            "https://github.com/jax-ml/jax/issues/18032",
+        ),
+    ),
+    "framework-no-kernels-for-gpu": Explanation(
+        meaning=(
+            "The GPU code a PyTorch build carries (its arch list, torch.cuda.get_arch_list(), else the fatbins of "
+            "its libraries) has no SASS for this GPU's major at or below its minor and no PTX at or below its "
+            "compute capability. PyTorch warns that the GPU 'is not compatible with the current PyTorch "
+            "installation', and its kernels fail with 'CUDA error: no kernel image is available for execution on "
+            "the device'."
+        ),
+        confirm=(
+            'python -c "import torch; print(torch.cuda.get_arch_list(), torch.cuda.get_device_capability())"',
+            "nvidia-smi --query-gpu=name,compute_cap --format=csv",
+            "cuobjdump --list-elf \"$(pip show torch | sed -n 's/^Location: //p')\"/torch/lib/libtorch_cuda.so | head",
+        ),
+        fix=(
+            "Install a PyTorch build whose architectures include this GPU's (another CUDA variant from PyTorch's "
+            "index; an older CUDA for an older GPU), or build PyTorch with TORCH_CUDA_ARCH_LIST naming it."
+        ),
+        sources=(
+            "torch.cuda.get_arch_list(): 'Return list CUDA architectures this library was compiled for': "
+            "https://pytorch.org/docs/stable/generated/torch.cuda.get_arch_list",
+            "NVIDIA, 'CUDA Pro Tip: Understand Fat Binaries and JIT Caching': SASS for the GPU's architecture, else "
+            "PTX compiled just in time: https://developer.nvidia.com/blog/cuda-pro-tip-understand-fat-binaries-jit-caching",
+            "CUDA Runtime API, cudaError: cudaErrorNoKernelImageForDevice (209): "
+            "https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html",
+            "PyTorch, 'Start Locally': the CUDA variants to choose from: https://pytorch.org/get-started",
+        ),
+    ),
+    "framework-ptx-only": Explanation(
+        meaning=(
+            "No SASS in the PyTorch build fits this GPU, but PTX for an older or equal compute capability does: the "
+            "driver compiles PyTorch's kernels just in time when they are first used. Tests pass, but the first "
+            "GPU work of a process can take minutes (tests with timeouts may exceed them) until the compiled code "
+            "is in the driver's JIT cache."
+        ),
+        confirm=(
+            'python -c "import torch; print(torch.cuda.get_arch_list(), torch.cuda.get_device_capability())"',
+            "nvidia-smi --query-gpu=name,compute_cap --format=csv",
+        ),
+        fix=(
+            "Expect a slow first start; raise CUDA_CACHE_MAXSIZE so the JIT cache keeps the compiled kernels (and "
+            "keep CUDA_CACHE_PATH on a persistent disk in CI), or install a build with SASS for this GPU."
+        ),
+        sources=(
+            "NVIDIA, 'CUDA Pro Tip: Understand Fat Binaries and JIT Caching': "
+            "https://developer.nvidia.com/blog/cuda-pro-tip-understand-fat-binaries-jit-caching",
+            "CUDA C++ Programming Guide, 'CUDA Environment Variables' (CUDA_CACHE_MAXSIZE, CUDA_CACHE_PATH): "
+            "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars",
+            "torch.cuda.get_arch_list(): https://pytorch.org/docs/stable/generated/torch.cuda.get_arch_list",
+        ),
+    ),
+    # Wheels ---------------------------------------------------------------------------------------------------
+    "wheel-files-overwritten": Explanation(
+        meaning=(
+            "A file a framework loads from an nvidia-* wheel folder is not the file the RECORD of the distribution "
+            "that installed it lists (its size or sha256 differ): another wheel that writes the same paths was "
+            "installed after it. nvidia-cudnn-cu12 and nvidia-cudnn-cu13 both write nvidia/cudnn/lib (as NCCL, "
+            "cuSPARSE, cuRAND ... wheels do), and pip lets the last one win without a word. 'pip show' still "
+            "reports the first distribution's version and 'pip check' compares versions only, so neither shows it; "
+            "the framework loads the other build (the evidence names its version and CUDA), which the cuDNN and "
+            "runtime findings judge."
+        ),
+        confirm=(
+            "pip show -f nvidia-cudnn-cu12 nvidia-cudnn-cu13 2>/dev/null | grep -E '^(Name|Version)|libcudnn.so'",
+            "grep libcudnn.so.9 \"$(pip show nvidia-cudnn-cu13 | sed -n 's/^Location: //p')\""
+            "/nvidia_cudnn_cu13-*.dist-info/RECORD",
+            'python -c "import base64, hashlib, sys; print(base64.urlsafe_b64encode(hashlib.sha256(open(sys.argv[1], '
+            "'rb').read()).digest()).rstrip(b'=').decode())\" <file>  # compare with the RECORD's sha256=",
+            "pip check  # passes all the same",
+        ),
+        fix=(
+            "Reinstall the overwritten distribution last: pip uninstall the wheel that wrote over it, then pip "
+            "install --force-reinstall --no-deps <distribution>==<version>. Where two installed frameworks pin the "
+            "two builds of the same files, they cannot share an environment: give each its own virtual environment."
+        ),
+        sources=(
+            "pypa/pip#4625: pip silently overwrites files another installed distribution wrote at the same path; "
+            "the result depends on install order: https://github.com/pypa/pip/issues/4625",
+            "PyPA, 'Recording installed projects': RECORD lists each installed file with its hash and size: "
+            "https://packaging.python.org/specifications/recording-installed-packages/",
+            "pip check: 'Verify installed packages have compatible dependencies' (requirements, not files): "
+            "https://pip.pypa.io/en/stable/cli/pip_check/",
+        ),
+    ),
+    # Windows --------------------------------------------------------------------------------------------------
+    "windows-tensorflow-no-gpu": Explanation(
+        meaning=(
+            "TensorFlow on native Windows is a CPU-only build from release 2.11: GPU support on native Windows "
+            "ended with 2.10. The installed TensorFlow is such a release, so it will not use the GPU and its GPU "
+            "tests skip."
+        ),
+        confirm=('python -c "import tensorflow as tf; print(tf.__version__, tf.test.is_built_with_cuda())"',),
+        fix=(
+            "Run TensorFlow in WSL2 (pip install 'tensorflow[and-cuda]' there), or pin tensorflow<2.11 with the "
+            "CUDA 11.2 and cuDNN 8.1 it was built with."
+        ),
+        sources=(
+            "TensorFlow, 'Build from source on Windows': 'GPU support on native-Windows is only available for 2.10 "
+            "or earlier versions, starting in TF 2.11, CUDA build is not supported for Windows': "
+            "https://www.tensorflow.org/install/source_windows#gpu",
+            "TensorFlow, 'Install TensorFlow with pip', Windows Native: 'Anything above 2.10 is not supported on "
+            "the GPU on Windows Native': https://www.tensorflow.org/install/pip",
+        ),
+    ),
+    "windows-dll-path-only": Explanation(
+        meaning=(
+            "A CUDA runtime or cuDNN DLL is reachable only through PATH: it is not in the application's folder, "
+            "System32, or a folder added with os.add_dll_directory. From Python 3.8, the DLL dependencies of "
+            "extension modules and DLLs loaded with ctypes are no longer searched on PATH, so Python code that loads "
+            "it by name fails ('Could not load dynamic library', FileNotFoundError), although a command-line "
+            "program started from the same shell finds it."
+        ),
+        confirm=(
+            "where cudart64_12.dll  # cmd.exe: the folders on PATH that hold it (cudnn64_9.dll for cuDNN)",
+            "python -c \"import ctypes; ctypes.CDLL('cudart64_12.dll')\"  # fails when only PATH holds it",
+        ),
+        fix=(
+            "Call os.add_dll_directory(<the folder>) before the library (or the framework that loads it) is "
+            "loaded, or install the DLLs where Python searches (the framework's own package folder)."
+        ),
+        sources=(
+            "Python, os.add_dll_directory: 'Add a path to the DLL search path. This search path is used when "
+            "resolving dependencies for imported extension modules ... and also by ctypes': "
+            "https://docs.python.org/3/library/os.html#os.add_dll_directory",
+            "python/cpython#80266 (bpo-36085, 'Enable better DLL resolution'), the Python 3.8 change to DLL "
+            "search: https://github.com/python/cpython/issues/80266",
+            "tensorflow/tensorflow#48868: 'Could not load dynamic library cudart64_110.dll' with the folder on "
+            "PATH, solved by os.add_dll_directory before importing TensorFlow: "
+            "https://github.com/tensorflow/tensorflow/issues/48868",
+        ),
+    ),
+}
 
 
 EXPLANATIONS: dict[str, Explanation] = {**_HOST, **_LIBRARIES}
