@@ -34,8 +34,8 @@ _HOST: dict[str, Explanation] = {
         ),
         confirm=(
             "$ nvidia-smi  # fails, or is not installed, where there is no driver",
-            "$ ldconfig -p | grep -E 'libnvidia-ml|libcuda'  # the driver's libraries the loader knows; none listed: "
-            "none installed",
+            "$ ldconfig -p | grep -E 'libnvidia-ml.so|libcuda.so'  # the driver's libraries the loader knows; none "
+            "listed: none installed",
             "$ python3 -c \"import ctypes; ctypes.CDLL('libnvidia-ml.so.1')\"  # OSError: the loader cannot find "
             "NVML, as pytest-cudnn found",
             "$ cat /proc/driver/nvidia/version  # the kernel module's version; no such file: no NVIDIA module loaded",
