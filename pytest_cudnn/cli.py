@@ -1,10 +1,12 @@
-"""``pytest-cudnn``: the doctor, snapshots and the fleet view of several runners' reports, outside pytest.
+"""``pytest-cudnn``: the doctor, snapshots, the fleet view of several runners' reports and what each finding code
+means, outside pytest.
 
 The doctor is the default command: ``pytest-cudnn --json`` is ``pytest-cudnn doctor --json``. Exit codes: 0 the
 stack can run GPU work and holds together, 1 it cannot, 2 a usage error or an unreadable snapshot, 74 standard
 output could not be written (``> /dev/full``, a full disk), 130 interrupted (Ctrl-C), 141 standard output was closed
 (``pytest-cudnn doctor | head -1``); ``fleet`` exits 0 when every report was read and every runner's stack can run
-GPU work, 1 when not. Importing this module imports neither pytest nor any framework.
+GPU work, 1 when not; ``explain`` exits 0, or 2 for a code it does not know. Importing this module imports neither
+pytest nor any framework.
 """
 
 from __future__ import annotations
@@ -39,25 +41,27 @@ EXIT_INTERRUPTED, EXIT_CLOSED_OUTPUT = 130, 141
 # EX_IOERR of sysexits.h(3head): a write that failed is no verdict on the stack (1) nor a usage error (2).
 EXIT_OUTPUT_FAILED = 74
 
-_COMMANDS = ("doctor", "snapshot", "fleet")
+_COMMANDS = ("doctor", "snapshot", "fleet", "explain")
 _OWN_OPTIONS = ("-h", "--help", "--version")  # the only options that belong to no command
 
 _USAGE = """\
 pytest-cudnn [doctor] [--json] [--env FILE] [--framework NAME] [--timeout SECONDS]
        pytest-cudnn snapshot [-o FILE] [--force] [--timeout SECONDS]
        pytest-cudnn fleet [--markdown | --json] [--name NAME=PATH]... REPORT...
+       pytest-cudnn explain [--json] CODE | --list
        pytest-cudnn --version"""
 
 _EPILOG = """\
 Without a command, pytest-cudnn runs the doctor: pytest-cudnn --env snap.json is pytest-cudnn doctor --env snap.json.
-'pytest-cudnn doctor --help', 'pytest-cudnn snapshot --help' and 'pytest-cudnn fleet --help' describe each
-command's options.
+'pytest-cudnn doctor --help', 'pytest-cudnn snapshot --help', 'pytest-cudnn fleet --help' and 'pytest-cudnn
+explain --help' describe each command's options. 'pytest-cudnn explain CODE' says what a finding's code means, how to
+confirm it by hand, the fix and the sources.
 
 exit codes: 0 the GPU stack holds together, 1 it cannot run GPU work, 2 a usage error or an unreadable snapshot,
 74 standard output could not be written, 130 interrupted, 141 standard output was closed. With GPU frameworks
 installed, the stack is what they load: 0 means every one of them can run GPU work here (a CPU-only build alone is
 1); --framework NAME asks about one. fleet: 0 every report read and every runner's stack can run GPU work, 1 not,
-2 a usage error."""
+2 a usage error. explain: 0, or 2 for a code that is not one."""
 
 _FLEET_USAGE = "pytest-cudnn fleet [--markdown | --json] [--name NAME=PATH]... REPORT..."
 
@@ -83,6 +87,22 @@ runner, path and reason.
 exit codes: 0 every report read and every runner's stack can run GPU work, 1 a runner's stack cannot or a report
 could not be used, 2 a usage error (no report named, a name given twice), 130 interrupted, 141 standard output was
 closed."""
+
+
+_EXPLAIN_USAGE = "pytest-cudnn explain [--json] CODE | --list"
+
+_EXPLAIN_EPILOG = """\
+CODE is a finding's code as the doctor, the header, a skip reason and the reports name it (no-driver,
+cudnn-cuda-mismatch), in any case. For each: what was found and what it does to a test, the commands that show the
+same by hand, the fix, and the public sources the facts come from. --list lists every code with its one-line
+summary.
+
+--json prints {"schema": "pytest-cudnn/explanation", "schema_version": 1, "code", "summary", "meaning", "confirm",
+"fix", "sources"}; with --list, {"schema": "pytest-cudnn/codes", "schema_version": 1, "codes": [{"code", "summary",
+"explained"}]}.
+
+exit codes: 0 explained or listed, 2 a code that is not one (the closest codes are named), no code, or a code and
+--list both."""
 
 
 def _timeout(text: str) -> float:
@@ -185,6 +205,18 @@ def _parser() -> argparse.ArgumentParser:
         help="call the runner whose report is PATH NAME (PATH need not be given again); repeat for each runner",
     )
     fleet.set_defaults(usage_error=fleet.error)
+    explain = commands.add_parser(
+        "explain",
+        help="what a finding code means, how to confirm it by hand, the fix and the sources",
+        usage=_EXPLAIN_USAGE,
+        description="What a finding code means, how to confirm it by hand, the fix and the public sources.",
+        epilog=_EXPLAIN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    explain.add_argument("code", nargs="?", metavar="CODE", help="a finding code, such as no-driver")
+    explain.add_argument("--list", action="store_true", help="list every finding code with its summary")
+    explain.add_argument("--json", action="store_true", help="one JSON document instead of text")
+    explain.set_defaults(usage_error=explain.error)
     return parser
 
 
@@ -356,6 +388,24 @@ def _fleet(args: argparse.Namespace) -> int:
     return EXIT_OK if fleet.ok else EXIT_BROKEN
 
 
+def _explain(args: argparse.Namespace) -> int:
+    from .explain import UnknownCode, code_list, codes_json, explain_text, explanation_json, find_code, unknown_message
+
+    if args.list and args.code is not None:
+        args.usage_error("give a CODE or --list, not both")
+    if args.list:
+        _write(json.dumps(codes_json(), indent=2) + "\n" if args.json else code_list())
+        return EXIT_OK
+    if args.code is None:
+        args.usage_error("name a finding code, such as no-driver; pytest-cudnn explain --list lists them all")
+    try:
+        code = find_code(args.code)
+    except UnknownCode as unknown:
+        args.usage_error(unknown_message(unknown))
+    _write(json.dumps(explanation_json(code), indent=2) + "\n" if args.json else explain_text(code))
+    return EXIT_OK
+
+
 def _run(argv: Sequence[str]) -> int:
     parser = _parser()
     args, extra = parser.parse_known_args(_with_command(argv))
@@ -370,6 +420,8 @@ def _run(argv: Sequence[str]) -> int:
         return _snapshot(args)
     if args.command == "fleet":
         return _fleet(args)
+    if args.command == "explain":
+        return _explain(args)
     return _doctor(args)
 
 

@@ -6,10 +6,10 @@ type checking alike) holds each package to what it may use. The layout (ARCHITEC
     environment, devices, binaries/, files, serde, text     the model and its reading
     probe/, probing    reading a host into an Environment
     diagnosis/         Environment -> Diagnosis (findings, verdicts, copies in use): pure
-    markers, report    questions to a Diagnosis, and its renderings
+    markers, report, explain    questions to a Diagnosis, and its renderings; what each finding code means
     fleet/             reports of many runners, read as they decided
     session, _run/, plugin, settings, gpu, live, hosts, remote    the pytest run (only here: pytest)
-    cli                the doctor, snapshot and fleet commands
+    cli                the doctor, snapshot, fleet and explain commands
 """
 
 from __future__ import annotations
@@ -23,14 +23,18 @@ PACKAGE = Path(__file__).resolve().parent.parent / "pytest_cudnn"
 
 # module (or package) -> the pytest_cudnn modules and packages it must never import
 FORBIDDEN = {
-    "diagnosis": {"probe", "probing", "native", "markers", "report", "fleet", "session", "plugin", "settings", "cli",
-                  "hosts", "remote", "gpu", "live"},
-    "probe": {"diagnosis", "markers", "report", "fleet", "session", "plugin", "settings", "cli", "hosts", "remote"},
-    "probing": {"diagnosis", "markers", "report", "fleet", "session", "plugin", "settings", "cli", "hosts"},
-    "markers": {"report", "probe", "probing", "native", "fleet", "session", "plugin", "settings", "cli", "hosts"},
+    "diagnosis": {"probe", "probing", "native", "markers", "report", "explain", "fleet", "session", "plugin",
+                  "settings", "cli", "hosts", "remote", "gpu", "live"},
+    "probe": {"diagnosis", "markers", "report", "explain", "fleet", "session", "plugin", "settings", "cli", "hosts",
+              "remote"},
+    "probing": {"diagnosis", "markers", "report", "explain", "fleet", "session", "plugin", "settings", "cli", "hosts"},
+    "markers": {"report", "explain", "probe", "probing", "native", "fleet", "session", "plugin", "settings", "cli",
+                "hosts"},
     "report": {"markers", "probe", "probing", "native", "fleet", "session", "plugin", "settings", "cli", "hosts"},
+    "explain": {"markers", "probe", "probing", "native", "fleet", "session", "plugin", "settings", "cli", "hosts"},
     "fleet": {"probe", "probing", "native", "markers", "session", "_run", "plugin", "settings", "gpu", "live"},
-    "environment": {"diagnosis", "probe", "probing", "markers", "report", "fleet", "session", "plugin", "cli"},
+    "environment": {"diagnosis", "probe", "probing", "markers", "report", "explain", "fleet", "session", "plugin",
+                    "cli"},
     "cli": {"session", "_run", "plugin", "settings", "gpu"},
 }  # fmt: skip
 # module (or package) -> all it may import of pytest_cudnn
