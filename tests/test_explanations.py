@@ -47,17 +47,24 @@ HOST_CODES = (
 PROGRAMS = frozenset(
     {
         "cat",
+        "cuobjdump",
         "docker",
         "dmesg",
         "echo",
         "env",
+        "file",
+        "find",
+        "for",  # a shell loop over the variables
         "grep",
+        "id",
         "ldconfig",
         "ldd",
         "ls",
         "lsmod",
         "lspci",
         "modprobe",
+        "namei",
+        "nm",
         "nvidia-smi",
         "pip",
         "printenv",
@@ -67,7 +74,9 @@ PROGRAMS = frozenset(
         "python3",
         "readelf",
         "readlink",
+        "strings",
         "sudo",
+        "where",  # Windows' cmd.exe
     }
 )
 _URL = re.compile(r"https://\S+")

@@ -751,10 +751,10 @@ _LIBRARIES: dict[str, Explanation] = {
             "frameworks here are CPU-only builds, this finding follows from theirs, which is listed first."
         ),
         confirm=(
-            "ldconfig -p | grep libcudart",
-            "find / -name 'libcudart.so*' -not -path '/proc/*' 2>/dev/null",
-            "pip list 2>/dev/null | grep -i -E 'cuda-runtime|cuda_runtime'",
-            "pytest-cudnn doctor",
+            "$ ldconfig -p | grep libcudart",
+            "$ find / -name 'libcudart.so*' -not -path '/proc/*' 2>/dev/null",
+            "$ pip list 2>/dev/null | grep -i -E 'cuda-runtime|cuda_runtime'",
+            "$ pytest-cudnn doctor",
         ),
         fix=(
             "Install the GPU build of the framework the tests use (it brings its CUDA runtime as an nvidia-* wheel: "
@@ -781,11 +781,11 @@ _LIBRARIES: dict[str, Explanation] = {
             "this copy (the tests that need it cannot run), a warning when nothing here loads it."
         ),
         confirm=(
-            "ls -lL <path>  # the path the finding names: size and permissions of the file the link ends at",
-            "namei -l <path>  # each folder and link on the way, with its permissions",
-            "file -L <path>  # 'ELF 64-bit LSB shared object, x86-64' for a usable copy",
-            "ldd <path>  # a line 'not found' names a missing dependency",
-            "python -c \"import ctypes; print(ctypes.CDLL('<path>').cudaRuntimeGetVersion)\"  # the loader's error",
+            "$ ls -lL <path>  # the path the finding names: size and permissions of the file the link ends at",
+            "$ namei -l <path>  # each folder and link on the way, with its permissions",
+            "$ file -L <path>  # 'ELF 64-bit LSB shared object, x86-64' for a usable copy",
+            "$ ldd <path>  # a line 'not found' names a missing dependency",
+            "$ python -c \"import ctypes; print(ctypes.CDLL('<path>').cudaRuntimeGetVersion)\"  # the loader's error",
         ),
         fix=(
             "Reinstall the runtime the copy belongs to (pip install --force-reinstall of its nvidia-cuda-runtime "
@@ -814,12 +814,12 @@ _LIBRARIES: dict[str, Explanation] = {
             "copies of that name the loader never looks at, and runtimes found under another name."
         ),
         confirm=(
-            'python -c "import tensorflow as tf; print(tf.sysconfig.get_build_info())"  # cuda_version',
-            "python -c \"import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\"  "
+            '$ python -c "import tensorflow as tf; print(tf.sysconfig.get_build_info())"  # cuda_version',
+            "$ python -c \"import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\"  "
             "# logs the failed load",
-            "readelf -d \"$(python -c 'import os, tensorflow; print(os.path.dirname(tensorflow.__file__))')"
+            "$ readelf -d \"$(python -c 'import os, tensorflow; print(os.path.dirname(tensorflow.__file__))')"
             '/libtensorflow_framework.so.2" | grep -i runpath',
-            "ldconfig -p | grep libcudart",
+            "$ ldconfig -p | grep libcudart",
         ),
         fix=(
             "On Linux install the nvidia wheels TensorFlow was built with beside it: "
@@ -849,11 +849,11 @@ _LIBRARIES: dict[str, Explanation] = {
             "copies of another major."
         ),
         confirm=(
-            'python -c "import tensorflow as tf; print(tf.sysconfig.get_build_info())"  # cudnn_version',
-            "python -c \"import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\"  "
+            '$ python -c "import tensorflow as tf; print(tf.sysconfig.get_build_info())"  # cudnn_version',
+            "$ python -c \"import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\"  "
             "# logs the failed load",
-            "pip show nvidia-cudnn-cu12  # Location: is it the site-packages that holds tensorflow?",
-            "ldconfig -p | grep libcudnn",
+            "$ pip show nvidia-cudnn-cu12  # Location: is it the site-packages that holds tensorflow?",
+            "$ ldconfig -p | grep libcudnn",
         ),
         fix=(
             "On Linux pip install 'tensorflow[and-cuda]==<its version>', which installs the cuDNN wheel it pins "
@@ -882,12 +882,12 @@ _LIBRARIES: dict[str, Explanation] = {
             "beside TensorFlow would do but a copy on LD_LIBRARY_PATH wins, the fix says to remove that folder."
         ),
         confirm=(
-            'python -c "import tensorflow as tf; print(tf.sysconfig.get_build_info())"  '
+            '$ python -c "import tensorflow as tf; print(tf.sysconfig.get_build_info())"  '
             "# cudnn_version: what it was built with",
-            "pip show nvidia-cudnn-cu12  # the wheel beside it",
-            "LD_DEBUG=libs python -c \"import tensorflow as tf; tf.config.list_physical_devices('GPU')\" 2>&1 "
+            "$ pip show nvidia-cudnn-cu12  # the wheel beside it",
+            "$ LD_DEBUG=libs python -c \"import tensorflow as tf; tf.config.list_physical_devices('GPU')\" 2>&1 "
             "| grep -E 'find library=libcudnn|trying file=.*libcudnn'",
-            'echo "$LD_LIBRARY_PATH"',
+            '$ echo "$LD_LIBRARY_PATH"',
         ),
         fix=(
             "Give TensorFlow the cuDNN it was built with: pip install the nvidia-cudnn wheel release "
@@ -915,10 +915,10 @@ _LIBRARIES: dict[str, Explanation] = {
             "TensorFlow gets without any install of TensorFlow's own."
         ),
         confirm=(
-            'echo "$LD_LIBRARY_PATH"',
-            "LD_DEBUG=libs python -c \"import tensorflow as tf; tf.config.list_physical_devices('GPU')\" 2>&1 "
+            '$ echo "$LD_LIBRARY_PATH"',
+            "$ LD_DEBUG=libs python -c \"import tensorflow as tf; tf.config.list_physical_devices('GPU')\" 2>&1 "
             "| grep -E 'trying file=.*(libcudnn|libcudart)'",
-            "env -u LD_LIBRARY_PATH pytest-cudnn doctor  # the same host without the variable",
+            "$ env -u LD_LIBRARY_PATH pytest-cudnn doctor  # the same host without the variable",
         ),
         fix=(
             "Remove the folder from LD_LIBRARY_PATH for the environment TensorFlow runs in: the wheels beside "
@@ -943,8 +943,8 @@ _LIBRARIES: dict[str, Explanation] = {
             "says where the expected versions came from."
         ),
         confirm=(
-            'python -c "import tensorflow as tf; print(tf.__version__, tf.sysconfig.get_build_info())"',
-            "pytest-cudnn doctor --json  # the finding's evidence names the tested configuration used",
+            '$ python -c "import tensorflow as tf; print(tf.__version__, tf.sysconfig.get_build_info())"',
+            "$ pytest-cudnn doctor --json  # the finding's evidence names the tested configuration used",
         ),
         fix="Nothing to do; compare the versions the doctor used with TensorFlow's tested configurations if in doubt.",
         sources=(
@@ -964,8 +964,8 @@ _LIBRARIES: dict[str, Explanation] = {
             "use the GPU; a missing CUDA runtime follows from it and is listed after it), a warning otherwise."
         ),
         confirm=(
-            'python -c "import tensorflow as tf; print(tf.__version__, tf.test.is_built_with_cuda())"',
-            "pip list 2>/dev/null | grep -i tensorflow",
+            '$ python -c "import tensorflow as tf; print(tf.__version__, tf.test.is_built_with_cuda())"',
+            "$ pip list 2>/dev/null | grep -i tensorflow",
         ),
         fix=(
             "Replace it with the GPU build of the same release: pip uninstall -y tensorflow-cpu (both install the "
@@ -989,9 +989,10 @@ _LIBRARIES: dict[str, Explanation] = {
             "is available for execution on the device'), so its GPU tests on this GPU fail."
         ),
         confirm=(
-            "python -c \"import tensorflow as tf; print(tf.sysconfig.get_build_info()['cuda_compute_capabilities'])\"",
-            "nvidia-smi --query-gpu=name,compute_cap --format=csv",
-            "cuobjdump --list-elf \"$(python -c 'import os, tensorflow; print(os.path.dirname(tensorflow.__file__))')"
+            '$ python -c "import tensorflow as tf; '
+            "print(tf.sysconfig.get_build_info()['cuda_compute_capabilities'])\"",
+            "$ nvidia-smi --query-gpu=name,compute_cap --format=csv",
+            "$ cuobjdump --list-elf \"$(python -c 'import os, tensorflow; print(os.path.dirname(tensorflow.__file__))')"
             '/libtensorflow_cc.so.2" | head',
         ),
         fix=(
@@ -1019,9 +1020,10 @@ _LIBRARIES: dict[str, Explanation] = {
             "is in the driver's JIT cache; a cache too small to hold it makes every process pay again."
         ),
         confirm=(
-            "python -c \"import tensorflow as tf; print(tf.sysconfig.get_build_info()['cuda_compute_capabilities'])\"",
-            "nvidia-smi --query-gpu=name,compute_cap --format=csv",
-            "ls -la ~/.nv/ComputeCache  # the JIT cache grows on the first run",
+            '$ python -c "import tensorflow as tf; '
+            "print(tf.sysconfig.get_build_info()['cuda_compute_capabilities'])\"",
+            "$ nvidia-smi --query-gpu=name,compute_cap --format=csv",
+            "$ ls -la ~/.nv/ComputeCache  # the JIT cache grows on the first run",
         ),
         fix=(
             "Expect a slow first start; raise CUDA_CACHE_MAXSIZE so the JIT cache keeps TensorFlow's compiled "
@@ -1047,9 +1049,9 @@ _LIBRARIES: dict[str, Explanation] = {
             "combination is not the one TensorFlow was tested with."
         ),
         confirm=(
-            "pip show tensorflow nvidia-cudnn-cu12 nvidia-cuda-runtime-cu12",
-            "pip check",
-            "pip install --dry-run 'tensorflow[and-cuda]==<version>'  # what pip would change to meet the pins",
+            "$ pip show tensorflow nvidia-cudnn-cu12 nvidia-cuda-runtime-cu12",
+            "$ pip check",
+            "$ pip install --dry-run 'tensorflow[and-cuda]==<version>'  # what pip would change to meet the pins",
         ),
         fix=(
             "pip install the requirement the finding names (the pinned wheel release, checked against the other "
@@ -1076,9 +1078,9 @@ _LIBRARIES: dict[str, Explanation] = {
             "error when a framework or the stack uses this copy."
         ),
         confirm=(
-            'ls -l "$(dirname <path>)"/libcudnn*  # the path the finding names: every sub-library of one release?',
-            "pip show -f nvidia-cudnn-cu12 | grep libcudnn",
-            "python -c \"import ctypes; print(ctypes.CDLL('<path>').cudnnGetVersion())\"  # aborts when incomplete",
+            '$ ls -l "$(dirname <path>)"/libcudnn*  # the path the finding names: every sub-library of one release?',
+            "$ pip show -f nvidia-cudnn-cu12 | grep libcudnn",
+            "$ python -c \"import ctypes; print(ctypes.CDLL('<path>').cudnnGetVersion())\"  # aborts when incomplete",
         ),
         fix=(
             "Reinstall cuDNN completely, every libcudnn_* file of one release in one folder: "
@@ -1101,10 +1103,10 @@ _LIBRARIES: dict[str, Explanation] = {
             "uses this copy gets no cuDNN (an error); a copy nothing loads is a warning."
         ),
         confirm=(
-            "ls -lL <path>; namei -l <path>  # the path the finding names: the file, its links and permissions",
-            "file -L <path>",
-            "ldd <path> | grep 'not found'",
-            "python -c \"import ctypes; ctypes.CDLL('<path>')\"  # prints the loader's error",
+            "$ ls -lL <path>; namei -l <path>  # the path the finding names: the file, its links and permissions",
+            "$ file -L <path>",
+            "$ ldd <path> | grep 'not found'",
+            "$ python -c \"import ctypes; ctypes.CDLL('<path>')\"  # prints the loader's error",
         ),
         fix=(
             "Reinstall cuDNN (pip install --force-reinstall of its nvidia-cudnn wheel, or the system package), "
@@ -1127,10 +1129,10 @@ _LIBRARIES: dict[str, Explanation] = {
             "ships the library, and the link to make where the wheel ships another name."
         ),
         confirm=(
-            "ldd \"$(dirname <path>)\"/libcudnn_graph.so.9 | grep 'not found'  # cuDNN 9; the path the finding names",
-            'strings "$(dirname <path>)"/libcudnn_graph.so.9 | grep libnvrtc  # the name it opens at run time',
-            "readelf -d \"$(dirname <path>)\"/libcudnn_graph.so.9 | grep -i -E 'needed|runpath'",
-            "ldconfig -p | grep -E 'libnvrtc|libcublasLt|libz.so'",
+            "$ ldd \"$(dirname <path>)\"/libcudnn_graph.so.9 | grep 'not found'  # cuDNN 9; the path the finding names",
+            '$ strings "$(dirname <path>)"/libcudnn_graph.so.9 | grep libnvrtc  # the name it opens at run time',
+            "$ readelf -d \"$(dirname <path>)\"/libcudnn_graph.so.9 | grep -i -E 'needed|runpath'",
+            "$ ldconfig -p | grep -E 'libnvrtc|libcublasLt|libz.so'",
         ),
         fix=(
             "pip install the wheel that provides the missing library (the finding names it: nvidia-cuda-nvrtc-cu12, "
@@ -1157,10 +1159,11 @@ _LIBRARIES: dict[str, Explanation] = {
             "otherwise."
         ),
         confirm=(
-            "python -c \"import ctypes; print(ctypes.CDLL('<path>').cudnnGetVersion())\"  # the path the finding names",
-            "nm -D <path> | grep -c ' T cudnn'  # cuDNN's exported functions; 0 for a file that is not cuDNN",
-            "dmesg | tail  # a hung or crashed GPU call leaves a line here",
-            "nvidia-smi",
+            "$ python -c \"import ctypes; print(ctypes.CDLL('<path>').cudnnGetVersion())\"  # the path "
+            "the finding names",
+            "$ nm -D <path> | grep -c ' T cudnn'  # cuDNN's exported functions; 0 for a file that is not cuDNN",
+            "$ dmesg | tail  # a hung or crashed GPU call leaves a line here",
+            "$ nvidia-smi",
         ),
         fix=(
             "Reinstall cuDNN (the file is damaged, or not the library its name says); for a hang, check the driver "
@@ -1183,10 +1186,10 @@ _LIBRARIES: dict[str, Explanation] = {
             "against libraries of the wrong CUDA."
         ),
         confirm=(
-            "python -c \"import ctypes; l = ctypes.CDLL('libcudnn.so.9'); print(l.cudnnGetVersion(), "
+            "$ python -c \"import ctypes; l = ctypes.CDLL('libcudnn.so.9'); print(l.cudnnGetVersion(), "
             'l.cudnnGetCudartVersion())"  # 91000 12090: cuDNN 9.10.0 built for CUDA 12.9',
-            "pip list 2>/dev/null | grep -i -E 'nvidia-cudnn|cuda-runtime'  # the -cuNN suffix is the CUDA major",
-            "pytest-cudnn doctor",
+            "$ pip list 2>/dev/null | grep -i -E 'nvidia-cudnn|cuda-runtime'  # the -cuNN suffix is the CUDA major",
+            "$ pytest-cudnn doctor",
         ),
         fix=(
             "Install the cuDNN build for the CUDA major the runtime in use has (nvidia-cudnn-cu12 for CUDA 12, "
@@ -1208,11 +1211,12 @@ _LIBRARIES: dict[str, Explanation] = {
             "first, and this one names it."
         ),
         confirm=(
-            'nvidia-smi; echo "CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES"',
-            'CUDNN_LOGLEVEL_DBG=2 CUDNN_LOGDEST_DBG=stderr python -c "import ctypes; '
+            '$ nvidia-smi -L && echo "CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES"'
+            "  # the GPUs the driver lists, and what CUDA is told to see",
+            '$ CUDNN_LOGLEVEL_DBG=2 CUDNN_LOGDEST_DBG=stderr python -c "import ctypes; '
             "l = ctypes.CDLL('libcudnn.so.9'); h = ctypes.c_void_p(); print(l.cudnnCreate(ctypes.byref(h)))\"  "
             "# cuDNN 9; CUDNN_LOGERR_DBG=1 for cuDNN 8",
-            "pytest-cudnn doctor  # the findings above this one",
+            "$ pytest-cudnn doctor  # the findings above this one",
         ),
         fix=(
             "Fix the cause the doctor lists first (a device CUDA can use, a driver new enough for the runtime); "
@@ -1235,9 +1239,9 @@ _LIBRARIES: dict[str, Explanation] = {
             "against what the frameworks here pin."
         ),
         confirm=(
-            "nvidia-smi --query-gpu=name,compute_cap --format=csv",
-            "pip show nvidia-cudnn-cu12 | grep -i version",
-            'python -c "import torch; print(torch.backends.cudnn.version(), torch.cuda.get_device_capability())"',
+            "$ nvidia-smi --query-gpu=name,compute_cap --format=csv",
+            "$ pip show nvidia-cudnn-cu12 | grep -i version",
+            '$ python -c "import torch; print(torch.backends.cudnn.version(), torch.cuda.get_device_capability())"',
         ),
         fix=(
             "pip install the cuDNN wheel requirement the finding names (a release that still supports this GPU), "
@@ -1260,8 +1264,8 @@ _LIBRARIES: dict[str, Explanation] = {
             "numbers. The summary names the row ([cudnn-pascal-fused-conv], ...)."
         ),
         confirm=(
-            'python -c "import torch; print(torch.backends.cudnn.version())"  # or: pip show nvidia-cudnn-cu12',
-            "nvidia-smi --query-gpu=name,compute_cap --format=csv",
+            '$ python -c "import torch; print(torch.backends.cudnn.version())"  # or: pip show nvidia-cudnn-cu12',
+            "$ nvidia-smi --query-gpu=name,compute_cap --format=csv",
         ),
         fix=(
             "Move to the cuDNN release that fixed it (the finding's pip requirement, checked against the frameworks' "
@@ -1286,9 +1290,9 @@ _LIBRARIES: dict[str, Explanation] = {
             "frameworks' own searches are judged separately, in their own findings.)"
         ),
         confirm=(
-            'echo "$LD_LIBRARY_PATH"',
-            "ldconfig -p | grep -E 'libcudart|libcudnn'",
-            "LD_DEBUG=libs python -c \"import ctypes; ctypes.CDLL('libcudnn.so.9')\" 2>&1 "
+            '$ echo "$LD_LIBRARY_PATH"',
+            "$ ldconfig -p | grep -E 'libcudart|libcudnn'",
+            "$ LD_DEBUG=libs python -c \"import ctypes; ctypes.CDLL('libcudnn.so.9')\" 2>&1 "
             "| grep -E 'trying file|calling init'",
         ),
         fix=(
@@ -1311,10 +1315,10 @@ _LIBRARIES: dict[str, Explanation] = {
             "on the copy use the one really loaded."
         ),
         confirm=(
-            "LD_DEBUG=libs python -c \"import ctypes; ctypes.CDLL('<name>')\" 2>&1 "
+            "$ LD_DEBUG=libs python -c \"import ctypes; ctypes.CDLL('<name>')\" 2>&1 "
             "| grep -E 'find library|trying file|calling init'",
-            "ldconfig -p | grep <name>",
-            'echo "LD_PRELOAD=$LD_PRELOAD"; cat /etc/ld.so.conf /etc/ld.so.conf.d/*',
+            "$ ldconfig -p | grep <name>",
+            '$ echo "LD_PRELOAD=$LD_PRELOAD"; cat /etc/ld.so.conf /etc/ld.so.conf.d/*',
         ),
         fix=(
             "Rebuild the loader cache (sudo ldconfig) and check /etc/ld.so.conf, LD_PRELOAD and the RPATH of the "
@@ -1335,7 +1339,7 @@ _LIBRARIES: dict[str, Explanation] = {
             "copies. pytest-cudnn does not search these entries (and never loads from the current folder), so "
             "what it reports can differ from what a test started in a folder that holds libraries gets."
         ),
-        confirm=("echo \"$LD_LIBRARY_PATH\" | tr ':' '\\n' | grep -n -v '^/'  # each relative or empty entry",),
+        confirm=("$ echo \"$LD_LIBRARY_PATH\" | tr ':' '\\n' | grep -n -v '^/'  # each relative or empty entry",),
         fix=(
             "Remove the empty entries and make every entry absolute; append to the variable without leaving a "
             "trailing ':' when it was unset: export LD_LIBRARY_PATH=\"/opt/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\"."
@@ -1355,7 +1359,7 @@ _LIBRARIES: dict[str, Explanation] = {
             "library finder looks in CONDA_PREFIX, CUDA_PATH and CUDA_HOME), and they will look in the wrong place."
         ),
         confirm=(
-            'for v in CUDA_HOME CUDA_PATH CUDNN_PATH CONDA_PREFIX; do printenv "$v" >/dev/null && ls -ld '
+            '$ for v in CUDA_HOME CUDA_PATH CUDNN_PATH CONDA_PREFIX; do printenv "$v" >/dev/null && ls -ld '
             '"$(printenv "$v")"; done',
         ),
         fix="Point the variable at the install it means, or unset it.",
@@ -1375,9 +1379,9 @@ _LIBRARIES: dict[str, Explanation] = {
             "copies you mean the tests to use."
         ),
         confirm=(
-            'ls "$CUDA_HOME"/lib64/libcudart* "$CUDA_HOME"/lib/libcudart* 2>/dev/null',
-            "ldconfig -p | grep -E 'libcudart|libcudnn'",
-            'echo "$LD_LIBRARY_PATH"',
+            '$ ls "$CUDA_HOME"/lib64/libcudart* "$CUDA_HOME"/lib/libcudart* 2>/dev/null',
+            "$ ldconfig -p | grep -E 'libcudart|libcudnn'",
+            '$ echo "$LD_LIBRARY_PATH"',
         ),
         fix=(
             "If these are the copies to use, add their folder to LD_LIBRARY_PATH (PATH on Windows, or "
@@ -1397,7 +1401,7 @@ _LIBRARIES: dict[str, Explanation] = {
             "not absent: the doctor may report a library as missing that a process running as another user finds, "
             "and the loader may still open a file there by name if the folder is searchable but not readable."
         ),
-        confirm=("ls -ld <folder>; namei -l <folder>  # the folder the finding names", "id  # who is asking"),
+        confirm=("$ ls -ld <folder>; namei -l <folder>  # the folder the finding names", "$ id  # who is asking"),
         fix="Make the folder readable by the user that runs the tests, or take it off the search path.",
         sources=(
             "ld.so(8): the folders the loader searches, LD_LIBRARY_PATH among them: "
@@ -1416,9 +1420,9 @@ _LIBRARIES: dict[str, Explanation] = {
             "runtime follows from it), a warning otherwise."
         ),
         confirm=(
-            'python -c "import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_available())"',
-            'python -c "import jax; print(jax.devices())"',
-            "pip list 2>/dev/null | grep -i -E 'torch|jax|cupy|onnxruntime'",
+            '$ python -c "import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_available())"',
+            '$ python -c "import jax; print(jax.devices())"',
+            "$ pip list 2>/dev/null | grep -i -E 'torch|jax|cupy|onnxruntime'",
         ),
         fix=(
             "Install the framework's CUDA build (the finding says how: pip install torch from PyPI or PyTorch's CUDA "
@@ -1444,9 +1448,9 @@ _LIBRARIES: dict[str, Explanation] = {
             "False; JAX falls back to the CPU; the framework's GPU tests skip."
         ),
         confirm=(
-            "nvidia-smi  # Driver Version, and CUDA Version: the newest CUDA this driver runs",
-            'python -c "import torch; print(torch.version.cuda, torch.cuda.is_available())"',
-            "pytest-cudnn doctor --framework torch",
+            "$ nvidia-smi  # Driver Version, and CUDA Version: the newest CUDA this driver runs",
+            '$ python -c "import torch; print(torch.version.cuda, torch.cuda.is_available())"',
+            "$ pytest-cudnn doctor --framework torch",
         ),
         fix=(
             "Install a driver at least the floor the finding names, or a build of the framework for an older CUDA "
@@ -1469,9 +1473,9 @@ _LIBRARIES: dict[str, Explanation] = {
             "ImportError: every test module that imports it errors at collection."
         ),
         confirm=(
-            'python -c "import torch"  # or: python -c "import tensorflow"',
-            "pip show -f torch | grep -E 'libtorch_global_deps|libtorch_cuda'  # what the install recorded",
-            "ls \"$(pip show torch | sed -n 's/^Location: //p')\"/torch/lib/  # what is on disk",
+            '$ python -c "import torch"  # or: python -c "import tensorflow"',
+            "$ pip show -f torch | grep -E 'libtorch_global_deps|libtorch_cuda'  # what the install recorded",
+            "$ ls \"$(pip show torch | sed -n 's/^Location: //p')\"/torch/lib/  # what is on disk",
         ),
         fix=(
             "Reinstall the framework's own files: pip install --force-reinstall --no-deps <distribution>==<version> "
@@ -1494,10 +1498,10 @@ _LIBRARIES: dict[str, Explanation] = {
             "another venv)."
         ),
         confirm=(
-            "ldd \"$(pip show torch | sed -n 's/^Location: //p')\"/torch/lib/libtorch_cuda.so | grep 'not found'",
-            "readelf -d \"$(pip show torch | sed -n 's/^Location: //p')\"/torch/lib/libtorch_cuda.so "
+            "$ ldd \"$(pip show torch | sed -n 's/^Location: //p')\"/torch/lib/libtorch_cuda.so | grep 'not found'",
+            "$ readelf -d \"$(pip show torch | sed -n 's/^Location: //p')\"/torch/lib/libtorch_cuda.so "
             "| grep -i -E 'rpath|runpath'",
-            "pip check  # a pinned nvidia wheel missing or of another version",
+            "$ pip check  # a pinned nvidia wheel missing or of another version",
         ),
         fix=(
             "Install the wheel that ships the library at the release the framework pins (the finding's pip "
@@ -1523,10 +1527,10 @@ _LIBRARIES: dict[str, Explanation] = {
             "where the search never looks."
         ),
         confirm=(
-            'python -c "import jax; print(jax.devices())"  # or the framework\'s own GPU check',
-            "python -c \"import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\"",
-            "pip list 2>/dev/null | grep -i nvidia  # the CUDA library wheels installed",
-            "pytest-cudnn doctor --json  # the finding's evidence: the folders searched",
+            '$ python -c "import jax; print(jax.devices())"  # or the framework\'s own GPU check',
+            "$ python -c \"import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\"",
+            "$ pip list 2>/dev/null | grep -i nvidia  # the CUDA library wheels installed",
+            "$ pytest-cudnn doctor --json  # the finding's evidence: the folders searched",
         ),
         fix=(
             "Install the wheel that provides the library where the framework's search looks (the finding's pip "
@@ -1551,10 +1555,10 @@ _LIBRARIES: dict[str, Explanation] = {
             "a build for cuDNN 8 does not take cuDNN 9, and the other way round. The framework's cuDNN work fails."
         ),
         confirm=(
-            'python -c "import torch; print(torch.backends.cudnn.version())"  # raises on a mismatch',
-            'python -c "import jax; jax.print_environment_info()"',
-            "LD_DEBUG=libs python -c \"import torch\" 2>&1 | grep -E 'trying file=.*libcudnn'",
-            "pip show nvidia-cudnn-cu12 nvidia-cudnn-cu13 2>/dev/null | grep -E '^(Name|Version)'",
+            '$ python -c "import torch; print(torch.backends.cudnn.version())"  # raises on a mismatch',
+            '$ python -c "import jax; jax.print_environment_info()"',
+            "$ LD_DEBUG=libs python -c \"import torch\" 2>&1 | grep -E 'trying file=.*libcudnn'",
+            "$ pip show nvidia-cudnn-cu12 nvidia-cudnn-cu13 2>/dev/null | grep -E '^(Name|Version)'",
         ),
         fix=(
             "Install the cuDNN wheel release the framework pins (the finding's requirement, checked against the "
@@ -1581,9 +1585,9 @@ _LIBRARIES: dict[str, Explanation] = {
             "framework-needs-import-order say."
         ),
         confirm=(
-            "python -c \"import torch, jax; jax.devices(); print(''.join(l for l in open('/proc/self/maps') "
+            "$ python -c \"import torch, jax; jax.devices(); print(''.join(l for l in open('/proc/self/maps') "
             "if 'libcudnn' in l))\"  # then swap the imports",
-            "pytest-cudnn doctor --json  # each framework's loads, and the copies they name",
+            "$ pytest-cudnn doctor --json  # each framework's loads, and the copies they name",
         ),
         fix=(
             "Install one set of nvidia wheels both frameworks accept, or do not import both in one test process "
@@ -1605,8 +1609,8 @@ _LIBRARIES: dict[str, Explanation] = {
             "first, or alone, fails as its own finding says."
         ),
         confirm=(
-            "python -c \"import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\"  # alone",
-            "python -c \"import torch, tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\"  "
+            "$ python -c \"import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\"  # alone",
+            "$ python -c \"import torch, tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\"  "
             "# after torch",
         ),
         fix=(
@@ -1629,8 +1633,8 @@ _LIBRARIES: dict[str, Explanation] = {
             "import order."
         ),
         confirm=(
-            'python -c "import jax; jax.devices(); import torch; print(torch.backends.cudnn.version())"',
-            'python -c "import torch; print(torch.backends.cudnn.version()); import jax; print(jax.devices())"',
+            '$ python -c "import jax; jax.devices(); import torch; print(torch.backends.cudnn.version())"',
+            '$ python -c "import torch; print(torch.backends.cudnn.version()); import jax; print(jax.devices())"',
         ),
         fix=(
             "Import the framework first whose copy both accept (the finding names the order), or install one copy "
@@ -1652,9 +1656,10 @@ _LIBRARIES: dict[str, Explanation] = {
             "the device'."
         ),
         confirm=(
-            'python -c "import torch; print(torch.cuda.get_arch_list(), torch.cuda.get_device_capability())"',
-            "nvidia-smi --query-gpu=name,compute_cap --format=csv",
-            "cuobjdump --list-elf \"$(pip show torch | sed -n 's/^Location: //p')\"/torch/lib/libtorch_cuda.so | head",
+            '$ python -c "import torch; print(torch.cuda.get_arch_list(), torch.cuda.get_device_capability())"',
+            "$ nvidia-smi --query-gpu=name,compute_cap --format=csv",
+            "$ cuobjdump --list-elf \"$(pip show torch | sed -n 's/^Location: "
+            "//p')\"/torch/lib/libtorch_cuda.so | head",
         ),
         fix=(
             "Install a PyTorch build whose architectures include this GPU's (another CUDA variant from PyTorch's "
@@ -1678,8 +1683,8 @@ _LIBRARIES: dict[str, Explanation] = {
             "is in the driver's JIT cache."
         ),
         confirm=(
-            'python -c "import torch; print(torch.cuda.get_arch_list(), torch.cuda.get_device_capability())"',
-            "nvidia-smi --query-gpu=name,compute_cap --format=csv",
+            '$ python -c "import torch; print(torch.cuda.get_arch_list(), torch.cuda.get_device_capability())"',
+            "$ nvidia-smi --query-gpu=name,compute_cap --format=csv",
         ),
         fix=(
             "Expect a slow first start; raise CUDA_CACHE_MAXSIZE so the JIT cache keeps the compiled kernels (and "
@@ -1705,12 +1710,12 @@ _LIBRARIES: dict[str, Explanation] = {
             "runtime findings judge."
         ),
         confirm=(
-            "pip show -f nvidia-cudnn-cu12 nvidia-cudnn-cu13 2>/dev/null | grep -E '^(Name|Version)|libcudnn.so'",
-            "grep libcudnn.so.9 \"$(pip show nvidia-cudnn-cu13 | sed -n 's/^Location: //p')\""
+            "$ pip show -f nvidia-cudnn-cu12 nvidia-cudnn-cu13 2>/dev/null | grep -E '^(Name|Version)|libcudnn.so'",
+            "$ grep libcudnn.so.9 \"$(pip show nvidia-cudnn-cu13 | sed -n 's/^Location: //p')\""
             "/nvidia_cudnn_cu13-*.dist-info/RECORD",
-            'python -c "import base64, hashlib, sys; print(base64.urlsafe_b64encode(hashlib.sha256(open(sys.argv[1], '
+            '$ python -c "import base64, hashlib, sys; print(base64.urlsafe_b64encode(hashlib.sha256(open(sys.argv[1], '
             "'rb').read()).digest()).rstrip(b'=').decode())\" <file>  # compare with the RECORD's sha256=",
-            "pip check  # passes all the same",
+            "$ pip check  # passes all the same",
         ),
         fix=(
             "Reinstall the overwritten distribution last: pip uninstall the wheel that wrote over it, then pip "
@@ -1733,7 +1738,7 @@ _LIBRARIES: dict[str, Explanation] = {
             "ended with 2.10. The installed TensorFlow is such a release, so it will not use the GPU and its GPU "
             "tests skip."
         ),
-        confirm=('python -c "import tensorflow as tf; print(tf.__version__, tf.test.is_built_with_cuda())"',),
+        confirm=('$ python -c "import tensorflow as tf; print(tf.__version__, tf.test.is_built_with_cuda())"',),
         fix=(
             "Run TensorFlow in WSL2 (pip install 'tensorflow[and-cuda]' there), or pin tensorflow<2.11 with the "
             "CUDA 11.2 and cuDNN 8.1 it was built with."
@@ -1755,8 +1760,8 @@ _LIBRARIES: dict[str, Explanation] = {
             "program started from the same shell finds it."
         ),
         confirm=(
-            "where cudart64_12.dll  # cmd.exe: the folders on PATH that hold it (cudnn64_9.dll for cuDNN)",
-            "python -c \"import ctypes; ctypes.CDLL('cudart64_12.dll')\"  # fails when only PATH holds it",
+            "$ where cudart64_12.dll  # cmd.exe: the folders on PATH that hold it (cudnn64_9.dll for cuDNN)",
+            "$ python -c \"import ctypes; ctypes.CDLL('cudart64_12.dll')\"  # fails when only PATH holds it",
         ),
         fix=(
             "Call os.add_dll_directory(<the folder>) before the library (or the framework that loads it) is "
