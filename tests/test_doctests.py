@@ -20,6 +20,7 @@ MODULES = [
     "pytest_cudnn.compat.cudnn",
     "pytest_cudnn.compat.cuda",
     "pytest_cudnn.fleet.reading",
+    "pytest_cudnn.style",
 ]
 
 

@@ -6,7 +6,7 @@ type checking alike) holds each package to what it may use. The layout (ARCHITEC
     environment, devices, binaries/, files, serde, text     the model and its reading
     probe/, probing    reading a host into an Environment
     diagnosis/         Environment -> Diagnosis (findings, verdicts, copies in use): pure
-    markers, report    questions to a Diagnosis, and its renderings
+    markers, report, overview, style    questions to a Diagnosis, and its renderings
     fleet/             reports of many runners, read as they decided
     session, _run/, plugin, settings, gpu, live, hosts, remote    the pytest run (only here: pytest)
     cli                the doctor, snapshot and fleet commands
@@ -29,6 +29,10 @@ FORBIDDEN = {
     "probing": {"diagnosis", "markers", "report", "fleet", "session", "plugin", "settings", "cli", "hosts"},
     "markers": {"report", "probe", "probing", "native", "fleet", "session", "plugin", "settings", "cli", "hosts"},
     "report": {"markers", "probe", "probing", "native", "fleet", "session", "plugin", "settings", "cli", "hosts"},
+    "overview": {"markers", "probe", "probing", "native", "fleet", "session", "plugin", "settings", "cli", "hosts",
+                 "report"},
+    "style": {"markers", "probe", "probing", "native", "fleet", "session", "plugin", "settings", "cli", "hosts",
+              "report", "overview", "diagnosis", "environment"},
     "fleet": {"probe", "probing", "native", "markers", "session", "_run", "plugin", "settings", "gpu", "live"},
     "environment": {"diagnosis", "probe", "probing", "markers", "report", "fleet", "session", "plugin", "cli"},
     "cli": {"session", "_run", "plugin", "settings", "gpu"},
