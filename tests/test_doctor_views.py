@@ -271,6 +271,22 @@ def test_the_header_marks_each_line_and_keeps_its_count() -> None:
     assert plain[3] == "pytest-cudnn: ✓ the GPU stack holds together"
 
 
+@pytest.mark.parametrize(("encoding", "mark"), [("utf-8", "✓"), ("ascii", "[ok]")])
+def test_the_session_header_takes_its_marks_from_the_terminals_encoding(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, encoding: str, mark: str
+) -> None:
+    snapshot = pytester.path / "env.json"
+    snapshot.write_text(EnvBuilder.healthy().build().dumps())
+    pytester.makepyfile("def test_a():\n    pass\n")
+    monkeypatch.setenv("PYTHONIOENCODING", encoding)
+    monkeypatch.setenv("FORCE_COLOR", "1")  # pytest colours its own lines; the header's are written as they are
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--gpu-env={snapshot}")
+    header = [line for line in result.outlines if line.startswith("pytest-cudnn: ")]
+    assert [line.split(" ")[1] for line in header] == [mark] * 4, result.outlines
+    assert not [line for line in header if ESCAPE in line]
+    assert result.ret == 0
+
+
 # The real command in a child process: a pipe, the colour variables, an ASCII stream, a terminal -----------------
 
 
