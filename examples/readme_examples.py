@@ -61,7 +61,7 @@ def _header(lines: list[str]) -> list[str]:
     return [line for line in lines if line.startswith("pytest-cudnn:")]
 
 
-# The doctor's per-framework blocks start with these words at the margin.
+# The doctor's per-framework blocks (-v) start with these words at the margin.
 _FRAMEWORKS = ("PyTorch ", "JAX ", "TensorFlow ")
 
 
@@ -127,7 +127,7 @@ def _driver_and_findings(lines: list[str]) -> list[str]:
 
 
 def _doctor(snapshot: str) -> Example:
-    return Example(("pytest-cudnn", "doctor", "--env", f"{SNAPSHOTS}/{snapshot}.json"), _frameworks_and_findings)
+    return Example(("pytest-cudnn", "doctor", "-v", "--env", f"{SNAPSHOTS}/{snapshot}.json"), _frameworks_and_findings)
 
 
 def _session(snapshot: str) -> Example:
@@ -152,7 +152,7 @@ EXAMPLES: dict[str, Example] = {
         _header_and_skips,
     ),
     "findings-tf2.3": Example(
-        ("pytest-cudnn", "doctor", "--env", f"{SNAPSHOTS}/tf2.3-meets-cudnn8.json"), _from("Findings")
+        ("pytest-cudnn", "doctor", "-v", "--env", f"{SNAPSHOTS}/tf2.3-meets-cudnn8.json"), _from("Findings")
     ),
     "doctor-torch2.15": _doctor("torch2.15-driver-too-old"),
     "header-torch2.15": _session("torch2.15-driver-too-old"),
@@ -161,7 +161,7 @@ EXAMPLES: dict[str, Example] = {
     "doctor-mixed": _doctor("mixed-torch-jax-tf"),
     "header-mixed": _session("mixed-torch-jax-tf"),
     "doctor-mig": Example(
-        ("pytest-cudnn", "doctor", "--env", f"{SNAPSHOTS}/mig-h100-ci-runner.json"), _gpus_and_findings
+        ("pytest-cudnn", "doctor", "-v", "--env", f"{SNAPSHOTS}/mig-h100-ci-runner.json"), _gpus_and_findings
     ),
     "header-mig-xdist": Example(
         (
@@ -178,10 +178,11 @@ EXAMPLES: dict[str, Example] = {
         _header,
     ),
     "doctor-overwritten-wheels": Example(
-        ("pytest-cudnn", "doctor", "--env", f"{SNAPSHOTS}/overwritten-wheels.json"), _pins_and_findings
+        ("pytest-cudnn", "doctor", "-v", "--env", f"{SNAPSHOTS}/overwritten-wheels.json"), _pins_and_findings
     ),
     "doctor-cuda-compat": Example(
-        ("pytest-cudnn", "doctor", "--env", f"{SNAPSHOTS}/cuda-compat-13.0-on-driver-535.json"), _driver_and_findings
+        ("pytest-cudnn", "doctor", "-v", "--env", f"{SNAPSHOTS}/cuda-compat-13.0-on-driver-535.json"),
+        _driver_and_findings,
     ),
     "live-memory": Example(("python", "examples/many_gpus.py", "live"), _everything),
     "remote-hosts": Example(("python", "examples/many_gpus.py", "remote"), _everything),

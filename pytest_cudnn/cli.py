@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
     from .diagnosis import Diagnosis, Verdict
     from .environment import Environment
+    from .style import Style
 
 __all__ = ["main"]
 
@@ -45,7 +46,7 @@ _COMMANDS = ("doctor", "snapshot", "fleet", "explain")
 _OWN_OPTIONS = ("-h", "--help", "--version")  # the only options that belong to no command
 
 _USAGE = """\
-pytest-cudnn [doctor] [--json] [--env FILE] [--framework NAME] [--timeout SECONDS]
+pytest-cudnn [doctor] [-v] [--json] [--env FILE] [--framework NAME] [--timeout SECONDS]
        pytest-cudnn snapshot [-o FILE] [--force] [--timeout SECONDS]
        pytest-cudnn fleet [--markdown | --json] [--name NAME=PATH]... REPORT...
        pytest-cudnn explain [--json] CODE | --list
@@ -156,6 +157,13 @@ def _parser() -> argparse.ArgumentParser:
     # prog given: argparse would otherwise build the commands' names from the whole usage text above.
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", prog="pytest-cudnn")
     doctor = commands.add_parser("doctor", help="print the diagnosis (the default command)")
+    doctor.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="print everything read (each copy of each library, the loader's search, the variables, every finding "
+        "with its evidence) instead of the problems and one line per component",
+    )
     doctor.add_argument("--json", action="store_true", help="print one JSON document instead of text")
     doctor.add_argument(
         "--env", metavar="FILE", type=_snapshot_path, help="replay a snapshot instead of probing this host"
@@ -241,6 +249,7 @@ def _write(text: str) -> None:
     (_OutputFailed) shows where main() handles it, not at the interpreter's exit."""
     stream = sys.stdout
     raw = getattr(stream, "buffer", None)
+    text = _encodable(text, getattr(stream, "encoding", None))
     try:
         if not isinstance(raw, io.RawIOBase):
             stream.write(text)
@@ -263,6 +272,20 @@ def _write(text: str) -> None:
         raise _OutputFailed(error.strerror or str(error)) from None
 
 
+def _encodable(text: str, encoding: str | None) -> str:
+    """``text`` as a stream of ``encoding`` can write it: a character the encoding lacks (a GPU's name on a terminal
+    of PYTHONIOENCODING=ascii) becomes its backslash escape rather than a UnicodeEncodeError."""
+    if not encoding or text.isascii():
+        return text
+    try:
+        text.encode(encoding)
+    except UnicodeEncodeError:
+        return text.encode(encoding, "backslashreplace").decode(encoding)
+    except LookupError:  # an encoding Python does not know: the stream's own write says what it can
+        pass
+    return text
+
+
 def _probe(timeout: float) -> Environment:
     from .probing import probe_host
 
@@ -281,15 +304,30 @@ def _doctor(args: argparse.Namespace) -> int:
             _error(f"error: snapshot {error}")
             return EXIT_USAGE
     from .diagnosis import judge_environment
-    from .report import doctor_json, doctor_text
+    from .report import doctor_json, doctor_summary, doctor_text
 
     diagnosis = judge_environment(env)
     result = diagnosis.verdict if args.framework is None else _framework_result(diagnosis, args.framework)
     if args.json:
         _write(json.dumps(doctor_json(diagnosis, result), indent=2) + "\n")
-    else:
+    elif args.verbose:
         _write(doctor_text(diagnosis, result, source=args.env))
+    else:
+        _write(doctor_summary(diagnosis, result, source=args.env, style=_style()))
     return EXIT_OK if result.ok else EXIT_BROKEN
+
+
+def _style() -> Style:
+    """The marks and colour standard output takes: Unicode where its encoding has the marks, colour on a terminal
+    (pytest's rules: NO_COLOR, FORCE_COLOR, PY_COLORS, TERM=dumb; see style.choose_style)."""
+    from .style import choose_style
+
+    stream = sys.stdout
+    try:
+        isatty = bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):  # closed, or no stream at all (pythonw)
+        isatty = False
+    return choose_style(isatty, os.environ, getattr(stream, "encoding", None))
 
 
 def _framework_result(diagnosis: Diagnosis, name: str) -> Verdict:

@@ -31,11 +31,23 @@ from .environment import (
     WheelCheck,
     by_file,
 )
+from .overview import (
+    cause_order,
+    copy_status,
+    doctor_summary,
+    driver_status,
+    framework_status,
+    gpu_statuses,
+    mig_note,
+    verdict_status,
+    worst,
+)
 from .serde import to_json
+from .style import PLAIN, Status, Style
 from .text import PYTEST_LINE, REPORT_WHOLE, clip, line, listing, markdown_cell, markdown_rows, summarised
 from .versions import canonical_name
 
-__all__ = ["doctor_json", "doctor_text", "header_lines", "markdown_summary"]
+__all__ = ["doctor_json", "doctor_summary", "doctor_text", "header_lines", "markdown_summary"]
 
 _LABEL = 16
 _HEADER_GPUS = 4  # GPUs named in the header; the doctor and the JSON list them all
@@ -48,6 +60,7 @@ _GPUS = 32
 _PARTS = 16  # MIG devices of a GPU, copies of a library, a framework's objects and pins, notes, unreadable folders
 _LOADS = 32  # libraries a framework loads, names the loader resolves
 _FINDINGS = 50
+_DEPTH = 4  # steps of "because" shown as indentation; deeper ones stay at this step
 _EVIDENCE = 16  # evidence of one finding
 _NAMES = 16  # names said in one line (libraries needed, GPU code, folders)
 
@@ -146,14 +159,6 @@ def _mig_line(mig: MigDevice) -> list[str]:
 def _known(value: int | None) -> str:
     """An ID NVML did not give (the snapshot's null) says so, not Python's None."""
     return "unknown" if value is None else str(value)
-
-
-def _mig_note(gpu: Gpu) -> str:
-    """' [MIG: 1g.10gb, 3g.40gb]' after a partitioned GPU in the header."""
-    if not gpu.mig_mode:
-        return ""
-    names = [(mig.name or "?").rpartition(" MIG ")[2] for mig in gpu.mig]
-    return f" [MIG: {listing(names, 4) if names else 'no MIG devices'}]"
 
 
 def _runtime_line(runtime: CudaRuntime) -> list[str]:
@@ -337,7 +342,8 @@ def _other_copy(group: list[Candidate]) -> list[str]:
 
 
 def _finding_lines(finding: Finding, indent: str = "  ") -> list[str]:
-    lines = [f"{indent}{finding.severity.value.upper()} [{finding.code}] {finding.summary}"]
+    because = f" because [{finding.because}]:" if finding.because else ""
+    lines = [f"{indent}{finding.severity.value.upper()} [{finding.code}]{because} {finding.summary}"]
     evidence = [item for item in finding.evidence if item]
     lines += summarised(
         evidence,
@@ -387,7 +393,17 @@ def doctor_text(diagnosis: Diagnosis, verdict: Verdict | None = None, *, source:
     )
     lines += summarised(env.notes, _PARTS, lambda note: [f"  note: {note}"], "notes", said=_indented)
     if findings:
-        lines += ["", "Findings", *summarised(findings, _FINDINGS, _finding_lines, "findings", said=_indented)]
+        lines += [
+            "",
+            "Findings",
+            *summarised(
+                cause_order(findings),
+                _FINDINGS,
+                lambda item: _finding_lines(item[0], "  " * (1 + min(item[1], _DEPTH))),
+                "findings",
+                said=_indented,
+            ),
+        ]
     lines += ["", f"Verdict: {verdict.summary}"]
     return "\n".join(line(text) for text in lines) + "\n"
 
@@ -445,7 +461,7 @@ def _judged(diagnosis: Diagnosis, build: FrameworkBuild) -> Verdict:
 def _driver_headline(env: Environment, findings: Sequence[Finding]) -> str:
     driver = env.driver
     if driver.state is State.FOUND:
-        gpus = listing([phrases.gpu(g) + _mig_note(g) for g in driver.gpus], _HEADER_GPUS) or "none"
+        gpus = listing([phrases.gpu(g) + mig_note(g) for g in driver.gpus], _HEADER_GPUS) or "none"
         return f"driver {driver.version} (CUDA {driver.cuda_version or '?'}), GPUs: {gpus}"
     said = next((f.summary for f in findings if f.component == "driver" and f.severity is Severity.ERROR), None)
     return said or f"no usable NVIDIA driver ({driver.reason or driver.state.value})"
@@ -478,9 +494,12 @@ def header_lines(
     cudnn: Cudnn | None,
     verbose: bool = False,
     source: str | None = None,
+    style: Style = PLAIN,
 ) -> list[str]:
-    """pytest's session header: driver and GPUs, the libraries in use, the verdict; findings with -v. Long lists
-    are summarised (the JSON report keeps them whole) and every line is printable."""
+    """pytest's session header: driver and GPUs, the libraries in use, each framework, the verdict, each line
+    after the mark of its status in ``style`` (pytest writes header lines as they are: a style with colour is
+    not for them); findings with -v. Long lists are summarised (the JSON report keeps them whole) and every line
+    is printable."""
     env, findings, verdict = diagnosis.env, diagnosis.findings, diagnosis.verdict
     parts = [
         phrases.copy(runtime) if runtime else "no CUDA runtime in use",
@@ -490,29 +509,40 @@ def header_lines(
     if tf.state is not State.ABSENT:
         parts.append(f"TensorFlow {tf.version or '?'}")
     origin = f" [replayed from {source}]" if source else ""
+    host = worst([driver_status(diagnosis), *gpu_statuses(diagnosis).values()])
+    copies = worst([copy_status(diagnosis, CudaRuntime, runtime), copy_status(diagnosis, Cudnn, cudnn)])
+
+    def marked(status: Status, text: str) -> str:
+        return f"pytest-cudnn: {style.mark(status)} {text}"
+
     lines = [
-        f"pytest-cudnn: {_driver_headline(env, findings)}{origin}",
-        "pytest-cudnn: " + ", ".join(parts),
+        marked(host, f"{_driver_headline(env, findings)}{origin}"),
+        marked(copies, ", ".join(parts)),
         *summarised(
-            [judged.build for judged in diagnosis.frameworks],
+            diagnosis.frameworks,
             _HEADER_ROWS,
-            lambda build: [f"pytest-cudnn: {_framework_headline(diagnosis, build)}"],
+            lambda judged: [marked(framework_status(diagnosis, judged), _framework_headline(diagnosis, judged.build))],
             "frameworks",
             _HEADER_WHOLE,
             _headed,
         ),
-        f"pytest-cudnn: {verdict.summary}",
+        marked(verdict_status(diagnosis), verdict.summary),
     ]
     if verbose:
         lines += summarised(
-            findings,
+            cause_order(findings),
             _HEADER_ROWS,
-            lambda f: [f"pytest-cudnn: {f.severity.value.upper()} [{f.code}] {f.summary}"],
+            lambda item: [f"pytest-cudnn: {'  ' * min(item[1], _DEPTH)}{_headline(item[0])}"],
             "findings",
             _HEADER_WHOLE,
             _headed,
         )
     return [line(text, PYTEST_LINE) for text in lines]
+
+
+def _headline(finding: Finding) -> str:
+    because = f" because [{finding.because}]:" if finding.because else ""
+    return f"{finding.severity.value.upper()} [{finding.code}]{because} {finding.summary}"
 
 
 _HEADER_ROWS = 16  # frameworks, findings (with -v), xdist hosts in the session header

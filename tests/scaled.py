@@ -23,8 +23,9 @@ from pytest_cudnn.devices import with_free
 from pytest_cudnn.diagnosis import diagnose, judge_environment, verdict, visible_gpus
 from pytest_cudnn.environment import Environment, Unreadable
 from pytest_cudnn.markers import judge, parse_marker
-from pytest_cudnn.report import doctor_json, doctor_text, header_lines, markdown_summary
+from pytest_cudnn.report import doctor_json, doctor_summary, doctor_text, header_lines, markdown_summary
 from pytest_cudnn.serde import to_json
+from pytest_cudnn.style import Style
 from tests.envbuilder import SITE, EnvBuilder, gpu, mig, partitioned, rpath_load
 
 __all__ = ["DIMENSIONS", "calls", "doctor_work", "fleet_reports", "grown", "judge_work"]
@@ -95,6 +96,7 @@ def doctor_work(env: Environment) -> None:
     diagnosis = judge_environment(env, tuple(findings))
     doctor_text(diagnosis, judged)
     doctor_text(diagnosis, judged, source="s.json")
+    doctor_summary(diagnosis, judged, source="s.json", style=Style(colour=True))
     json.dumps(doctor_json(diagnosis, judged))
     header_lines(diagnosis, runtime=None, cudnn=None, verbose=True)
     markdown_summary(diagnosis, [("cudnn-version", 3, "requires cuDNN >=10")])

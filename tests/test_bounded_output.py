@@ -22,7 +22,7 @@ from pytest_cudnn.fleet.compare import read_fleet
 from pytest_cudnn.fleet.render import fleet_json, fleet_markdown, fleet_text
 from pytest_cudnn.hosts import Plan, workers_line
 from pytest_cudnn.markers import judge, parse_marker
-from pytest_cudnn.report import doctor_json, doctor_text, header_lines, markdown_summary
+from pytest_cudnn.report import doctor_json, doctor_summary, doctor_text, header_lines, markdown_summary
 from pytest_cudnn.text import LINE
 from tests.envbuilder import EnvBuilder, gpu, mig, partitioned
 from tests.scaled import fleet_reports, grown
@@ -73,6 +73,7 @@ def test_the_doctors_views_are_bounded_and_its_json_complete(make: Callable[[], 
     findings = diagnose(env)
     judged = verdict(findings)
     assert_bounded(doctor_text(judge_environment(env, tuple(findings)), judged, source="s.json"), 700)
+    assert_bounded(doctor_summary(judge_environment(env, tuple(findings)), judged, source="s.json"), 120)
     assert_bounded(
         "\n".join(header_lines(judge_environment(env, tuple(findings)), runtime=None, cudnn=None, verbose=True)),
         40,
@@ -226,7 +227,7 @@ def test_the_header_the_skip_reasons_and_the_summary_are_bounded(pytester: pytes
     result.assert_outcomes(skipped=1)
     result.stdout.fnmatch_lines(
         [
-            "pytest-cudnn: driver 550.54.15 (CUDA 12.4), GPUs: GPU 0 VVV*",
+            "pytest-cudnn: ! driver 550.54.15 (CUDA 12.4), GPUs: GPU 0 VVV*",  # ! its GPU was read in part
             "*   1 x gpu-name: requires 1 GPU, named 'H100[*]'; found GPU 0 VVV*",
             "SKIPPED [[]1[]] *: requires 1 GPU, named 'H100[*]'; found GPU 0 VVV*",
         ]

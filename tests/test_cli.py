@@ -364,7 +364,7 @@ def test_help_shows_both_commands_and_the_doctors_options(capsys: pytest.Capture
     assert exit_.value.code == 0
     text = capsys.readouterr().out
     for usage in (
-        "usage: pytest-cudnn [doctor] [--json] [--env FILE] [--framework NAME] [--timeout SECONDS]",
+        "usage: pytest-cudnn [doctor] [-v] [--json] [--env FILE] [--framework NAME] [--timeout SECONDS]",
         "pytest-cudnn snapshot [-o FILE] [--force] [--timeout SECONDS]",
     ):
         assert usage in text

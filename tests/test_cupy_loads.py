@@ -85,7 +85,7 @@ class CupyVenv:
         return package
 
     def doctor(self, *args: str) -> tuple[int, dict[str, Any], str]:
-        """The doctor's exit status, its JSON report, and its text, run by this venv's interpreter."""
+        """The doctor's exit status, its JSON report, and its whole text (-v), run by this venv's interpreter."""
         env = self.host.environ()
         env.pop("PYTHONPATH")
         runs = [
@@ -98,7 +98,7 @@ class CupyVenv:
                 timeout=120,
                 check=False,
             )
-            for extra in (["--json"], [])
+            for extra in (["--json"], ["-v"])
         ]
         assert runs[0].stdout, runs[0].stderr
         report = json.loads(runs[0].stdout)

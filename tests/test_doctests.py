@@ -21,6 +21,7 @@ MODULES = [
     "pytest_cudnn.compat.cuda",
     "pytest_cudnn.fleet.reading",
     "pytest_cudnn.explain",
+    "pytest_cudnn.style",
 ]
 
 

@@ -77,5 +77,5 @@ def test_a_container_without_compute_names_the_capability(host: SimHost) -> None
     first = report["findings"][0]
     assert first["code"] == "container-capabilities-missing", report["findings"]
     assert "'compute'" in first["summary"]
-    text = host.run("doctor")
+    text = host.run("doctor", "-v")
     assert "NVIDIA_DRIVER_CAPABILITIES=compute,utility" in text.stdout

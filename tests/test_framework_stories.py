@@ -76,10 +76,10 @@ def verdict_line(text: str, label: str) -> str:
 
 
 def doctor(host: SimHost) -> tuple[int, dict[str, Any], str]:
-    """The doctor's exit status, its JSON report and its text (two runs: the text alone has each framework's
-    verdict, the JSON alone every field)."""
+    """The doctor's exit status, its JSON report and its whole text, -v (two runs: the text alone has each
+    framework's verdict, the JSON alone every field)."""
     code, report = host.doctor_json()
-    text = host.run("doctor")
+    text = host.run("doctor", "-v")
     assert text.returncode == code, text.stdout + text.stderr
     return code, report, text.stdout
 

@@ -156,7 +156,7 @@ def test_tensorflow_held_only_in_its_own_model_gets_a_verdict_in_the_text_and_th
     assert "verdict: can run GPU work here" in doctor_text(diagnosis)
     header = header_lines(diagnosis, runtime=diagnosis.runtime, cudnn=diagnosis.cudnn)
     assert any(
-        line.startswith("pytest-cudnn: TensorFlow 2.18.0") and "can run GPU work here" in line for line in header
+        line.startswith("pytest-cudnn: ✓ TensorFlow 2.18.0") and "can run GPU work here" in line for line in header
     )
 
 

@@ -6,7 +6,7 @@ type checking alike) holds each package to what it may use. The layout (ARCHITEC
     environment, devices, binaries/, files, serde, text     the model and its reading
     probe/, probing    reading a host into an Environment
     diagnosis/         Environment -> Diagnosis (findings, verdicts, copies in use): pure
-    markers, report, explain    questions to a Diagnosis, and its renderings; what each finding code means
+    markers, report, overview, style, explain    questions to a Diagnosis, its renderings, what a code means
     fleet/             reports of many runners, read as they decided
     session, _run/, plugin, settings, gpu, live, hosts, remote    the pytest run (only here: pytest)
     cli                the doctor, snapshot, fleet and explain commands
@@ -32,6 +32,10 @@ FORBIDDEN = {
                 "hosts"},
     "report": {"markers", "probe", "probing", "native", "fleet", "session", "plugin", "settings", "cli", "hosts"},
     "explain": {"markers", "probe", "probing", "native", "fleet", "session", "plugin", "settings", "cli", "hosts"},
+    "overview": {"markers", "probe", "probing", "native", "fleet", "session", "plugin", "settings", "cli", "hosts",
+                 "report"},
+    "style": {"markers", "probe", "probing", "native", "fleet", "session", "plugin", "settings", "cli", "hosts",
+              "report", "overview", "diagnosis", "environment"},
     "fleet": {"probe", "probing", "native", "markers", "session", "_run", "plugin", "settings", "gpu", "live"},
     "environment": {"diagnosis", "probe", "probing", "markers", "report", "explain", "fleet", "session", "plugin",
                     "cli"},

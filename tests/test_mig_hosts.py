@@ -52,7 +52,7 @@ def test_the_doctor_lists_each_mig_device_with_its_own_memory_and_ids(mig_host: 
     ] == [(1, BIG.uuid, 2, 0, 3, 39 * GiB), (4, SMALL.uuid, 9, 0, 1, 9 * GiB)]
     codes = [finding["code"] for finding in report["findings"]]
     assert "mig-devices-unused" in codes
-    text = mig_host.run("doctor").stdout
+    text = mig_host.run("doctor", "-v").stdout
     assert "MIG enabled: 2 MIG device(s)" in text
     assert "MIG 4 NVIDIA H100 80GB HBM3 MIG 1g.10gb, GPU instance 9, compute instance 0, 16 SMs, 9.0 GiB free" in text
 

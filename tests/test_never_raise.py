@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from pytest_cudnn.diagnosis import diagnose, judge_environment, selected_cudnn, selected_runtime, verdict
 from pytest_cudnn.environment import Environment
 from pytest_cudnn.markers import MARKERS, parse_marker
-from pytest_cudnn.report import doctor_json, doctor_text, header_lines, markdown_summary
+from pytest_cudnn.report import doctor_json, doctor_summary, doctor_text, header_lines, markdown_summary
 
 # Values that real environments hold, so that rules reach their later branches: versions in every encoding the
 # vendors use, paths that several copies and resolutions share, sonames, architectures, hosts.
@@ -168,6 +168,8 @@ def test_the_diagnosis_and_every_rendering_answer_for_any_environment(env: Envir
     result = verdict(findings)
     text = doctor_text(judge_environment(env, tuple(findings)), result, source="snap.json")
     assert _printable(text, "\n"), text
+    summary = doctor_summary(judge_environment(env, tuple(findings)), result, source="snap.json")
+    assert _printable(summary, "\n"), summary
     document = json.dumps(doctor_json(judge_environment(env, tuple(findings)), result))
     assert json.loads(document)["verdict"]["ok"] is result.ok
     for verbose in (False, True):
@@ -249,6 +251,7 @@ def test_a_hostile_value_in_any_one_field_is_answered() -> None:
             findings = diagnose(env)
             result = verdict(findings)
             assert _printable(doctor_text(judge_environment(env, tuple(findings)), result), "\n"), path
+            assert _printable(doctor_summary(judge_environment(env, tuple(findings)), result), "\n"), path
             json.dumps(doctor_json(judge_environment(env, tuple(findings)), result))
             header_lines(
                 judge_environment(env, tuple(findings)), runtime=selected_runtime(env), cudnn=selected_cudnn(env)

@@ -219,7 +219,7 @@ def test_a_pip_only_provider_loads_only_after_preload_dlls_and_the_verdict_says_
     ran = host.pytest(files=MARKED)
     assert "1 skipped" in ran.stdout, ran.stdout + ran.stderr
     assert f"cannot load {MISSING[0]}" in ran.stdout
-    assert "pytest-cudnn: ONNX Runtime 1.31.1: CUDA 13.0, cuDNN 9: cannot run: " in ran.stdout, ran.stdout
+    assert "pytest-cudnn: ✗ ONNX Runtime 1.31.1: CUDA 13.0, cuDNN 9: cannot run: " in ran.stdout, ran.stdout
 
     # The real loader agrees: a plain load of the provider fails on a library the model says it cannot find, and
     # loading the wheels' copies by path first (what preload_dlls does) lets it load, with those very files.
@@ -316,4 +316,4 @@ def test_a_cpu_only_onnxruntime_is_reported_as_one_never_as_a_gpu_framework(host
     assert "1 skipped" in ran.stdout, ran.stdout + ran.stderr
     assert "package is CPU-only" in ran.stdout  # said once, by the finding
     assert "(a CPU-only build)" not in ran.stdout
-    assert "pytest-cudnn: ONNX Runtime 1.30.0: CPU-only build: it will not use the GPU" in ran.stdout, ran.stdout
+    assert "pytest-cudnn: ✗ ONNX Runtime 1.30.0: CPU-only build: it will not use the GPU" in ran.stdout, ran.stdout

@@ -68,11 +68,11 @@ def test_header_from_a_replayed_snapshot(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--gpu-env", path)
     result.stdout.fnmatch_lines(
         [
-            "pytest-cudnn: driver 550.54.15 (CUDA 12.4), GPUs: GPU 0 NVIDIA A100-SXM4-80GB (compute capability 8.0, "
+            "pytest-cudnn: ✓ driver 550.54.15 (CUDA 12.4), GPUs: GPU 0 NVIDIA A100-SXM4-80GB (compute capability 8.0, "
             f"Ampere, 79.0 GiB free) [[]replayed from {path}[]]",
-            "pytest-cudnn: CUDA runtime 12.5 at */nvidia/cuda_runtime/lib/libcudart.so.12 (via pip nvidia wheel), "
+            "pytest-cudnn: ✓ CUDA runtime 12.5 at */nvidia/cuda_runtime/lib/libcudart.so.12 (via pip nvidia wheel), "
             "cuDNN 9.3.0 at */nvidia/cudnn/lib/libcudnn.so.9 (via pip nvidia wheel), TensorFlow 2.18.0",
-            "pytest-cudnn: the GPU stack holds together",
+            "pytest-cudnn: ✓ the GPU stack holds together",
         ]
     )
     assert result.ret == 0

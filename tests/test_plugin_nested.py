@@ -128,7 +128,7 @@ def test_a_nested_run_probes_for_the_header_when_an_option_needs_the_environment
     result = pytester.runpytest(option)
     result.assert_outcomes(passed=1)
     assert len(probes.calls) == 1
-    result.stdout.fnmatch_lines(["pytest-cudnn: driver 550.54.15 *"])
+    result.stdout.fnmatch_lines(["pytest-cudnn: ✓ driver 550.54.15 *"])
 
 
 def test_a_nested_run_shows_a_replayed_snapshot(pytester: pytest.Pytester, probes: Probes) -> None:

@@ -198,7 +198,7 @@ def test_the_doctor_reports_torch_from_its_files_and_never_imports_it(host: SimH
     )
     assert torch["objects"][0]["sass"] == ["sm_75", "sm_80"]
     assert torch["pins"][0]["installed"] == "9.26.0.51"
-    text = host.run("doctor").stdout
+    text = host.run("doctor", "-v").stdout
     assert f"PyTorch         2.15.0+cu132 (torch) at {package}" in text
     assert f"built for CUDA 13.2  (cuda = '13.2', {package / 'version.py'})" in text
     assert "DT_RPATH $ORIGIN/../../nvidia/cudnn/lib:$ORIGIN" in text

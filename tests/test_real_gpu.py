@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -119,7 +120,7 @@ def test_the_plugin_on_this_machine(machine: Machine, doctor: dict[str, Any]) ->
     assert "3 passed, 2 skipped" in summary, result.stdout[-4000:]
     gpus = len(doctor["environment"]["driver"]["gpus"])
     assert f"requires {gpus + 1} GPUs; found {gpus} visible GPU(s)" in result.stdout
-    assert "pytest-cudnn: the GPU stack holds together" in result.stdout
+    assert re.search(r"^pytest-cudnn: [✓!] the GPU stack holds together", result.stdout, re.M), result.stdout[-4000:]
 
 
 def test_require_gpu_passes_when_everything_is_satisfied(machine: Machine, doctor: dict[str, Any]) -> None:

@@ -115,16 +115,16 @@ def test_a_library_tensorflow_finds_through_its_runpath_is_not_said_missing() ->
 def test_the_header_has_a_line_per_framework_with_its_build_and_its_verdict() -> None:
     too_old = EnvBuilder().with_driver(version="550.54.15", cuda_version_raw=12040).with_torch().build()
     assert _header(too_old, verbose=False)[2] == (
-        "pytest-cudnn: PyTorch 2.15.0+cu132: CUDA 13.2, kernels sm_75-sm_120: cannot run: PyTorch 2.15.0+cu132 "
+        "pytest-cudnn: ✗ PyTorch 2.15.0+cu132: CUDA 13.2, kernels sm_75-sm_120: cannot run: PyTorch 2.15.0+cu132 "
         "cannot run here: it is built for CUDA 13.2, which needs driver 580.65.06 or newer; the driver is 550.54.15"
     )
     fits = EnvBuilder().with_driver(version="580.65.06", cuda_version_raw=13000).with_torch().build()
     assert _header(fits, verbose=False)[2] == (
-        "pytest-cudnn: PyTorch 2.15.0+cu132: CUDA 13.2, kernels sm_75-sm_120: can run GPU work here"
+        "pytest-cudnn: ✓ PyTorch 2.15.0+cu132: CUDA 13.2, kernels sm_75-sm_120: can run GPU work here"
     )
     cpu = EnvBuilder().with_torch(version="2.15.0+cpu", cuda=None).build()
     assert _header(cpu, verbose=False)[2] == (
-        "pytest-cudnn: PyTorch 2.15.0+cpu: CPU-only build: it will not use the GPU"
+        "pytest-cudnn: ✗ PyTorch 2.15.0+cpu: CPU-only build: it will not use the GPU"
     )
 
 
@@ -136,7 +136,7 @@ def test_the_header_names_the_copies_a_framework_loads_and_how_they_were_found()
     env = b.with_torch(cudnn="9.26.0", loads=(rpath_load(cudart), rpath_load(cudnn))).build()
     line = _header(env, verbose=False)[2]
     assert line == (
-        "pytest-cudnn: PyTorch 2.15.0+cu132: CUDA 13.2 (wheel, DT_RPATH), cuDNN 9.26.0 (wheel, DT_RPATH), "
+        "pytest-cudnn: ✗ PyTorch 2.15.0+cu132: CUDA 13.2 (wheel, DT_RPATH), cuDNN 9.26.0 (wheel, DT_RPATH), "
         "kernels sm_75-sm_120: "
         f"cannot run: PyTorch 2.15.0+cu132 cannot run here: it loads CUDA runtime 13.2 from {cudart} (wheel, through "
         "DT_RPATH of libtorch_cuda.so), which needs driver 580.65.06 or newer; the driver is 550.54.15"

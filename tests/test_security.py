@@ -126,11 +126,15 @@ def test_secrets_in_a_replayed_snapshot_reach_neither_the_doctor_nor_a_report(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], pytester: pytest.Pytester
 ) -> None:
     snapshot = _hostile_snapshot(tmp_path)
-    for args in (["doctor", "--env", str(snapshot)], ["doctor", "--json", "--env", str(snapshot)]):
+    for args in (["doctor", "-v", "--env", str(snapshot)], ["doctor", "--json", "--env", str(snapshot)]):
         main(args)
         out, err = capsys.readouterr()
         assert not [value for value in SECRETS.values() if value in out + err]
         assert "'AWS_SECRET_ACCESS_KEY'" in out  # named in the note, once
+    main(["doctor", "--env", str(snapshot)])  # the default view shows no note, and no value either
+    out, err = capsys.readouterr()
+    assert "Verdict: " in out
+    assert not [value for value in SECRETS.values() if value in out + err]
     pytester.makepyfile("def test_a():\n    pass\n")
     report = tmp_path / "report.json"
     result = pytester.runpytest("-p", "no:hypothesispytest", f"--gpu-env={snapshot}", f"--gpu-report={report}", "-v")

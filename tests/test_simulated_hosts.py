@@ -218,7 +218,7 @@ def test_tensorflow_is_never_imported_and_its_wheels_rank_after_ld_library_path(
     host.add_cudnn(shadow, (9, 0, 0), cudart_version=12030)
     host.ld_library_path.append(str(shadow))
     host.add_tensorflow("2.18.0", "tensorflow-2.21.0-linux.py")  # its __init__ raises if imported
-    completed = host.run("doctor")
+    completed = host.run("doctor", "-v")
     assert "imported tensorflow" not in completed.stdout + completed.stderr
     assert f"libcudnn.so.9 (as tensorflow loads it) -> {shadow / 'libcudnn.so.9'}" in completed.stdout
     assert f"shadowed: {wheel / 'libcudnn.so.9'}" in completed.stdout
@@ -240,7 +240,7 @@ def test_doctor_text_names_versions_paths_and_mechanisms(host: SimHost, tmp_path
     lib64 = host.folder("usr/local/cuda-11.8/lib64")
     host.add_cudnn(lib64, (8, 9, 6), cudart_version=11080)
     host.variables["CUDNN_PATH"] = str(lib64.parent)
-    completed = host.run("doctor")
+    completed = host.run("doctor", "-v")
     text = completed.stdout
     assert "Driver          535.104.05, supports CUDA up to 12.2" in text
     assert "GPU 0 Tesla T4 (compute capability 7.5, Turing), 15.0 GiB free of 16.0 GiB, 00000000:3B:00.0" in text

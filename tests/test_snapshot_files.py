@@ -333,7 +333,7 @@ def test_instance_ids_nvml_did_not_give_are_shown_as_unknown(
     _mig(0, gpu_instance_id=None, compute_instance_id=None)(data)
     path = tmp_path / "snap.json"
     path.write_text(json.dumps(data))
-    main(["doctor", "--env", str(path)])
+    main(["doctor", "-v", "--env", str(path)])
     out = capsys.readouterr().out
     [line] = [line for line in out.splitlines() if line.strip().startswith("MIG 0 ")]
     assert "GPU instance unknown, compute instance unknown, " in line

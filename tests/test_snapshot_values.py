@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from pytest_cudnn.diagnosis import diagnose, judge_environment, selected_cudnn, selected_runtime, verdict
 from pytest_cudnn.environment import Environment, InvalidSnapshot
 from pytest_cudnn.markers import judge, parse_marker
-from pytest_cudnn.report import doctor_json, doctor_text, header_lines, markdown_summary
+from pytest_cudnn.report import doctor_json, doctor_summary, doctor_text, header_lines, markdown_summary
 
 from .envbuilder import EnvBuilder
 
@@ -77,6 +77,7 @@ def _use(env: Environment) -> None:
     findings = diagnose(env)
     result = verdict(findings)
     doctor_text(judge_environment(env, tuple(findings)), result, source="fuzz.json")
+    doctor_summary(judge_environment(env, tuple(findings)), result, source="fuzz.json")
     json.dumps(doctor_json(judge_environment(env, tuple(findings)), result))
     markdown_summary(judge_environment(env, tuple(findings)), [])
     header_lines(

@@ -244,7 +244,7 @@ def test_healthy_tf218_with_its_wheels_on_a_550_driver(host: SimHost) -> None:
     host.add_cudnn(host.wheel_folder("cudnn"), (9, 3, 0), cudart_version=12050)
     host.add_cudart(host.wheel_folder("cuda_runtime"), 12050)
     host.add_tensorflow("2.18.0", "tensorflow-2.18.0-linux.py")
-    completed = host.run("doctor")
+    completed = host.run("doctor", "-v")
     assert completed.returncode == 0, completed.stdout
     assert completed.stdout.rstrip().endswith("Verdict: the GPU stack holds together")
 

@@ -6,6 +6,7 @@ summary (``run.problems``) and leaves the exit status alone."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,14 +29,28 @@ def header(run: GpuRun, verbose: bool) -> list[str]:
     # Imported only now: a nested run that shows nothing must not pay for the diagnosis (about 100 ms, again in
     # every pytester run, as pytester drops the modules a run imported).
     from ..report import header_lines
+    from ..style import plain_style
 
     diagnosis = run.diagnosis
     lines = header_lines(
-        diagnosis, runtime=diagnosis.runtime, cudnn=diagnosis.cudnn, verbose=verbose, source=run.snapshot
+        diagnosis,
+        runtime=diagnosis.runtime,
+        cudnn=diagnosis.cudnn,
+        verbose=verbose,
+        source=run.snapshot,
+        style=plain_style(_terminal_encoding()),
     )
     if hosts:
         lines += run.xdist.xdist_lines()
     return lines
+
+
+def _terminal_encoding() -> str | None:
+    """The encoding of the stream pytest's terminal reporter writes to: the sys.stdout of pytest_configure, where it
+    was made, which is sys.stdout again whenever pytest's capture is suspended, as it is while the header is asked
+    for (pytest gives no public way to the writer's own stream). The marks fall back to ASCII where it cannot
+    encode them (pytest would write them as \\u escapes)."""
+    return getattr(sys.stdout, "encoding", None)
 
 
 def suite_properties(run: GpuRun) -> list[tuple[str, str]]:

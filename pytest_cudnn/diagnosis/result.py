@@ -20,7 +20,7 @@ from ..compat.cupy import STATIC_CUDA_RUNTIME
 from ..environment import BuildFact, CudaRuntime, Cudnn, Environment, FrameworkBuild, State
 from .frameworks import blocking_finding
 from .model import Finding, Severity, Verdict, verdict
-from .rules import diagnose
+from .rules import cause_first, diagnose
 from .stack import (
     framework_copies,
     loader_copies,
@@ -207,9 +207,9 @@ def builds(env: Environment) -> tuple[FrameworkBuild, ...]:
 
 
 def judge_environment(env: Environment, findings: tuple[Finding, ...] | None = None) -> Diagnosis:
-    """The diagnosis of ``env`` (``findings``: those already worked out for it by :func:`..diagnose`)."""
-    if findings is None:
-        findings = tuple(diagnose(env))
+    """The diagnosis of ``env`` (``findings``: those already worked out for it by :func:`..diagnose`; given ones are
+    put in cause order too, so that every diagnosis lists a cause right before what follows from it)."""
+    findings = tuple(diagnose(env) if findings is None else cause_first(findings))
     host = host_blocker(env, findings)
     frameworks = tuple(_judge(env, build, findings, host) for build in builds(env))
     in_use = (selected_runtime(env), selected_cudnn(env))
