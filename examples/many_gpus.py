@@ -1,4 +1,5 @@
-"""Real runs behind the README's section on many GPUs and many machines, printed as the README shows them.
+"""Real runs behind the documentation's page on many GPUs and many machines (docs/many-gpus.md), printed as it shows
+them.
 
     python examples/many_gpus.py live     # requires_gpu(memory=...) judged at test setup on a simulated host
     python examples/many_gpus.py remote   # one local xdist worker and one on another machine (a socket server)
@@ -14,7 +15,7 @@ did not, and shows the header's host lines, the skip and the tally, with the por
 warning count left out (both depend on the machine running it: its own CUDA copies count).
 ``fleet`` runs the example suite on four example snapshots, one runner each (one runner's report is missing on
 purpose), then the fleet command on their reports. Each prints the command it ran and what it printed;
-temporary folders are printed as ``/tmp/...``. examples/readme_examples.py puts the output in README.md.
+temporary folders are printed as ``/tmp/...``. examples/readme_examples.py puts the output in docs/many-gpus.md.
 """
 
 from __future__ import annotations
@@ -130,7 +131,7 @@ def remote() -> str:
 
 
 def _check_remote(output: str, report: Path, remote: str) -> None:
-    """What the README says of this run, from what it did, not only from what it printed: each worker ran the
+    """What docs/many-gpus.md says of this run, from what it did, not only from what it printed: each worker ran the
     test, skipped on the local driver 535 machine, passed on the remote driver 550 one."""
     try:
         tests = json.loads(report.read_text())["tests"]

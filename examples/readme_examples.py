@@ -1,6 +1,7 @@
-"""Write the README's examples from real runs, so that they cannot drift from what the code prints.
+"""Write the examples of the README and of the documentation site from real runs, so that they cannot drift from what
+the code prints.
 
-Each example in README.md sits between two comments::
+Each example in README.md and in the pages under docs/ sits between two comments::
 
     <!-- example: NAME -->
     ```text
@@ -9,8 +10,9 @@ Each example in README.md sits between two comments::
     <!-- /example -->
 
 and is produced here by running its command (the doctor, or pytest on the example suite) in a child process, on
-the example snapshots in examples/snapshots/. ``python examples/readme_examples.py`` rewrites the blocks;
-``--check`` only compares and exits 1 naming each block that differs (tests/test_readme.py runs that check).
+the example snapshots in examples/snapshots/. An example may be shown on several pages; each is run once.
+``python examples/readme_examples.py`` rewrites the blocks on every page; ``--check`` only compares and exits 1
+naming each page and block that differs (tests/test_readme.py runs that check).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+DOCS = ROOT / "docs"
 SNAPSHOTS = "examples/snapshots"
 
 
@@ -212,34 +215,65 @@ def run(example: Example) -> str:
 _BLOCK = re.compile(r"(<!-- example: (?P<name>[\w.-]+) -->\n```text\n)(?P<body>.*?)(```\n<!-- /example -->)", re.S)
 
 
-def render(readme: str, outputs: dict[str, str]) -> str:
-    return _BLOCK.sub(lambda m: m.group(1) + outputs.get(m.group("name"), m.group("body")) + m.group(4), readme)
+def render(text: str, outputs: Mapping[str, str]) -> str:
+    return _BLOCK.sub(lambda m: m.group(1) + outputs.get(m.group("name"), m.group("body")) + m.group(4), text)
 
 
-def differences(readme: str, printed: Mapping[str, str] | None = None) -> list[str]:
-    """The names of the README's examples whose text differs from what their command prints now (or, given
-    ``printed``, from the text it gives for each name: the comparison alone, without running anything)."""
-    found = {m.group("name"): m.group("body") for m in _BLOCK.finditer(readme)}
-    unknown = sorted(set(found) - set(EXAMPLES))
+def pages() -> list[Path]:
+    """Every page that may show examples: the README, then the documentation site's pages."""
+    return [README, *sorted(DOCS.rglob("*.md"))]
+
+
+def shown(text: str) -> dict[str, str]:
+    """The examples a page shows, by name, with their text."""
+    return {m.group("name"): m.group("body") for m in _BLOCK.finditer(text)}
+
+
+def _known(page: Path, text: str) -> None:
+    unknown = sorted(set(shown(text)) - set(EXAMPLES))
     if unknown:
-        raise SystemExit(f"README.md names examples this script does not know: {', '.join(unknown)}")
+        raise SystemExit(f"{page.relative_to(ROOT)} names examples this script does not know: {', '.join(unknown)}")
+
+
+def differences(text: str, printed: Mapping[str, str] | None = None, page: Path = README) -> list[str]:
+    """The names of the examples on a page (``text``, read from ``page``) whose text differs from what their command
+    prints now (or, given ``printed``, from the text it gives for each name: the comparison alone, without running
+    anything)."""
+    _known(page, text)
     if printed is None:
-        return [name for name, body in found.items() if run(EXAMPLES[name]) != body]
-    return [name for name, body in found.items() if printed.get(name) != body]
+        return [name for name, body in shown(text).items() if run(EXAMPLES[name]) != body]
+    return [name for name, body in shown(text).items() if printed.get(name) != body]
+
+
+def stale(printed: Mapping[str, str] | None = None) -> list[tuple[Path, str]]:
+    """Each (page, example) whose text differs from what its command prints now, every example run once."""
+    texts = {page: page.read_text(encoding="utf-8") for page in pages()}
+    for page, text in texts.items():
+        _known(page, text)
+    if printed is None:
+        printed = {name: run(EXAMPLES[name]) for name in sorted({n for t in texts.values() for n in shown(t)})}
+    return [(page, name) for page, text in texts.items() for name in differences(text, printed, page)]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare only; exit 1 naming the blocks that differ")
     args = parser.parse_args(argv)
-    readme = README.read_text(encoding="utf-8")
     if args.check:
-        stale = differences(readme)
-        for name in stale:
-            print(f"README.md: example {name!r} differs from what `{EXAMPLES[name].shown()}` prints", file=sys.stderr)
-        return 1 if stale else 0
-    names = {m.group("name") for m in _BLOCK.finditer(readme)}
-    README.write_text(render(readme, {name: run(EXAMPLES[name]) for name in names}), encoding="utf-8")
+        found = stale()
+        for page, name in found:
+            where = page.relative_to(ROOT)
+            print(f"{where}: example {name!r} differs from what `{EXAMPLES[name].shown()}` prints", file=sys.stderr)
+        return 1 if found else 0
+    texts = {page: page.read_text(encoding="utf-8") for page in pages()}
+    for page, text in texts.items():
+        _known(page, text)
+    names = sorted({name for text in texts.values() for name in shown(text)})
+    printed = {name: run(EXAMPLES[name]) for name in names}
+    for page, text in texts.items():
+        rendered = render(text, printed)
+        if rendered != text:
+            page.write_text(rendered, encoding="utf-8")
     return 0
 
 

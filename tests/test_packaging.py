@@ -29,7 +29,16 @@ pytestmark = pytest.mark.xdist_group("packaging")
 ROOT = Path(__file__).resolve().parent.parent
 # MANIFEST.in's choice: the folders and files of the source tree that the sdist carries whole.
 SHIPPED_TREES = ("pytest_cudnn", "tests", "examples", "benchmarks", "docs", ".ci")
-SHIPPED_FILES = ("README.md", "LICENSE", "pyproject.toml", "tox.ini", "MANIFEST.in", "ARCHITECTURE.md", "CHANGELOG.md")
+SHIPPED_FILES = (
+    "README.md",
+    "LICENSE",
+    "pyproject.toml",
+    "tox.ini",
+    "mkdocs.yml",
+    "MANIFEST.in",
+    "ARCHITECTURE.md",
+    "CHANGELOG.md",
+)
 # What a checkout holds beside its sources (.gitignore's entries, and git's own folder).
 NOT_SOURCES = (
     ".git",
@@ -42,6 +51,7 @@ NOT_SOURCES = (
     ".hypothesis",
     "build",
     "dist",
+    "site",
 )
 
 

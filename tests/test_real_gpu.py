@@ -3,7 +3,7 @@
 Every test here takes a ``machine`` (tests/gpumachine.py). Without options it is a stand-in host (the stand-in
 driver, runtime, cuDNN and ``nvidia-smi``), so the tier runs on every CI run; with ``--real-gpu`` it is the live
 machine, and the tests marked ``real_gpu`` (the frameworks' own reports: only real hardware can give them) run too.
-On a GPU machine: ``bash .ci/real-gpu OUT`` (README, "The real-GPU tier").
+On a GPU machine: ``bash .ci/real-gpu OUT`` (docs/real-gpu.md).
 
 What the stand-in cannot check, and only the live run does: that NVIDIA's libraries answer as the stand-ins do
 (``nvidia-smi`` is then NVIDIA's own NVML client, not ours), that a real cuDNN creates a handle, and that the

@@ -752,9 +752,10 @@ def _lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
-def _readme_report_row() -> str:
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    return next(line for line in readme.splitlines() if line.startswith("| `--gpu-report=PATH` |"))
+def _documented_report_keys() -> str:
+    """The JSON report's section of the documentation site's page on reports (its table of keys)."""
+    page = (Path(__file__).resolve().parent.parent / "docs" / "reports.md").read_text(encoding="utf-8")
+    return page.split("## The JSON report", 1)[1].split("\n## ", 1)[0]
 
 
 def _probes(host: SimHost) -> int:
@@ -800,9 +801,9 @@ def test_each_worker_is_given_its_own_hosts_environment_and_gpus(
     assert hosts[key]["devices"] == {"gw1": [{"index": 0, "label": "GPU 0", "uuid": GPUS_B[0].uuid}]}
     assert data["environment"]["driver"]["version"] == "535.104.05"
     assert data["xdist"] == {"gw0": [0], "gw1": [0]}
-    # The README's list of the report's keys names every one of them.
+    # The documentation's table of the report's keys names every one of them.
     keys = {*data, *(key for test in data["tests"] for key in test), *(key for host in data["hosts"] for key in host)}
-    assert [key for key in sorted(keys) if f"`{key}`" not in _readme_report_row()] == []
+    assert [key for key in sorted(keys) if f"`{key}`" not in _documented_report_keys()] == []
     # One probe per host: B's by the controller through the socket server, A's by the controller itself; no
     # worker probed again.
     assert (_probes(host_a), _probes(host_b)) == (1, 1)
