@@ -1,6 +1,6 @@
 """Write the README's examples from real runs, so that they cannot drift from what the code prints.
 
-Each example in README.md sits between two comments::
+Each example in README.md (and in the documentation pages of ``PAGES``) sits between two comments::
 
     <!-- example: NAME -->
     ```text
@@ -9,8 +9,9 @@ Each example in README.md sits between two comments::
     <!-- /example -->
 
 and is produced here by running its command (the doctor, or pytest on the example suite) in a child process, on
-the example snapshots in examples/snapshots/. ``python examples/readme_examples.py`` rewrites the blocks;
-``--check`` only compares and exits 1 naming each block that differs (tests/test_readme.py runs that check).
+the example snapshots in examples/snapshots/. ``python examples/readme_examples.py`` rewrites the blocks of every
+page; ``--check`` only compares and exits 1 naming each block that differs (tests/test_readme.py runs that check
+on README.md, tests/test_docs_pages.py on docs/faq.md).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+# Every page whose example blocks this script writes, README first.
+PAGES = (README, ROOT / "docs" / "faq.md")
 SNAPSHOTS = "examples/snapshots"
 
 
@@ -126,6 +129,36 @@ def _driver_and_findings(lines: list[str]) -> list[str]:
     return _with_findings(kept, blocks)
 
 
+# A finding in the doctor's text: "  ERROR [code] summary", its evidence indented under it.
+_FINDING = re.compile(r"  (?:ERROR|WARNING|INFO) \[(?P<code>[\w-]+)\] ")
+
+
+def _findings(*codes: str, also: tuple[str, ...] = ()) -> Callable[[list[str]], list[str]]:
+    """The doctor's findings of ``codes``, each its summary line, the evidence lines that start with one of ``also``
+    and its fix: what the FAQ shows of one finding."""
+
+    def keep(lines: list[str]) -> list[str]:
+        kept = ["Findings"]
+        code = None
+        for line in lines:
+            if (found := _FINDING.match(line)) is not None:
+                code = found.group("code")
+                if code in codes:
+                    kept.append(line)
+            elif line.startswith("      ") and code in codes and line.strip().startswith(("fix:", *also)):
+                kept.append(line)
+            elif not line.startswith("      "):
+                code = None
+        return kept
+
+    return keep
+
+
+def _session_causes(lines: list[str]) -> list[str]:
+    """A pytest session's pytest-cudnn lines: its header, the tests it stopped by cause, its last word."""
+    return [line for line in lines if line.startswith("pytest-cudnn:") or re.match(r"   \d+ x [\w-]+: ", line)]
+
+
 def _doctor(snapshot: str) -> Example:
     return Example(("pytest-cudnn", "doctor", "--env", f"{SNAPSHOTS}/{snapshot}.json"), _frameworks_and_findings)
 
@@ -186,6 +219,46 @@ EXAMPLES: dict[str, Example] = {
     "live-memory": Example(("python", "examples/many_gpus.py", "live"), _everything),
     "remote-hosts": Example(("python", "examples/many_gpus.py", "remote"), _everything),
     "fleet": Example(("python", "examples/many_gpus.py", "fleet"), _everything),
+    # docs/faq.md: each answer's finding as the doctor gives it.
+    "faq-tf-cudnn-not-found": Example(
+        ("pytest-cudnn", "doctor", "--env", f"{SNAPSHOTS}/tf2.3-meets-cudnn8.json"),
+        _findings("tensorflow-cudnn-not-found", also=("cuDNN ",)),
+    ),
+    "faq-tf-library-missing": Example(
+        ("pytest-cudnn", "doctor", "--env", f"{SNAPSHOTS}/mixed-torch-jax-tf.json"),
+        _findings("framework-library-missing", also=("installed where",)),
+    ),
+    "faq-torch-driver-too-old": Example(
+        ("pytest-cudnn", "doctor", "--env", f"{SNAPSHOTS}/torch2.15-driver-too-old.json"),
+        _findings("framework-driver-too-old", also=("driver ",)),
+    ),
+    "faq-status-35-no-driver": Example(
+        ("pytest-cudnn", "doctor", "--env", f"{SNAPSHOTS}/ci-runner-lost-its-gpu.json"),
+        _findings("no-driver", also=("CUDA runtime ",)),
+    ),
+    "faq-cudnn-too-old": Example(
+        ("pytest-cudnn", "doctor", "--env", f"{SNAPSHOTS}/mixed-torch-jax-tf.json"),
+        _findings("tensorflow-cudnn-too-old", "framework-import-order-conflict", also=("TensorFlow will log",)),
+    ),
+    "faq-cudnn-incomplete": Example(
+        ("pytest-cudnn", "doctor", "--env", f"{SNAPSHOTS}/incomplete-cudnn8.json"),
+        _findings("cudnn-incomplete", also=("missing beside it",)),
+    ),
+    "faq-wheels-overwritten": Example(
+        ("pytest-cudnn", "doctor", "--env", f"{SNAPSHOTS}/overwritten-wheels.json"),
+        _findings("wheel-files-overwritten"),
+    ),
+    "faq-require-gpu": Example(
+        (
+            "pytest",
+            "examples/suite",
+            "-p",
+            "no:cacheprovider",
+            "--require-gpu",
+            f"--gpu-env={SNAPSHOTS}/gpu-less-ci-machine.json",
+        ),
+        _session_causes,
+    ),
 }
 
 
@@ -215,13 +288,14 @@ def render(readme: str, outputs: dict[str, str]) -> str:
     return _BLOCK.sub(lambda m: m.group(1) + outputs.get(m.group("name"), m.group("body")) + m.group(4), readme)
 
 
-def differences(readme: str, printed: Mapping[str, str] | None = None) -> list[str]:
-    """The names of the README's examples whose text differs from what their command prints now (or, given
-    ``printed``, from the text it gives for each name: the comparison alone, without running anything)."""
+def differences(readme: str, printed: Mapping[str, str] | None = None, page: str = "README.md") -> list[str]:
+    """The names of the examples of a page (README.md unless ``page`` says which) whose text differs from what
+    their command prints now (or, given ``printed``, from the text it gives for each name: the comparison alone,
+    without running anything)."""
     found = {m.group("name"): m.group("body") for m in _BLOCK.finditer(readme)}
     unknown = sorted(set(found) - set(EXAMPLES))
     if unknown:
-        raise SystemExit(f"README.md names examples this script does not know: {', '.join(unknown)}")
+        raise SystemExit(f"{page} names examples this script does not know: {', '.join(unknown)}")
     if printed is None:
         return [name for name, body in found.items() if run(EXAMPLES[name]) != body]
     return [name for name, body in found.items() if printed.get(name) != body]
@@ -231,15 +305,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare only; exit 1 naming the blocks that differ")
     args = parser.parse_args(argv)
-    readme = README.read_text(encoding="utf-8")
-    if args.check:
-        stale = differences(readme)
-        for name in stale:
-            print(f"README.md: example {name!r} differs from what `{EXAMPLES[name].shown()}` prints", file=sys.stderr)
-        return 1 if stale else 0
-    names = {m.group("name") for m in _BLOCK.finditer(readme)}
-    README.write_text(render(readme, {name: run(EXAMPLES[name]) for name in names}), encoding="utf-8")
-    return 0
+    stale = False
+    for path in PAGES:
+        page = path.relative_to(ROOT).as_posix()
+        text = path.read_text(encoding="utf-8")
+        if args.check:
+            for name in differences(text, page=page):
+                print(f"{page}: example {name!r} differs from what `{EXAMPLES[name].shown()}` prints", file=sys.stderr)
+                stale = True
+            continue
+        names = {m.group("name") for m in _BLOCK.finditer(text)}
+        path.write_text(render(text, {name: run(EXAMPLES[name]) for name in names}), encoding="utf-8")
+    return 1 if stale else 0
 
 
 if __name__ == "__main__":
