@@ -29,9 +29,10 @@ def _entries(text: str) -> dict[str, str]:
     return dict(zip(parts[1::2], parts[2::2], strict=True))
 
 
-def test_every_code_the_faq_links_is_a_finding_code() -> None:
-    linked = set(_CODE_LINK.findall(FAQ.read_text(encoding="utf-8")))
-    assert linked, "the FAQ links no finding"
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
+def test_every_code_a_page_links_is_a_finding_code(page: Path) -> None:
+    linked = set(_CODE_LINK.findall(page.read_text(encoding="utf-8")))
+    assert linked, f"{page.name} links no finding"
     assert sorted(linked - set(CODES)) == []
 
 
