@@ -280,8 +280,10 @@ def code_pages() -> dict[str, str]:
         _banner(source),
         "# Finding codes\n\n",
         "Every finding the diagnosis makes has one of these codes: stable kebab-case strings, for grep and for "
-        "JSON (`pytest_cudnn.diagnosis.CODES`). The doctor prints each finding as `SEVERITY [code] summary`, with "
-        "its evidence, source and fix. How findings are "
+        "JSON (`pytest_cudnn.diagnosis.CODES`). The doctor prints each problem as `[code] summary` with its fix "
+        "(`-v`: `SEVERITY [code] summary` with its evidence and sources too); a finding that follows from another "
+        "says `because [code]`. Each code's page says what it means, how to confirm it by hand, the fix and the "
+        "sources, as `pytest-cudnn explain CODE` does in a terminal. How findings are "
         "made: [The diagnosis](../diagnosis.md).\n\n",
         "| code | what it says |\n",
         "| --- | --- |\n",

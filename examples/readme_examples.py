@@ -129,6 +129,37 @@ def _driver_and_findings(lines: list[str]) -> list[str]:
     return _with_findings(kept, blocks)
 
 
+# A finding in the doctor's full text (-v): "  ERROR [code] summary" (further in when it follows from another),
+# its evidence indented under it.
+_FINDING = re.compile(r" {2,}(?:ERROR|WARNING|INFO) \[(?P<code>[\w-]+)\] ")
+
+
+def _findings(*codes: str, also: tuple[str, ...] = ()) -> Callable[[list[str]], list[str]]:
+    """The doctor's findings of ``codes``, each its summary line, the evidence lines that start with one of ``also``
+    and its fix: what the FAQ shows of one finding."""
+
+    def keep(lines: list[str]) -> list[str]:
+        kept = ["Findings"]
+        code = None
+        for line in lines:
+            if (found := _FINDING.match(line)) is not None:
+                code = found.group("code")
+                if code in codes:
+                    kept.append(line)
+            elif line.startswith("      ") and code in codes and line.strip().startswith(("fix:", *also)):
+                kept.append(line)
+            elif not line.startswith("      "):
+                code = None
+        return kept
+
+    return keep
+
+
+def _session_causes(lines: list[str]) -> list[str]:
+    """A pytest session's pytest-cudnn lines: its header, the tests it stopped by cause, its last word."""
+    return [line for line in lines if line.startswith("pytest-cudnn:") or re.match(r"   \d+ x [\w-]+: ", line)]
+
+
 def _doctor(snapshot: str) -> Example:
     return Example(("pytest-cudnn", "doctor", "-v", "--env", f"{SNAPSHOTS}/{snapshot}.json"), _frameworks_and_findings)
 
@@ -190,6 +221,46 @@ EXAMPLES: dict[str, Example] = {
     "live-memory": Example(("python", "examples/many_gpus.py", "live"), _everything),
     "remote-hosts": Example(("python", "examples/many_gpus.py", "remote"), _everything),
     "fleet": Example(("python", "examples/many_gpus.py", "fleet"), _everything),
+    # docs/faq.md: each answer's finding as the doctor gives it.
+    "faq-tf-cudnn-not-found": Example(
+        ("pytest-cudnn", "doctor", "-v", "--env", f"{SNAPSHOTS}/tf2.3-meets-cudnn8.json"),
+        _findings("tensorflow-cudnn-not-found", also=("cuDNN ",)),
+    ),
+    "faq-tf-library-missing": Example(
+        ("pytest-cudnn", "doctor", "-v", "--env", f"{SNAPSHOTS}/mixed-torch-jax-tf.json"),
+        _findings("framework-library-missing", also=("installed where",)),
+    ),
+    "faq-torch-driver-too-old": Example(
+        ("pytest-cudnn", "doctor", "-v", "--env", f"{SNAPSHOTS}/torch2.15-driver-too-old.json"),
+        _findings("framework-driver-too-old", also=("driver ",)),
+    ),
+    "faq-status-35-no-driver": Example(
+        ("pytest-cudnn", "doctor", "-v", "--env", f"{SNAPSHOTS}/ci-runner-lost-its-gpu.json"),
+        _findings("no-driver", also=("CUDA runtime ",)),
+    ),
+    "faq-cudnn-too-old": Example(
+        ("pytest-cudnn", "doctor", "-v", "--env", f"{SNAPSHOTS}/mixed-torch-jax-tf.json"),
+        _findings("tensorflow-cudnn-too-old", "framework-import-order-conflict", also=("TensorFlow will log",)),
+    ),
+    "faq-cudnn-incomplete": Example(
+        ("pytest-cudnn", "doctor", "-v", "--env", f"{SNAPSHOTS}/incomplete-cudnn8.json"),
+        _findings("cudnn-incomplete", also=("missing beside it",)),
+    ),
+    "faq-wheels-overwritten": Example(
+        ("pytest-cudnn", "doctor", "-v", "--env", f"{SNAPSHOTS}/overwritten-wheels.json"),
+        _findings("wheel-files-overwritten"),
+    ),
+    "faq-require-gpu": Example(
+        (
+            "pytest",
+            "examples/suite",
+            "-p",
+            "no:cacheprovider",
+            "--require-gpu",
+            f"--gpu-env={SNAPSHOTS}/gpu-less-ci-machine.json",
+        ),
+        _session_causes,
+    ),
 }
 
 
