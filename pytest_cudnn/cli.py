@@ -47,7 +47,7 @@ _OWN_OPTIONS = ("-h", "--help", "--version")  # the only options that belong to 
 
 _USAGE = """\
 pytest-cudnn [doctor] [-v] [--json] [--env FILE] [--framework NAME] [--timeout SECONDS]
-       pytest-cudnn snapshot [-o FILE] [--force] [--timeout SECONDS]
+       pytest-cudnn snapshot [-o FILE] [--force] [--redact] [--timeout SECONDS]
        pytest-cudnn fleet [--markdown | --json] [--name NAME=PATH]... REPORT...
        pytest-cudnn explain [--json] CODE | --list
        pytest-cudnn --version"""

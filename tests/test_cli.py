@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -516,3 +517,22 @@ def test_the_json_says_for_each_framework_whether_it_can_run(
         "jax": ("0.10.2", True),
         "tensorflow": ("2.21.0", False),
     }
+
+
+def test_the_usage_names_every_option_of_every_command() -> None:
+    # The hand-written usage lines (cli._USAGE, shown by --help and on the CLI page) drifted once: snapshot's line
+    # lacked --redact. Each command's line names each of its options.
+    import argparse
+
+    parser = cli._parser()
+    [commands] = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
+    usage = {line.split()[1] if line.split()[1] in commands.choices else "doctor": line
+             for line in (text.strip() for text in cli._USAGE.splitlines()) if "--version" not in line}  # fmt: skip
+    assert set(usage) == set(commands.choices)
+    for name, sub in commands.choices.items():
+        for action in sub._actions:
+            if action.option_strings and "--help" not in action.option_strings:
+                named = [
+                    o for o in action.option_strings if re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", usage[name])
+                ]
+                assert named, f"{name}: {action.option_strings} not in its usage line {usage[name]!r}"
