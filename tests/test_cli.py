@@ -366,7 +366,7 @@ def test_help_shows_both_commands_and_the_doctors_options(capsys: pytest.Capture
     text = capsys.readouterr().out
     for usage in (
         "usage: pytest-cudnn [doctor] [-v] [--json] [--env FILE] [--framework NAME] [--timeout SECONDS]",
-        "pytest-cudnn snapshot [-o FILE] [--force] [--timeout SECONDS]",
+        "pytest-cudnn snapshot [-o FILE] [--force] [--redact] [--timeout SECONDS]",
     ):
         assert usage in text
     assert "--env FILE" in text
