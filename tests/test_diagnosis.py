@@ -531,7 +531,8 @@ CASES: list[tuple[str, bool, Case]] = [
     ("forward-compat-unsupported-branch", False, forward("NVIDIA A100-SXM4-80GB", "535.104.05", 12020, status=803)),
     ("forward-compat-unsupported-branch", False, forward()),
     ("container-capabilities-missing", True, container({"NVIDIA_DRIVER_CAPABILITIES": "utility"})),
-    ("container-capabilities-missing", True, container({"NVIDIA_DRIVER_CAPABILITIES": ""})),
+    # Empty: the toolkit's default, utility,compute since v1.4.0 (it was taken for utility alone).
+    ("container-capabilities-missing", False, container({"NVIDIA_DRIVER_CAPABILITIES": ""})),
     ("container-capabilities-missing", False, container({"NVIDIA_DRIVER_CAPABILITIES": "compute,utility"})),
     ("container-capabilities-missing", False, container({"NVIDIA_DRIVER_CAPABILITIES": "all"})),
     ("container-capabilities-missing", False, healthy),

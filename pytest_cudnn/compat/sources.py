@@ -509,8 +509,12 @@ SOURCES: dict[str, str] = {
         "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html; "
         "NVIDIA_DRIVER_CAPABILITIES 'controls which driver libraries/binaries will be mounted inside the container': "
         "'compute: required for CUDA and OpenCL applications', 'utility: required for using nvidia-smi and NVML', "
-        "'empty or unset: use default driver capability: utility' (the nvidia-container-runtime README, "
-        "https://pkg.go.dev/github.com/ymaxgit/nvidia-container-runtime)"
+        "empty or unset: the toolkit's default, 'utility,compute' since v1.4.0 (NVIDIA/nvidia-container-toolkit "
+        "CHANGELOG.md, 'v1.4.0: Add 'compute' capability to list of defaults', "
+        "https://github.com/NVIDIA/nvidia-container-toolkit/blob/main/CHANGELOG.md; its "
+        "internal/config/image/capabilities.go: "
+        "'DefaultDriverCapabilities = NewDriverCapabilities(\"utility,compute\")'; "
+        "the 'utility' alone of older READMEs is that of releases before 1.4.0)"
     ),
     "cudnn-wheel-first-releases": (
         "The release lists of nvidia-cudnn-cu13 and nvidia-cudnn-cu12 on the package index, read 2026-11-26 with "

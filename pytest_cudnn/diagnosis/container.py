@@ -3,8 +3,9 @@
 driver library present without its kernel module.
 
 The toolkit mounts the driver's libraries by capability: without ``compute`` no libcuda, without ``utility`` no
-NVML (an unset variable means ``utility`` only); with NVIDIA_VISIBLE_DEVICES unset, empty or ``void`` it does
-nothing at all, with ``none`` no GPU (compat/sources.py "container-toolkit-variables").
+NVML (an empty or unset variable means ``utility,compute``, the toolkit's default since v1.4.0); with
+NVIDIA_VISIBLE_DEVICES unset, empty or ``void`` it does nothing at all, with ``none`` no GPU (compat/sources.py
+"container-toolkit-variables").
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def kernel_evidence(env: Environment) -> tuple[str, ...]:
 
 def _capabilities(value: str) -> set[str]:
     named = {part.strip().lower() for part in value.split(",") if part.strip()}
-    return named or {"utility"}  # empty: the toolkit's default
+    return named or {"utility", "compute"}  # empty: the toolkit's default since v1.4.0 (compat/sources.py)
 
 
 def container_rules(env: Environment) -> Iterator[Finding]:

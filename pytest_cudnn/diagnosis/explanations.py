@@ -296,8 +296,9 @@ _HOST: dict[str, Explanation] = {
         meaning=(
             "This is a container whose NVIDIA_DRIVER_CAPABILITIES leaves out what CUDA needs, and the library that "
             "capability brings is missing: without 'compute' the NVIDIA container toolkit mounts no libcuda.so.1 "
-            "(CUDA cannot run), without 'utility' no libnvidia-ml.so.1 (NVML and nvidia-smi). An empty variable "
-            "means 'utility' alone; 'all' brings everything. The GPUs may be there: the driver libraries to use them "
+            "(CUDA cannot run), without 'utility' no libnvidia-ml.so.1 (NVML and nvidia-smi). An empty or unset "
+            "variable means the toolkit's default, 'utility,compute' (since toolkit 1.4.0; 'utility' alone before); "
+            "'all' brings everything. The GPUs may be there: the driver libraries to use them "
             "were not mounted."
         ),
         confirm=(
@@ -312,10 +313,9 @@ _HOST: dict[str, Explanation] = {
             "or job definition that narrows it."
         ),
         sources=(
-            "NVIDIA container runtime, NVIDIA_DRIVER_CAPABILITIES: 'controls which driver libraries/binaries will "
-            "be mounted inside the container'; 'compute: required for CUDA and OpenCL applications', 'utility: "
-            "required for using nvidia-smi and NVML', 'empty or unset: use default driver capability: utility': "
-            "https://pkg.go.dev/github.com/ymaxgit/nvidia-container-runtime",
+            "NVIDIA Container Toolkit changelog, v1.4.0: 'Add 'compute' capability to list of defaults' (an empty "
+            "or unset NVIDIA_DRIVER_CAPABILITIES means utility,compute since): "
+            "https://github.com/NVIDIA/nvidia-container-toolkit/blob/main/CHANGELOG.md",
             "NVIDIA Container Toolkit, 'Specialized Configurations with Docker', 'Environment Variables (OCI "
             "Spec)': https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html",
         ),
@@ -549,8 +549,9 @@ _HOST: dict[str, Explanation] = {
             "NVIDIA CUDA Compatibility guide, 'Why CUDA Compatibility': 'The driver package includes both the user "
             "mode CUDA driver (libcuda.so) and kernel mode components necessary to run the application': "
             "https://docs.nvidia.com/deploy/cuda-compatibility/why-cuda-compatibility.html",
-            "NVIDIA container runtime, NVIDIA_DRIVER_CAPABILITIES: 'compute: required for CUDA and OpenCL "
-            "applications': https://pkg.go.dev/github.com/ymaxgit/nvidia-container-runtime",
+            "NVIDIA Container Toolkit, 'Specialized Configurations with Docker', driver capabilities: 'compute: "
+            "required for CUDA and OpenCL applications': "
+            "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html",
         ),
     ),
     "cuda-visible-devices-hides-all": Explanation(
