@@ -16,8 +16,9 @@ FRAMEWORK_NAMES = NAMES
 # name -> call signature and help, as `pytest --markers` shows them.
 MARKERS: dict[str, str] = {
     "requires_cudnn": "requires_cudnn(spec, *, framework=None): skip unless the cuDNN in use matches the PEP 440 "
-    "specifier set, e.g. '>=8.9,<10': the one the framework loads ('torch', 'jax', 'tensorflow'; unnamed: any "
-    "installed framework's).",
+    "specifier set, e.g. '>=8.9,<10': the one the framework loads ("
+    + ", ".join(repr(name) for name in FRAMEWORK_NAMES)
+    + "; unnamed: the copy of every installed GPU framework).",
     "requires_cuda": "requires_cuda(spec, *, framework=None): skip unless the CUDA runtime in use matches the "
     "specifier set, e.g. '>=12' (the framework's copy, as for requires_cudnn).",
     "requires_driver": "requires_driver(spec): skip unless the NVIDIA driver version matches, e.g. '>=535'.",

@@ -37,3 +37,10 @@ def test_the_h100_judgement_is_the_one_the_machine_gave() -> None:
     assert torch.cudnn is not None
     assert torch.cudnn.version == "9.19.0"
     assert torch.cudnn.path.endswith("site-packages/nvidia/cudnn/lib/libcudnn.so.9")
+
+
+def test_the_tier_records_the_text_its_record_replays_to() -> None:
+    # The records hold the doctor's full text (what doctor_text gives above); since the default view became the
+    # short one (issue 23) that is `doctor -v`, and the tier must write that, or the next record fails the replay.
+    tier = (Path(__file__).resolve().parent.parent / ".ci" / "real-gpu").read_text(encoding="utf-8")
+    assert '-m pytest_cudnn doctor -v > "$out/doctor.txt"' in tier

@@ -1163,7 +1163,7 @@ _LIBRARIES: dict[str, Explanation] = {
             "$ python -c \"import ctypes; print(ctypes.CDLL('<path>').cudnnGetVersion())\"  # the path "
             "the finding names",
             "$ nm -D <path> | grep -c ' T cudnn'  # cuDNN's exported functions; 0 for a file that is not cuDNN",
-            "$ dmesg | tail  # a hung or crashed GPU call leaves a line here",
+            "$ sudo dmesg | tail  # a hung or crashed GPU call leaves a line here",
             "$ nvidia-smi",
         ),
         fix=(
