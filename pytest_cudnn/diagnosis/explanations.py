@@ -97,8 +97,8 @@ _HOST: dict[str, Explanation] = {
             "detects a driver/library version mismatch': "
             "https://github.com/NVIDIA/go-nvml/blob/2f9e261fe40a7a1c54783d66805e8920564763b4/pkg/nvml/nvml.h",
             "A report of the case: nvidia-smi says 'Failed to initialize NVML: Driver/library version mismatch', "
-            "'NVML library version: 580.159', while /proc/driver/nvidia/version shows kernel module 580.126.09: "
-            "https://github.com/cpnr/computing/issues/109",
+            "'NVML library version: 580.178', while /proc/driver/nvidia/version shows 'Kernel Module 580.173.02': "
+            "https://github.com/zzzhouuu/truenas-nvidia-drivers/issues/19",
             "nvidia-smi(1): nvidia-smi is built on NVML, and fails where NVML fails: "
             "https://docs.nvidia.com/deploy/nvidia-smi/index.html",
         ),
