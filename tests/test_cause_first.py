@@ -25,7 +25,7 @@ def test_the_table_names_known_codes_and_makes_no_loop() -> None:
         assert effect in CODES
         for cause, how in causes:
             assert cause in CODES
-            assert how in {"host", "subject"}
+            assert how in {"host", "error", "subject"}
     # No code is, through the table, a cause of itself.
     for start in FOLLOWS:
         frontier, seen = [start], set()
@@ -44,11 +44,16 @@ def _said(findings: list[Finding]) -> list[tuple[str, tuple[str, ...], str | Non
 @pytest.mark.parametrize(
     ("given", "expected"),
     [
-        # A host-wide link: the effect moves right after its cause, which is listed first.
+        # A link that holds when its cause is an error: the effect moves right after its cause, listed first.
         (
-            [_f("no-cuda-runtime"), _f("cudnn-incomplete"), _f("framework-cpu-only", W)],
+            [_f("no-cuda-runtime"), _f("cudnn-incomplete"), _f("framework-cpu-only", E)],
             [("framework-cpu-only", (), None), ("no-cuda-runtime", (), "framework-cpu-only"),
              ("cudnn-incomplete", (), None)],
+        ),
+        # As a warning a CPU-only build sits beside a GPU framework: it is not why that one finds no runtime.
+        (
+            [_f("no-cuda-runtime"), _f("cudnn-incomplete"), _f("framework-cpu-only", W)],
+            [("no-cuda-runtime", (), None), ("cudnn-incomplete", (), None), ("framework-cpu-only", (), None)],
         ),
         # A subject link joins the effect to the cause about the same framework, not to another of the same code.
         (
@@ -123,3 +128,30 @@ def test_the_mixed_host_says_why_tensorflow_gets_an_old_cudnn() -> None:
     assert ", because libcudnn.so.9 9.1.0 from LD_LIBRARY_PATH wins over the 9.10.2 wheel beside TensorFlow" in (
         diagnosis.verdict.summary
     )
+
+
+def _cases() -> list[list[Finding]]:
+    return [
+        [_f("framework-copies-differ", W, ("/torch", "/tf")), _f("framework-copies-differ", W, ("/jax", "/tf")),
+         _f("framework-import-order-conflict", W, ("/jax",)), _f("framework-import-order-conflict", W, ("/torch",))],
+        [_f("no-cuda-runtime"), _f("framework-cpu-only", E), _f("tensorflow-cpu-only", E)],
+        [_f("cudnn-create-failed", because="mig-no-devices"), _f("mig-no-devices"), _f("no-gpu")],
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("given", _cases())
+def test_a_second_pass_keeps_every_link_and_the_order(given: list[Finding]) -> None:
+    # The pytest session judges the findings diagnose() made (judge_environment(env, findings)), which orders them
+    # again: each link must survive, to the same finding, or the header and the doctor disagree.
+    once = cause_first(given)
+    assert cause_first(once) == once
+
+
+@pytest.mark.parametrize("snapshot", sorted(SNAPSHOTS.glob("*.json")), ids=lambda path: path.stem)
+def test_the_session_and_the_doctor_list_the_findings_alike(snapshot: Path) -> None:
+    from pytest_cudnn.diagnosis import diagnose
+
+    env = load_snapshot(str(snapshot))
+    made = diagnose(env)
+    assert list(judge_environment(env, tuple(made)).findings) == made
+    assert list(judge_environment(env).findings) == made

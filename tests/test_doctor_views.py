@@ -222,13 +222,13 @@ def test_cause_order_keeps_the_diagnosis_order_and_counts_the_steps() -> None:
 def test_both_views_and_the_header_show_a_follower_after_its_cause() -> None:
     follower = _finding("no-cuda-runtime", because="framework-cpu-only")
     other = _finding("no-gpu")
-    cause = _finding("framework-cpu-only", Severity.WARNING)
+    cause = _finding("framework-cpu-only")
     diagnosis = judge_environment(EnvBuilder.healthy().build(), (follower, other, cause))
-    # The diagnosis puts the cause (a warning an error follows from ranks as an error) right before its follower.
+    # The diagnosis puts the cause right before its follower (a CPU-only build alone: nothing brings a runtime).
     summary = doctor_summary(diagnosis).splitlines()
-    start = summary.index("! [framework-cpu-only] summary of framework-cpu-only")
+    start = summary.index("✗ [framework-cpu-only] summary of framework-cpu-only")
     assert summary[start : start + 6] == [
-        "! [framework-cpu-only] summary of framework-cpu-only",
+        "✗ [framework-cpu-only] summary of framework-cpu-only",
         "    fix: fix framework-cpu-only",
         "  ✗ [no-cuda-runtime] because [framework-cpu-only]: summary of no-cuda-runtime",
         "      fix: fix no-cuda-runtime",
@@ -238,7 +238,7 @@ def test_both_views_and_the_header_show_a_follower_after_its_cause() -> None:
     verbose = doctor_text(diagnosis).splitlines()
     start = verbose.index("Findings")
     assert verbose[start + 1 : start + 10] == [
-        "  WARNING [framework-cpu-only] summary of framework-cpu-only",
+        "  ERROR [framework-cpu-only] summary of framework-cpu-only",
         "      evidence of framework-cpu-only",
         "      fix: fix framework-cpu-only",
         "    ERROR [no-cuda-runtime] because [framework-cpu-only]: summary of no-cuda-runtime",
@@ -250,7 +250,7 @@ def test_both_views_and_the_header_show_a_follower_after_its_cause() -> None:
     ]
     header = header_lines(diagnosis, runtime=None, cudnn=None, verbose=True)
     assert header[-3:] == [
-        "pytest-cudnn: WARNING [framework-cpu-only] summary of framework-cpu-only",
+        "pytest-cudnn: ERROR [framework-cpu-only] summary of framework-cpu-only",
         "pytest-cudnn:   ERROR [no-cuda-runtime] because [framework-cpu-only]: summary of no-cuda-runtime",
         "pytest-cudnn: ERROR [no-gpu] summary of no-gpu",
     ]
@@ -259,9 +259,7 @@ def test_both_views_and_the_header_show_a_follower_after_its_cause() -> None:
         ("no-cuda-runtime", "framework-cpu-only"),
         ("no-gpu", None),
     ]
-    assert diagnosis.verdict.summary == (
-        "cannot run GPU work: summary of no-cuda-runtime, because summary of framework-cpu-only (and 1 more error)"
-    )
+    assert diagnosis.verdict.summary == ("cannot run GPU work: summary of framework-cpu-only (and 2 more errors)")
 
 
 def test_a_follower_of_a_note_is_listed_among_the_problems_saying_what_it_follows_from() -> None:

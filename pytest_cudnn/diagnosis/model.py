@@ -139,12 +139,14 @@ STOPS_ITS_COPY = frozenset(
 CAUSES = ("tensorflow-cpu-only", "framework-cpu-only", "mig-no-devices")
 
 # A finding that follows from another when both are raised: diagnose() sets its ``because`` to the cause's code and
-# lists it right after that cause, and the verdict names the cause. "host": whatever the two are about; "subject":
-# when they share a subject (one library copy, one framework). A rule that knows its cause sets ``because`` itself
-# (cudnn-create-failed names why CUDA sees no device). tests/test_cause_first.py keeps the table acyclic.
+# lists it right after that cause, and the verdict names the cause. "host": whatever the two are about; "error": when
+# the cause is an error (it stops everything); "subject": when they share a subject (one library copy, one
+# framework). A rule that knows its cause sets ``because`` itself (cudnn-create-failed names why CUDA sees no
+# device). tests/test_cause_first.py keeps the table acyclic.
 FOLLOWS: dict[str, tuple[tuple[str, str], ...]] = {
-    # A CPU-only build brings no CUDA runtime: nothing else here would.
-    "no-cuda-runtime": (("tensorflow-cpu-only", "host"), ("framework-cpu-only", "host")),
+    # A CPU-only build brings no CUDA runtime, and when it is an error no GPU framework is there that would (as a
+    # warning, a GPU framework is installed, and the CPU-only one is not why that one finds no runtime).
+    "no-cuda-runtime": (("tensorflow-cpu-only", "error"), ("framework-cpu-only", "error")),
     # The copy TensorFlow gets is the one LD_LIBRARY_PATH put before its wheel's.
     "tensorflow-cudnn-too-old": (("tensorflow-library-shadowed", "subject"),),
     "framework-cudnn-mismatch": (("tensorflow-library-shadowed", "subject"),),

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 from collections.abc import Iterator, Sequence
 
@@ -13,7 +14,7 @@ from .driver import driver_rules, gpu_rules
 from .forward import forward_rules
 from .frameworks import framework_rules
 from .loader import loader_rules
-from .model import CAUSES, FOLLOWS, ORDER, Finding, Rule
+from .model import CAUSES, FOLLOWS, ORDER, Finding, Rule, Severity
 from .runtime import gpu_arch_rules, runtime_rules
 from .tensorflow import tensorflow_rules
 from .variables import device_rules, path_rules, windows_rules
@@ -69,10 +70,8 @@ def diagnose(env: Environment, rules: tuple[Rule, ...] = RULES) -> list[Finding]
 def cause_first(findings: Sequence[Finding]) -> list[Finding]:
     """``findings`` linked to their causes and ordered as :func:`diagnose` says. A ``because`` naming no finding
     raised here is dropped: the product never says a cause it did not find."""
-    by_code: dict[str, list[int]] = {}
-    for index, finding in enumerate(findings):
-        by_code.setdefault(finding.code, []).append(index)
-    parent: list[int | None] = [_cause_of(findings, index, by_code) for index in range(len(findings))]
+    causes = _Index(findings)
+    parent: list[int | None] = [causes.cause_of(at) for at in range(len(findings))]
     for index in range(len(findings)):  # a loop of causes (no table makes one) is cut where it closes
         walked, at = {index}, parent[index]
         while at is not None and at not in walked:
@@ -107,16 +106,45 @@ def cause_first(findings: Sequence[Finding]) -> list[Finding]:
     return ordered
 
 
-def _cause_of(findings: Sequence[Finding], index: int, by_code: dict[str, list[int]]) -> int | None:
-    """The index of the finding ``findings[index]`` follows from: the one its rule named, else the first the table
-    names that is raised here (for a "subject" link, one that shares a subject with it); None for a root. Links go
-    only to a finding the table ranks as a cause, so they form no cycle (tests/test_cause_first.py)."""
-    finding = findings[index]
-    if finding.because is not None:
-        named = [i for i in by_code.get(finding.because, ()) if i != index]
-        return named[0] if named else None
-    for code, how in FOLLOWS.get(finding.code, ()):
-        for candidate in by_code.get(code, ()):
-            if how == "host" or set(findings[candidate].subjects) & set(finding.subjects):
-                return candidate
-    return None
+class _Index:
+    """Where each finding's cause can be, looked up in time linear in the findings and their subjects: the findings
+    of a code (of a code and a subject; of a code that are errors), each list in the order given."""
+
+    def __init__(self, findings: Sequence[Finding]) -> None:
+        self.findings = findings
+        self.by_code: dict[str, list[int]] = {}
+        self.errors: dict[str, list[int]] = {}
+        self.by_subject: dict[tuple[str, str], list[int]] = {}
+        for at, finding in enumerate(findings):
+            self.by_code.setdefault(finding.code, []).append(at)
+            if finding.severity is Severity.ERROR:
+                self.errors.setdefault(finding.code, []).append(at)
+            for subject in dict.fromkeys(finding.subjects):
+                self.by_subject.setdefault((finding.code, subject), []).append(at)
+
+    def cause_of(self, at: int) -> int | None:
+        """The index of the finding ``findings[at]`` follows from, None for a root: of the code its rule named (or
+        an earlier pass of this wrote), else of each code :data:`FOLLOWS` names for it in turn, one the link holds
+        for ("subject": sharing a subject; "error": an error), the nearest above it, else the first below. A second
+        pass over its own output so links each finding to the same cause (diagnose() lists it right above)."""
+        finding = self.findings[at]
+        table = dict(FOLLOWS.get(finding.code, ()))
+        links = [(finding.because, table.get(finding.because, "host"))] if finding.because else list(table.items())
+        for code, how in links:
+            found = self._nearest(self._candidates(code, how, finding), at)
+            if found is not None:
+                return found
+        return None
+
+    def _candidates(self, code: str, how: str, finding: Finding) -> list[list[int]]:
+        if how == "subject":
+            return [self.by_subject.get((code, subject), []) for subject in dict.fromkeys(finding.subjects)]
+        return [self.errors.get(code, [])] if how == "error" else [self.by_code.get(code, [])]
+
+    @staticmethod
+    def _nearest(lists: list[list[int]], at: int) -> int | None:
+        above = [found[place - 1] for found in lists if (place := bisect.bisect_left(found, at)) > 0]
+        if above:
+            return max(above)
+        below = [found[place] for found in lists if (place := bisect.bisect_right(found, at)) < len(found)]
+        return min(below) if below else None
