@@ -44,9 +44,12 @@ class UnknownCode(LookupError):
     def __init__(self, code: str, suggestions: tuple[str, ...]) -> None:
         self.code = code
         self.suggestions = suggestions
-        shown = printable(repr(code[:100]))  # repr escapes control characters, printable the rest
+        # repr escapes control characters, printable the rest; a long one is cut, and says so
+        cut = f" (its first 100 of {len(code):,} characters)" if len(code) > 100 else ""
+        shown = printable(repr(code[:100])) + cut
         guess = f"; did you mean {' or '.join(suggestions)}?" if suggestions else ""
-        super().__init__(f"unknown finding code {shown}{guess}")
+        said = "an empty finding code" if not code.strip() else f"unknown finding code {shown}"
+        super().__init__(f"{said}{guess}")
 
     def __repr__(self) -> str:
         return f"UnknownCode({str(self)!r})"

@@ -396,3 +396,17 @@ def test_the_command_lists_the_codes() -> None:
     done = _run("explain", "--list")
     assert done.returncode == 0, done.stderr
     assert [line.split()[0] for line in done.stdout.splitlines()] == list(CODES)
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ("", "an empty finding code"),
+        ("   ", "an empty finding code"),
+        ("x" * 150, "unknown finding code '" + "x" * 100 + "' (its first 100 of 150 characters)"),
+    ],
+)
+def test_an_empty_or_long_code_is_named_for_what_it_is(given: str, said: str) -> None:
+    with pytest.raises(UnknownCode) as raised:
+        find_code(given)
+    assert str(raised.value).startswith(said)
