@@ -155,3 +155,10 @@ def test_the_session_and_the_doctor_list_the_findings_alike(snapshot: Path) -> N
     made = diagnose(env)
     assert list(judge_environment(env, tuple(made)).findings) == made
     assert list(judge_environment(env).findings) == made
+
+
+def test_the_verdict_counts_as_every_other_count_does() -> None:
+    errors = [_f("no-driver")] + [_f("cudnn-incomplete", E, (f"/opt/{n}/libcudnn.so.8",)) for n in range(1_200)]
+    assert verdict(errors).summary.endswith("(and 1,200 more errors)")
+    warnings = [_f("gpu-memory-low", W, (f"/g{n}",)) for n in range(1_001)]
+    assert verdict(warnings).summary == "the GPU stack holds together (1,001 warnings)"

@@ -239,12 +239,12 @@ def root_cause(findings: Sequence[Finding], index: int) -> Finding:
 def verdict(findings: list[Finding]) -> Verdict:
     errors = [i for i, f in enumerate(findings) if f.severity is Severity.ERROR]
     if errors:
-        more = f" (and {len(errors) - 1} more error{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+        more = f" (and {len(errors) - 1:,} more error{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
         first = findings[errors[0]]
         root = root_cause(findings, errors[0])
         because = f", because {root.summary}" if root is not first else ""
         return Verdict(False, f"cannot run GPU work: {first.summary}{because}{more}")
     warnings = sum(f.severity is Severity.WARNING for f in findings)
     if warnings:
-        return Verdict(True, f"the GPU stack holds together ({warnings} warning{'s' if warnings > 1 else ''})")
+        return Verdict(True, f"the GPU stack holds together ({warnings:,} warning{'s' if warnings > 1 else ''})")
     return Verdict(True, "the GPU stack holds together")
