@@ -26,6 +26,7 @@ from . import __version__
 from .files import FileRefused, regular_or_missing, write_atomically
 from .frameworks import REGISTRY
 from .signatures import FRAMEWORK_NAMES
+from .text import LINE, clip
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -280,9 +281,21 @@ def _encodable(text: str, encoding: str | None) -> str:
     try:
         text.encode(encoding)
     except UnicodeEncodeError:
-        return text.encode(encoding, "backslashreplace").decode(encoding)
+        return "\n".join(_escaped(part, encoding) for part in text.split("\n"))
     except LookupError:  # an encoding Python does not know: the stream's own write says what it can
         pass
+    return text
+
+
+def _escaped(text: str, encoding: str) -> str:
+    """One line of output with the characters ``encoding`` lacks escaped, within the bound every line keeps: an
+    escape is longer than what it replaces (名 is \\u540d), and a line of 1,000 of them would be 6,000 long."""
+    try:
+        text.encode(encoding)
+    except UnicodeEncodeError:
+        escaped = text.encode(encoding, "backslashreplace").decode(encoding)
+        # As text.line() bounds it (the escapes made, a colour's ESC is not escaped again): the length said.
+        return clip(escaped, LINE - 32) if len(escaped) > LINE else escaped
     return text
 
 
@@ -313,7 +326,7 @@ def _doctor(args: argparse.Namespace) -> int:
     elif args.verbose:
         _write(doctor_text(diagnosis, result, source=args.env))
     else:
-        _write(doctor_summary(diagnosis, result, source=args.env, style=_style()))
+        _write(doctor_summary(diagnosis, result, source=args.env, style=_style(), framework=args.framework))
     return EXIT_OK if result.ok else EXIT_BROKEN
 
 

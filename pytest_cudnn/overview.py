@@ -9,19 +9,21 @@ is not there when nothing says that matters). The same marks start the session h
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 
 from . import phrases
 from .compat.cuda import architecture_name
 from .diagnosis import Finding, Severity, Verdict
-from .diagnosis.frameworks import concerns
+from .diagnosis.frameworks import concerns, uses
 from .diagnosis.result import Diagnosis, FrameworkJudgement
 from .environment import CudaRuntime, Cudnn, Gpu, State
 from .style import PLAIN, Status, Style
 from .text import line, listing, summarised
 
 __all__ = [
+    "VERBOSE_FINDINGS",
+    "VERBOSE_PARTS",
     "cause_order",
     "copy_status",
     "doctor_summary",
@@ -36,14 +38,18 @@ __all__ = [
 
 HINT = "-v for everything read; pytest-cudnn explain CODE for what a finding means"
 _LABEL = 14  # the component's name, before what was read of it
-_PROBLEMS = 30  # errors and warnings the view lists; -v and --json list them all
+_PROBLEMS = 30  # errors and warnings the view lists; -v lists VERBOSE_FINDINGS findings, --json all
 _GPU_KINDS = 8  # lines of GPUs (identical GPUs share one)
 _FRAMEWORKS = 16
+_COPIES = 8  # lines of CUDA runtime (or cuDNN) copies in use
 _INDEXES = 6  # runs of GPU indexes named in one label
 _REFERENCES = 4  # codes a component's line points to
 _USERS = 6  # frameworks named as loading one copy
 _DEPTH = 4  # steps of "because" shown as indentation; deeper ones stay at this step
-_WHOLE = "-v lists them all"
+# What doctor -v (report.py) lists of each, before a line saying how many more --json holds: this view's notes
+# and copies found say "-v shows them" only where -v does.
+VERBOSE_FINDINGS = 50
+VERBOSE_PARTS = 16  # copies of a library, MIG devices of a GPU, a framework's objects and pins, notes, folders
 
 
 def cause_order(findings: Sequence[Finding]) -> list[tuple[Finding, int]]:
@@ -93,20 +99,39 @@ def driver_status(diagnosis: Diagnosis) -> Status:
     return status_of(_driver_findings(diagnosis))
 
 
-_GPU_NAMED = re.compile(r"\bGPU (\d{1,9})\b")
+@dataclass
+class _Index:
+    """The findings of one diagnosis by what each is about, walked once for a whole view (a snapshot can hold
+    hundreds of copies and findings; looking each copy's up in every finding made the view quadratic).
+
+    Each list keeps the diagnosis' order."""
+
+    gpus: dict[int | None, list[Finding]] = field(default_factory=dict)  # GPU findings by GPU; None: every GPU
+    subjects: dict[str, list[Finding]] = field(default_factory=dict)  # by the copy or folder each is about
+    unnamed: dict[str, list[Finding]] = field(default_factory=dict)  # by component, those about no copy
+    components: dict[str, list[Finding]] = field(default_factory=dict)  # by component, all
+    position: dict[int, int] = field(default_factory=dict)  # id(finding) -> its place in the diagnosis
 
 
-def _gpu_findings(diagnosis: Diagnosis) -> dict[int | None, list[Finding]]:
-    """The GPU findings by the GPU (its NVML index) each is about, as its summary names it ("GPU 3 has MIG
-    enabled but no MIG devices"); under None those that name none, which are about every GPU."""
-    found: dict[int | None, list[Finding]] = {}
-    for finding in diagnosis.findings:
-        if finding.component != "gpu":
-            continue
-        named: list[int | None] = [*sorted({int(index) for index in _GPU_NAMED.findall(finding.summary)})]
-        for index in named or [None]:
-            found.setdefault(index, []).append(finding)
-    return found
+def _index(diagnosis: Diagnosis) -> _Index:
+    index = _Index()
+    for place, finding in enumerate(diagnosis.findings):
+        index.position[id(finding)] = place
+        if finding.component == "gpu":
+            for gpu in finding.gpus or (None,):  # the finding's own link, never its text (a GPU's name is read)
+                index.gpus.setdefault(gpu, []).append(finding)
+        for subject in dict.fromkeys(finding.subjects):
+            index.subjects.setdefault(subject, []).append(finding)
+        if not finding.subjects:
+            index.unnamed.setdefault(finding.component, []).append(finding)
+        index.components.setdefault(finding.component, []).append(finding)
+    return index
+
+
+def _in_order(index: _Index, *groups: Iterable[Finding]) -> list[Finding]:
+    """The findings of ``groups``, each once, in the diagnosis' order."""
+    found = {id(finding): finding for group in groups for finding in group}
+    return [found[key] for key in sorted(found, key=index.position.__getitem__)]
 
 
 def _about_gpu(found: dict[int | None, list[Finding]], gpu: Gpu) -> list[Finding]:
@@ -115,58 +140,71 @@ def _about_gpu(found: dict[int | None, list[Finding]], gpu: Gpu) -> list[Finding
 
 def gpu_statuses(diagnosis: Diagnosis) -> dict[int, Status]:
     """Each GPU's mark (by its index): the GPU findings about it."""
-    found = _gpu_findings(diagnosis)
+    found = _index(diagnosis).gpus
     return {gpu.index: status_of(_about_gpu(found, gpu)) for gpu in diagnosis.env.driver.gpus}
 
 
 _COMPONENT = {CudaRuntime: "cuda-runtime", Cudnn: "cudnn"}
 
 
-def _copy_findings(diagnosis: Diagnosis, kind: type[CudaRuntime] | type[Cudnn], path: str | None) -> list[Finding]:
+def _copy_findings(index: _Index, kind: type[CudaRuntime] | type[Cudnn], path: str | None) -> list[Finding]:
     """The findings about the copy at ``path``: those naming it, and those of its kind that name no copy ("no
     CUDA runtime anywhere"). ``path`` None: only the latter."""
-    component = _COMPONENT[kind]
-    return [
-        finding
-        for finding in diagnosis.findings
-        if (path is not None and path in finding.subjects) or (finding.component == component and not finding.subjects)
-    ]
+    named = index.subjects.get(path, ()) if path is not None else ()
+    return _in_order(index, named, index.unnamed.get(_COMPONENT[kind], ()))
+
+
+def _copy_status(findings: Sequence[Finding], copy: CudaRuntime | Cudnn | None) -> Status:
+    if copy is None and not _serious(findings):
+        return Status.ABSENT
+    return status_of(findings)
 
 
 def copy_status(
     diagnosis: Diagnosis, kind: type[CudaRuntime] | type[Cudnn], copy: CudaRuntime | Cudnn | None
 ) -> Status:
     """A CUDA runtime's (or cuDNN's) mark; for none in use, what the findings about its kind say, else -."""
-    findings = _copy_findings(diagnosis, kind, copy.path if copy is not None else None)
-    if copy is None and not _serious(findings):
-        return Status.ABSENT
-    return status_of(findings)
+    return _copy_status(_copy_findings(_index(diagnosis), kind, copy.path if copy is not None else None), copy)
 
 
-def _framework_findings(diagnosis: Diagnosis, judged: FrameworkJudgement) -> list[Finding]:
+def _framework_findings(index: _Index, judged: FrameworkJudgement) -> list[Finding]:
     """The findings about this framework itself: its folder, the copies it loads, its own rules; not the host's
     (the driver's and the GPUs' lines carry those). Errors only when it cannot run: whether an error stops it is
-    its judgement's to say."""
+    its judgement's to say. :func:`concerns` says which; the index narrows whom it asks to those that can be: the
+    findings about its folder and copies, and TensorFlow's own (a host-wide finding about no copy is not its)."""
     copies = [copy.path for copy in (judged.runtime, judged.cudnn) if copy is not None]
     severities = {Severity.WARNING} if judged.ok else {Severity.ERROR, Severity.WARNING}
+    candidates = _in_order(
+        index,
+        *(index.subjects.get(subject, ()) for subject in uses(judged.build) | set(copies)),
+        index.components.get("tensorflow", ()) if judged.name == "tensorflow" else (),
+    )
     return [
         finding
-        for finding in diagnosis.findings
+        for finding in candidates
         if finding.severity in severities
         and concerns(judged.build, finding, copies)
         and (finding.subjects or finding.component not in ("driver", "gpu", "environment"))
     ]
 
 
+def _framework_status(judged: FrameworkJudgement, about: Iterable[Finding]) -> Status:
+    return Status.ERROR if not judged.ok else status_of(about)
+
+
 def framework_status(diagnosis: Diagnosis, judged: FrameworkJudgement) -> Status:
     """A framework's mark: ✗ when it cannot run GPU work here (its verdict), else ! for a warning about it."""
-    if not judged.ok:
-        return Status.ERROR
-    return status_of(_framework_findings(diagnosis, judged))
+    return _framework_status(judged, _framework_findings(_index(diagnosis), judged) if judged.ok else ())
 
 
-def verdict_status(diagnosis: Diagnosis, verdict: Verdict | None = None) -> Status:
-    """The verdict's mark: ✗ when it fails; the diagnosis' own verdict (``verdict`` None) ! with warnings."""
+def verdict_status(
+    diagnosis: Diagnosis, verdict: Verdict | None = None, framework: str | None = None, *, index: _Index | None = None
+) -> Status:
+    """The verdict's mark: ✗ when it fails; the diagnosis' own verdict (``verdict`` None) ! with warnings; a
+    framework's (``--framework``: ``verdict`` is that ``framework``'s) the mark of that framework's own line."""
+    judged = diagnosis.framework(framework) if framework is not None else None
+    if judged is not None:
+        return _framework_status(judged, _framework_findings(index or _index(diagnosis), judged) if judged.ok else ())
     if verdict is not None and verdict != diagnosis.verdict:
         return Status.OK if verdict.ok else Status.ERROR
     if not diagnosis.verdict.ok:
@@ -217,10 +255,13 @@ def _problems(style: Style, diagnosis: Diagnosis) -> tuple[list[str], set[str]]:
     ordered = cause_order(_serious(diagnosis.findings))  # as the diagnosis ranked them: errors and their causes first
     listed = ordered if len(ordered) <= _PROBLEMS + 1 else ordered[:_PROBLEMS]  # as summarised() cuts
     shown = {finding.code for finding, _ in listed}
-    lines = summarised(ordered, _PROBLEMS, lambda item: _problem_lines(style, *item), "problems", _WHOLE)
+    lines = summarised(ordered, _PROBLEMS, lambda item: _problem_lines(style, *item), "problems")
     notes = sum(f.severity is Severity.INFO for f in diagnosis.findings)
     if notes:
-        lines.append(f"{notes:,} note{'s' if notes > 1 else ''}: -v shows {'them' if notes > 1 else 'it'}")
+        them = "them" if notes > 1 else "it"
+        # -v lists the first VERBOSE_FINDINGS findings (and one more rather than a line saying so), notes last
+        where = f"-v shows {them}" if len(diagnosis.findings) <= VERBOSE_FINDINGS + 1 else f"--json lists {them}"
+        lines.append(f"{notes:,} note{'s' if notes > 1 else ''}: {where}")
     return lines, shown
 
 
@@ -259,13 +300,13 @@ def _gpu_kind(gpu: Gpu) -> str:
     return f"{gpu.name or '(name unknown)'}{f' ({said})' if said else ''}{mig_note(gpu)}"
 
 
-def _gpu_lines(style: Style, diagnosis: Diagnosis, shown: set[str]) -> list[str]:
+def _gpu_lines(style: Style, diagnosis: Diagnosis, index: _Index, shown: set[str]) -> list[str]:
     """One line per kind of GPU, identical GPUs (name, compute capability, MIG devices, mark) on one."""
     gpus = diagnosis.env.driver.gpus
+    found = index.gpus
     if not gpus:
-        unnamed = _serious(_gpu_findings(diagnosis).get(None, ()))
+        unnamed = _serious(found.get(None, ()))
         return [_row(style, status_of(unnamed) if unnamed else Status.ABSENT, "GPUs", "none seen")]
-    found = _gpu_findings(diagnosis)
     kinds: dict[tuple[str, Status], list[Gpu]] = {}
     for gpu in gpus:
         status = status_of(_about_gpu(found, gpu))
@@ -279,7 +320,7 @@ def _gpu_lines(style: Style, diagnosis: Diagnosis, shown: set[str]) -> list[str]
         about = [finding for gpu in alike for finding in _serious(_about_gpu(found, gpu))]
         return [_row(style, status, label, f"{count}{kind}{_references(about, shown)}")]
 
-    return summarised(list(kinds.items()), _GPU_KINDS, kind_line, "kinds of GPU", _WHOLE)
+    return summarised(list(kinds.items()), _GPU_KINDS, kind_line, "kinds of GPU")
 
 
 def _copies_in_use(
@@ -299,26 +340,30 @@ def _copies_in_use(
 
 
 def _copy_lines(
-    style: Style, diagnosis: Diagnosis, kind: type[CudaRuntime] | type[Cudnn], shown: set[str]
+    style: Style, diagnosis: Diagnosis, index: _Index, kind: type[CudaRuntime] | type[Cudnn], shown: set[str]
 ) -> list[str]:
     name = "CUDA runtime" if kind is CudaRuntime else "cuDNN"
     in_use = _copies_in_use(diagnosis, kind)
     if not in_use:
         present = diagnosis.env.cuda_runtimes if kind is CudaRuntime else diagnosis.env.cudnns
-        text = f"none in use ({len(present):,} found: -v shows them)" if present else "none found"
-        about = _serious(_copy_findings(diagnosis, kind, None))
-        return [_row(style, copy_status(diagnosis, kind, None), name, text + _references(about, shown))]
-    lines = []
-    for copy, users in in_use:
+        where = "-v shows them" if len(present) <= VERBOSE_PARTS + 1 else "--json lists them"
+        text = f"none in use ({len(present):,} found: {where})" if present else "none found"
+        found = _copy_findings(index, kind, None)
+        return [_row(style, _copy_status(found, None), name, text + _references(_serious(found), shown))]
+
+    def copy_line(item: tuple[CudaRuntime | Cudnn, list[str]]) -> list[str]:
+        copy, users = item
         loaded = f"; loaded by {listing(users, _USERS)}" if users else ""
-        about = _serious(_copy_findings(diagnosis, kind, copy.path))
+        found = _copy_findings(index, kind, copy.path)
         text = f"{copy.version or '(version unknown)'}  {copy.path}  (via {phrases.via(copy.via)}{loaded})"
-        lines.append(_row(style, copy_status(diagnosis, kind, copy), name, text + _references(about, shown)))
-    return lines
+        return [_row(style, _copy_status(found, copy), name, text + _references(_serious(found), shown))]
+
+    return summarised(in_use, _COPIES, copy_line, f"{name} copies in use")
 
 
-def _framework_line(style: Style, diagnosis: Diagnosis, judged: FrameworkJudgement, shown: set[str]) -> list[str]:
-    about = _framework_findings(diagnosis, judged)
+def _framework_line(style: Style, index: _Index, judged: FrameworkJudgement, shown: set[str]) -> list[str]:
+    about = _framework_findings(index, judged)
+    status = _framework_status(judged, about)
     said, cause = judged.summary, judged.finding
     if cause is not None and cause.code in shown and said == f"cannot run: {cause.summary}":
         said = "cannot run"  # the finding is listed above, whole: the line points to it
@@ -327,14 +372,20 @@ def _framework_line(style: Style, diagnosis: Diagnosis, judged: FrameworkJudgeme
         about = [cause, *about]
     version = judged.version or "(version unknown)"
     text = f"{version}: {said}{_references(about, shown)}"
-    return [_row(style, framework_status(diagnosis, judged), phrases.framework(judged.name), text)]
+    return [_row(style, status, phrases.framework(judged.name), text)]
 
 
 def doctor_summary(
-    diagnosis: Diagnosis, verdict: Verdict | None = None, *, source: str | None = None, style: Style = PLAIN
+    diagnosis: Diagnosis,
+    verdict: Verdict | None = None,
+    *,
+    source: str | None = None,
+    style: Style = PLAIN,
+    framework: str | None = None,
 ) -> str:
-    """The doctor's default view (``verdict``: the diagnosis' own unless given, as for ``doctor_text``; ``source``:
-    the snapshot replayed). Every line is made printable and bounded; the only escapes are ``style``'s colours."""
+    """The doctor's default view (``verdict``: the diagnosis' own unless given, as for ``doctor_text``: under
+    ``--framework``, ``framework``'s, whose line's mark the verdict's then takes; ``source``: the snapshot replayed).
+    Every line is made printable and bounded; the only escapes are ``style``'s colours."""
     env = diagnosis.env
     host = env.host
     origin = f"replayed from {source}, probed {env.probed_at}" if source else f"probed in {env.probe_seconds:.2f} s"
@@ -342,17 +393,15 @@ def doctor_summary(
     problems, shown = _problems(style, diagnosis)
     if problems:
         lines += [*problems, ""]
+    index = _index(diagnosis)
     lines.append(_driver_line(style, diagnosis, shown))
-    lines += _gpu_lines(style, diagnosis, shown)
-    lines += _copy_lines(style, diagnosis, CudaRuntime, shown)
-    lines += _copy_lines(style, diagnosis, Cudnn, shown)
+    lines += _gpu_lines(style, diagnosis, index, shown)
+    lines += _copy_lines(style, diagnosis, index, CudaRuntime, shown)
+    lines += _copy_lines(style, diagnosis, index, Cudnn, shown)
     lines += summarised(
-        diagnosis.frameworks,
-        _FRAMEWORKS,
-        lambda judged: _framework_line(style, diagnosis, judged, shown),
-        "frameworks",
-        _WHOLE,
+        diagnosis.frameworks, _FRAMEWORKS, lambda judged: _framework_line(style, index, judged, shown), "frameworks"
     )
     result = verdict or diagnosis.verdict
-    lines += ["", f"{style.mark(verdict_status(diagnosis, verdict))} {line(f'Verdict: {result.summary}')}", HINT]
+    mark = style.mark(verdict_status(diagnosis, verdict, framework, index=index))
+    lines += ["", f"{mark} {line(f'Verdict: {result.summary}')}", HINT]
     return "\n".join(lines) + "\n"

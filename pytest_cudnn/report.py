@@ -32,6 +32,8 @@ from .environment import (
     by_file,
 )
 from .overview import (
+    VERBOSE_FINDINGS,
+    VERBOSE_PARTS,
     cause_order,
     copy_status,
     doctor_summary,
@@ -57,9 +59,9 @@ _VALUE = 300  # characters of one variable's value in the doctor's text
 # 8 GPUs of 7 MIG devices, a few copies of each library, a few findings, the 11 libraries JAX loads. A snapshot
 # from elsewhere is data, and may list 100,000 GPUs or notes (field test of 2026-11-24, S6).
 _GPUS = 32
-_PARTS = 16  # MIG devices of a GPU, copies of a library, a framework's objects and pins, notes, unreadable folders
+_PARTS = VERBOSE_PARTS  # MIG devices of a GPU, copies of a library, a framework's objects and pins, notes, folders
 _LOADS = 32  # libraries a framework loads, names the loader resolves
-_FINDINGS = 50
+_FINDINGS = VERBOSE_FINDINGS  # the default view (overview.py) says what -v shows by these two
 _DEPTH = 4  # steps of "because" shown as indentation; deeper ones stay at this step
 _EVIDENCE = 16  # evidence of one finding
 _NAMES = 16  # names said in one line (libraries needed, GPU code, folders)

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_cudnn.diagnosis import Finding, Severity, judge_environment
+from pytest_cudnn.diagnosis import Diagnosis, Finding, Severity, judge_environment
+from pytest_cudnn.diagnosis.model import make_finding
 from pytest_cudnn.overview import HINT, cause_order, doctor_summary
 from pytest_cudnn.report import doctor_json, doctor_text, header_lines
 from pytest_cudnn.style import ASCII, PLAIN, Status, Style, choose_style, plain_style
@@ -122,8 +123,96 @@ def test_ten_thousand_gpus_of_many_kinds_stay_a_few_short_lines() -> None:
     text = doctor_summary(judge_environment(EnvBuilder.healthy().with_gpus(*gpus).build()))
     assert len(text.splitlines()) < 30
     assert max(len(line) for line in text.splitlines()) <= 1000
-    assert "and 42 more kinds of GPU (-v lists them all)" in text
+    assert "and 42 more kinds of GPU (--json lists them all)" in text
     assert "GPUs 0, 50, 100, 150, 200, 250 and 194 more " in text
+
+
+class _Walked(tuple[Finding, ...]):
+    """A diagnosis' findings that count how often a view walks them."""
+
+    walks = 0
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        type(self).walks += 1
+        return super().__iter__()
+
+
+def _many_copies(n: int) -> Diagnosis:
+    """``n`` PyTorch installs, each loading its own CUDA runtime and cuDNN, with a warning about each cuDNN: the
+    view's copy lines and their lookups grow with the copies (300 of them printed 686 lines in 6.6 s)."""
+    base = judge_environment(EnvBuilder.healthy().with_torch(version="2.5.1+cu124", cuda="12.4").build())
+    torch = base.framework("torch")
+    assert torch is not None
+    assert torch.runtime is not None
+    assert torch.cudnn is not None
+    frameworks, findings = [], list(base.findings)
+    for i in range(n):
+        runtime = dataclasses.replace(torch.runtime, path=f"/opt/torch{i}/lib/libcudart.so.12")
+        cudnn = dataclasses.replace(torch.cudnn, path=f"/opt/torch{i}/lib/libcudnn.so.9")
+        build = dataclasses.replace(torch.build, location=f"/opt/torch{i}")
+        frameworks.append(dataclasses.replace(torch, build=build, runtime=runtime, cudnn=cudnn))
+        findings.append(
+            make_finding("library-shadowed", Severity.WARNING, "cudnn", f"copy {i}", (), "fix", (cudnn.path,))
+        )
+    return dataclasses.replace(base, findings=_Walked(findings), frameworks=tuple(frameworks))
+
+
+def test_many_copies_in_use_stay_a_few_lines_each_cut_saying_where_the_rest_are() -> None:
+    text = doctor_summary(_many_copies(300))
+    lines = text.splitlines()
+    # 30 problems with their fixes, 8 copies of each kind, 16 frameworks, each cut with its line: 104
+    assert len(lines) <= 110, f"{len(lines)} lines"
+    # 300 frameworks' copies and the loader's (the one in use without a framework)
+    assert "\nand 293 more CUDA runtime copies in use (--json lists them all)\n" in text
+    assert "\nand 293 more cuDNN copies in use (--json lists them all)\n" in text
+    assert (
+        "\n! cuDNN         9.3.0  /opt/torch0/lib/libcudnn.so.9  (via pip nvidia wheel; loaded by PyTorch) (see "
+        in text
+    )
+    assert "\n! PyTorch       2.5.1+cu124: can run GPU work here (see [library-shadowed] above)\n" in text
+
+
+def test_the_view_walks_the_findings_as_often_however_many_copies_and_frameworks() -> None:
+    """Looked up by what each is about, once per view: not once per copy or framework (copies x findings)."""
+    walks = []
+    for n in (2, 6, 40):
+        _Walked.walks = 0
+        doctor_summary(_many_copies(n))
+        walks.append(_Walked.walks)
+    assert walks[0] == walks[1] == walks[2], walks
+
+
+def test_each_cut_of_the_default_view_says_where_the_rest_are_and_minus_v_cuts_too() -> None:
+    """-v cuts as well (32 GPUs, 16 copies, 50 findings): only --json lists them all."""
+    kinds = [gpu(i, name=f"GPU kind {i}") for i in range(12)]
+    env = EnvBuilder.healthy().with_gpus(*kinds)
+    env.variables["LD_LIBRARY_PATH"] = ":".join(f"rel{i}" for i in range(3))
+    diagnosis = judge_environment(env.build())
+    notes = [make_finding("cuda-device-order", Severity.INFO, "environment", f"note {i}", (), "fix") for i in range(60)]
+    problems = [
+        make_finding("ld-library-path-relative", Severity.WARNING, "environment", f"warning {i}", (), "fix")
+        for i in range(40)
+    ]
+    text = doctor_summary(dataclasses.replace(diagnosis, findings=(*problems, *notes)))
+    assert "-v lists them all" not in text
+    assert "and 4 more kinds of GPU (--json lists them all)" in text
+    assert "and 10 more problems (--json lists them all)" in text
+    assert "\n60 notes: --json lists them\n" in text  # -v lists 50 findings, warnings first
+    few = doctor_summary(dataclasses.replace(diagnosis, findings=(*problems[:3], *notes[:2])))
+    assert "\n2 notes: -v shows them\n" in few
+
+
+def test_a_gpu_is_marked_by_the_gpus_a_finding_is_about_never_by_the_text_of_its_summary() -> None:
+    """A GPU's name is read from the host: GPU 0 named "Tesla K80 GPU 1" made the healthy GPU 1 show x."""
+    env = EnvBuilder.healthy().with_gpus(gpu(0, name="Tesla K80 GPU 1", cc="3.7"), gpu(1)).build()
+    diagnosis = judge_environment(env)
+    text = doctor_summary(diagnosis)
+    assert "\n✗ GPU 0         Tesla K80 GPU 1 (3.7, Kepler) (see [gpu-unsupported-by-cuda] above)\n" in text
+    assert "\n✓ GPU 1         NVIDIA A100-SXM4-80GB (8.0, Ampere)\n" in text
+    (unsupported,) = [f for f in diagnosis.findings if f.code == "gpu-unsupported-by-cuda"]
+    assert "GPU 1" in unsupported.summary
+    assert unsupported.gpus == (0,)
+    assert [f["gpus"] for f in doctor_json(diagnosis)["findings"] if f["code"] == "gpu-unsupported-by-cuda"] == [[0]]
 
 
 def test_a_hostile_name_is_printable_in_the_default_view_and_the_colour_is_the_only_escape() -> None:
@@ -411,4 +500,35 @@ def test_framework_picks_the_verdict_in_both_views(view: tuple[str, ...]) -> Non
     assert tensorflow.returncode == 1
     assert "Verdict: TensorFlow 2.21.0: cannot run: " in tensorflow.stdout
     if not view:
-        assert "\n✓ Verdict: PyTorch 2.10.0+cu128: can run GPU work here\n" in torch.stdout
+        # PyTorch can run, with warnings about it (the copies it shares): its line's mark and its verdict's
+        assert "\n! Verdict: PyTorch 2.10.0+cu128: can run GPU work here\n" in torch.stdout
+
+
+@pytest.mark.e2e
+def test_under_framework_the_verdict_takes_the_mark_of_that_frameworks_line() -> None:
+    """A warning about PyTorch marks its line ! and so its verdict: not ✓ from the verdict's ok alone."""
+    done = _doctor("--framework", "torch", "--env", "examples/snapshots/overwritten-wheels.json")
+    assert (done.returncode, done.stderr) == (0, "")
+    assert (
+        "\n! PyTorch       2.15.0+cu132: can run GPU work here (see [wheel-files-overwritten] above)\n" in done.stdout
+    )
+    assert "\n! Verdict: PyTorch 2.15.0+cu132: can run GPU work here\n" in done.stdout
+    healthy = _doctor("--framework", "jax", "--env", "examples/snapshots/jax0.10-cuda12-healthy.json")
+    assert "\n✓ JAX           0.10.2: can run GPU work here\n" in healthy.stdout
+    assert "\n✓ Verdict: JAX 0.10.2: can run GPU work here\n" in healthy.stdout
+    absent = _doctor("--framework", "jax", "--env", "examples/snapshots/healthy-tf2.18-a100.json")
+    assert "\n✗ Verdict: JAX (jax) is not installed on this Python path\n" in absent.stdout
+
+
+@pytest.mark.e2e
+def test_every_line_keeps_its_bound_after_an_ascii_stream_escapes_it(tmp_path: Path) -> None:
+    """名 is written \\u540d on an ASCII stream: six characters for one, after the line was bounded."""
+    env = EnvBuilder.healthy().with_gpus(gpu(name="名" * 5000)).build()
+    snapshot = tmp_path / "snap.json"
+    snapshot.write_text(env.dumps(), encoding="utf-8")
+    for args in ((), ("-v",)):
+        done = _doctor(*args, "--env", str(snapshot), extra={"PYTHONIOENCODING": "ascii"})
+        assert (done.returncode, done.stderr) == (0, "")
+        assert done.stdout.isascii()
+        assert max(len(line) for line in done.stdout.splitlines()) <= 1000
+        assert "\\u540d\\u540d" in done.stdout

@@ -211,6 +211,7 @@ def _cudnn_gpu(env: Environment, cudnn: Cudnn, gpu: Gpu) -> Iterator[Finding]:
             fix,
             (cudnn.path,),
             requirement,
+            gpus=(gpu.index,),
         )
     for bad in cudnn_facts.known_bad(cudnn.version, gpu.compute_capability, major_minor(cudnn.cudart_version)):
         fix, requirement = _past_known_bad(env, cudnn, bad)

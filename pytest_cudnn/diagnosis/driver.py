@@ -103,6 +103,7 @@ def gpu_rules(env: Environment) -> Iterator[Finding]:
                 f"GPU {gpu.index}: some facts could not be read",
                 (f"NVML: {gpu.error}",),
                 f"run nvidia-smi -q -i {gpu.index}; 'GPU is lost' means the device fell off the bus (reset or reboot)",
+                gpus=(gpu.index,),
             )
         if gpu.memory_total and gpu.memory_free is not None and gpu.memory_free < gpu.memory_total * 0.1:
             yield make_finding(
@@ -113,4 +114,5 @@ def gpu_rules(env: Environment) -> Iterator[Finding]:
                 (gpu_text(gpu),),
                 "another process holds the memory (nvidia-smi lists it); TensorFlow grabs all memory by default: "
                 "tf.config.experimental.set_memory_growth or TF_FORCE_GPU_ALLOW_GROWTH=true",
+                gpus=(gpu.index,),
             )

@@ -177,7 +177,8 @@ def forward_rules(env: Environment) -> Iterator[Finding]:
         if env.cuda_driver.init_status == facts.COMPAT_NOT_SUPPORTED_ON_DEVICE:
             said.append("libcuda's cuInit returned 804 (CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE)")
         consumer = [g for g in env.driver.gpus if facts.forward_compatible_gpu(g.name) is False]
-        gpus = ", ".join(gpu_text(g) for g in consumer or env.driver.gpus) or "the GPU"
+        named = consumer or env.driver.gpus
+        gpus = ", ".join(gpu_text(g) for g in named) or "the GPU"
         yield make_finding(
             "forward-compat-unsupported-gpu",
             Severity.ERROR,
@@ -191,6 +192,7 @@ def forward_rules(env: Environment) -> Iterator[Finding]:
                 cite(facts.ERRORS_SOURCE),
             ),
             "; or ".join(part for part in (upgrade, remove) if part),
+            gpus=[g.index for g in named],
         )
         return
     if any(r.device_count_status == 0 for r in answered):
@@ -246,4 +248,5 @@ def forward_rules(env: Environment) -> Iterator[Finding]:
                 f"libcuda {setup.libcuda_cuda} over kernel driver {setup.kernel} cannot run there",
                 (*evidence, f"{facts.GPU_RULE.rule}; {cite(facts.GPU_RULE.source)}"),
                 "; or ".join(part for part in (upgrade, remove) if part),
+                gpus=[g.index for g in consumer],
             )

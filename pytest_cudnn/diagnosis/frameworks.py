@@ -63,7 +63,7 @@ def subjects(build: FrameworkBuild, *copies: str | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(p for p in (build.location, *copies) if p))
 
 
-def _uses(build: FrameworkBuild) -> set[str]:
+def uses(build: FrameworkBuild) -> set[str]:
     """The package folder and every copy ``build`` loads and uses: findings about these concern it."""
     return {p for p in (build.location, *(load.path for load in build.loads if load.required)) if p}
 
@@ -411,6 +411,7 @@ def _kernels(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
                 (f"{where}: GPU code {listed}",),
                 f"use a {phrases.framework(build.name)} build whose architectures include this GPU's",
                 subjects(build),
+                gpus=(gpu.index,),
             )
         elif found == "ptx":
             yield make_finding(
@@ -421,6 +422,7 @@ def _kernels(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
                 (f"{where}: GPU code {listed}",),
                 "expect minutes of JIT compilation on first use; set CUDA_CACHE_MAXSIZE so the cache keeps it",
                 subjects(build),
+                gpus=(gpu.index,),
             )
 
 
@@ -475,7 +477,7 @@ def concerns(build: FrameworkBuild, finding: Finding, copies: Collection[str] = 
     if finding.component == "loader" and read and not _own_rules(build):
         # Which copy wins a plain dlopen or TensorFlow's search: this framework's own search is in its loads.
         return False
-    if set(finding.subjects) & (_uses(build) | set(copies)):
+    if set(finding.subjects) & (uses(build) | set(copies)):
         return True
     if not read and not finding.subjects and finding.component == "cuda-runtime":
         return True  # no CUDA runtime anywhere, and nothing read says this framework brings its own

@@ -42,6 +42,9 @@ class Finding:
     # The code of the finding of this diagnosis that this one follows from (it is listed after that one, and the
     # verdict names that one): "no-cuda-runtime" because "framework-cpu-only". None for a finding of its own.
     because: str | None = None
+    # The GPUs (their NVML indexes) this finding is about; () when it is about no particular GPU. A view marks a GPU
+    # by these, never by what the summary's text names (a GPU's name is read from elsewhere and may say "GPU 1").
+    gpus: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -181,11 +184,21 @@ def make_finding(
     subjects: Iterable[str] = (),
     requirement: str | None = None,
     because: str | None = None,
+    gpus: Iterable[int] = (),
 ) -> Finding:
     assert code in CODES, code
     assert because is None or because in CODES, because
     return Finding(
-        code, severity, component, summary, tuple(e for e in evidence if e), fix, tuple(subjects), requirement, because
+        code,
+        severity,
+        component,
+        summary,
+        tuple(e for e in evidence if e),
+        fix,
+        tuple(subjects),
+        requirement,
+        because,
+        tuple(gpus),
     )
 
 

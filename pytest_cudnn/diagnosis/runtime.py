@@ -251,6 +251,7 @@ def gpu_arch_rules(env: Environment) -> Iterator[Finding]:
                         (runtime_evidence(runtime), cite(targets.source)),
                         _older_cuda_fix(gpu.compute_capability or "", targets.oldest),
                         (runtime.path,),
+                        gpus=(gpu.index,),
                     )
                 )
         all_fail = in_use or len(failing) == len(runtimes)

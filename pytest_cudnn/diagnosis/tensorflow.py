@@ -292,6 +292,7 @@ def _tensorflow_kernels(env: Environment) -> Iterator[Finding]:
                 f"TensorFlow {tf.version} has no kernels for {gpu_text(gpu)}",
                 (f"{tf.build_info_path}: cuda_compute_capabilities = {listed}",),
                 "use a TensorFlow release built for this GPU's architecture, or build TensorFlow from source for it",
+                gpus=(gpu.index,),
             )
         elif found == "ptx":
             yield make_finding(
@@ -301,6 +302,7 @@ def _tensorflow_kernels(env: Environment) -> Iterator[Finding]:
                 f"TensorFlow {tf.version} runs on {gpu_text(gpu)} only through PTX JIT (slow first start)",
                 (f"{tf.build_info_path}: cuda_compute_capabilities = {listed}",),
                 "expect minutes of JIT compilation on first use; set CUDA_CACHE_MAXSIZE so the cache keeps it",
+                gpus=(gpu.index,),
             )
 
 

@@ -175,6 +175,7 @@ def mig_rules(env: Environment, visible: VisibleDevices, cause: str | None) -> I
                 (gpu_text(gpu), "nvmlDeviceGetMigDeviceHandleByIndex found no MIG device", cite("mig-enumeration")),
                 f"create GPU and compute instances (nvidia-smi mig -i {gpu.index} -cgi <profile> -C), or disable "
                 f"MIG (nvidia-smi -i {gpu.index} -mig 0, then reset the GPU)",
+                gpus=(gpu.index,),
             )
         if gpu.mig_pending is not None and gpu.mig_pending != gpu.mig_mode:
             now, then = ("enabled", "disabled") if gpu.mig_mode else ("disabled", "enabled")
@@ -185,6 +186,7 @@ def mig_rules(env: Environment, visible: VisibleDevices, cause: str | None) -> I
                 f"GPU {gpu.index} has MIG {now} until its next reset, then {then}",
                 (gpu_text(gpu), "nvmlDeviceGetMigMode: the current and the pending mode differ"),
                 f"reset the GPU (nvidia-smi -i {gpu.index} -r) or reboot for the pending MIG mode to take effect",
+                gpus=(gpu.index,),
             )
     unused = visible.unused
     if unused and visible.devices and any(device.mig is not None for device in visible.named):
