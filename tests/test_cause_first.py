@@ -162,3 +162,18 @@ def test_the_verdict_counts_as_every_other_count_does() -> None:
     assert verdict(errors).summary.endswith("(and 1,200 more errors)")
     warnings = [_f("gpu-memory-low", W, (f"/g{n}",)) for n in range(1_001)]
     assert verdict(warnings).summary == "the GPU stack holds together (1,001 warnings)"
+
+
+def test_one_finding_said_of_two_gpus_names_both() -> None:
+    # A known-bad cuDNN on two alike GPUs: one finding (the same words), about both GPUs, so that the default view
+    # marks each of them; it was about the first alone.
+    import dataclasses
+
+    from tests.envbuilder import EnvBuilder, gpu
+
+    b = EnvBuilder.healthy().with_gpus(gpu(0, name="Some GPU", cc="6.1"), gpu(1, name="Some GPU", cc="6.1"))
+    b.change(1, version="8.9.1", cudart_version_raw=12020, cudart_version="12.2")
+    assert b.tensorflow is not None
+    b.tensorflow = dataclasses.replace(b.tensorflow, compute_capabilities=("sm_50", "sm_60", "sm_70", "compute_90"))
+    known_bad = [f for f in judge_environment(b.build()).findings if f.code == "cudnn-known-bad"]
+    assert [f.gpus for f in known_bad] == [(0, 1)]

@@ -224,6 +224,7 @@ def _cudnn_gpu(env: Environment, cudnn: Cudnn, gpu: Gpu) -> Iterator[Finding]:
             fix,
             (cudnn.path,),
             requirement,
+            gpus=(gpu.index,),
         )
 
 

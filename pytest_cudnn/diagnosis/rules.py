@@ -56,14 +56,18 @@ def diagnose(env: Environment, rules: tuple[Rule, ...] = RULES) -> list[Finding]
     """All findings, each once, in a stable order, cause first: a finding that follows from another (its
     ``because``, set by its rule or by :data:`FOLLOWS`) comes right after it; the rest, errors first (a cause ranks
     with the worst of what follows from it) and within a severity a cause (:data:`CAUSES`) before the others."""
-    seen: set[tuple[str, str]] = set()
-    findings = []
+    seen: dict[tuple[str, str], int] = {}  # (code, summary) -> its place: one finding said once
+    findings: list[Finding] = []
     for rule in rules:
         for finding in rule(env):
             key = (finding.code, finding.summary)
             if key not in seen:
-                seen.add(key)
+                seen[key] = len(findings)
                 findings.append(finding)
+            elif finding.gpus:  # the same finding about another GPU: one finding about both
+                first = findings[seen[key]]
+                gpus = tuple(dict.fromkeys((*first.gpus, *finding.gpus)))
+                findings[seen[key]] = dataclasses.replace(first, gpus=gpus)
     return cause_first(findings)
 
 
