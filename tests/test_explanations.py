@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from pytest_cudnn import cli
 from pytest_cudnn.cli import main
 from pytest_cudnn.diagnosis.explanations import _HOST, EXPLANATIONS, Explanation, explanation
 from pytest_cudnn.diagnosis.model import CODES
@@ -410,3 +411,27 @@ def test_an_empty_or_long_code_is_named_for_what_it_is(given: str, said: str) ->
     with pytest.raises(UnknownCode) as raised:
         find_code(given)
     assert str(raised.value).startswith(said)
+
+
+# "pytest-cudnn doctor --json": the command, and its words up to the end of that shell command or a comment.
+_PYTEST_CUDNN = re.compile(r"pytest-cudnn\s+(\S+)([^|;&`)#]*)")
+
+
+@pytest.mark.parametrize("code", list(CODES))
+def test_the_pytest_cudnn_commands_an_explanation_gives_exist(code: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # Each pytest-cudnn command a step asks for is one the CLI has, with options that command takes.
+    entry = explanation(code)
+    assert entry is not None
+    for shell, _ in _steps(entry):
+        for command, rest in _PYTEST_CUDNN.findall(shell):
+            assert command in cli._COMMANDS, f"{code}: {shell!r} names no pytest-cudnn command"
+            options = re.findall(r"(?<!\S)(--?[a-z][\w-]*)", rest)
+            if not options:
+                continue
+            with pytest.raises(SystemExit):
+                main([command, "--help"])
+            usage = capsys.readouterr().out
+            for option in options:
+                assert re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", usage), (
+                    f"{code}: pytest-cudnn {command} has no {option}"
+                )
