@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from pytest_cudnn.environment import Distribution, State
 from pytest_cudnn.probe.jax import probe_jax
 
@@ -114,3 +116,27 @@ def test_a_versions_module_that_cannot_be_read_is_said(host: SimHost, compiler: 
     [jax] = [build for build in report["environment"]["frameworks"] if build["name"] == "jax"]
     assert jax["cuda"]["value"] == "12"  # what the plugin's folder name says, no more
     assert jax["reason"].startswith("jax_cuda12_plugin._versions could not be read: ")
+
+
+@pytest.mark.parametrize("major", [12, 13])
+def test_the_cudnn_a_cuda_plugin_preloads_is_one_it_needs_whatever_its_cuda(major: int, tmp_path: Path) -> None:
+    # nvidia/cudnn is one folder for CUDA 12 and 13 alike. JAX's preload list has a cuDNN row for each; on a CUDA 13
+    # plugin the CUDA 12 row came first and marked the copy optional, so JAX's cuDNN went unjudged (seen on the lent
+    # H100: "loaded by PyTorch" alone, tests/data/real-gpu/h100b-snapshot.json).
+    from pytest_cudnn import loader
+    from pytest_cudnn.environment import BuildFact, FrameworkBuild
+    from pytest_cudnn.probe.loads import Search, jax_loads
+
+    module, cudart = {12: ("cuda_runtime", "libcudart.so.12"), 13: ("cu13", "libcudart.so.13")}[major]
+    for folder, name in (("cudnn", "libcudnn.so.9"), (module, cudart), ("nccl", "libnccl.so.2")):
+        (tmp_path / "nvidia" / folder / "lib").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "nvidia" / folder / "lib" / name).write_bytes(b"")
+    build = FrameworkBuild(
+        "jax", State.FOUND, None, "jax", "0.11.2", str(tmp_path / "jax"), True,
+        BuildFact(str(major), str(tmp_path / "jax_plugins" / f"xla_cuda{major}"), "folder"), None, (),
+    )  # fmt: skip
+    loads = {load.name: load for load in jax_loads(build, Search(loader.Process(), (str(tmp_path),)))}
+    assert loads["libcudnn.so.9"].path == str(tmp_path / "nvidia" / "cudnn" / "lib" / "libcudnn.so.9")
+    assert loads["libcudnn.so.9"].required
+    assert loads[cudart].required
+    assert not loads["libnccl.so.2"].required  # loaded when used

@@ -256,6 +256,11 @@ def jax_loads(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...
         module = _first_module(search.site_path, row.module or "")
         path = os.path.join(module, "lib", row.soname) if module else None
         first = next((load for load in loads if load.name == row.soname and load.path), None)
+        if first is not None and first.path == path and mine and row.required and not first.required:
+            # One folder for both majors (nvidia/cudnn, nvidia/nccl): the other major's row came first, and this,
+            # the plugin's own, says the copy is one it needs.
+            loads[loads.index(first)] = dataclasses.replace(first, required=True)
+            continue
         if first is not None:
             # The same soname from the other major's folder (libcusparse.so.12 of nvidia/cusparse and of
             # nvidia/cu13): a load by absolute path maps the second file too (another inode), but requests by
