@@ -15,7 +15,7 @@ from pytest_cudnn.report import doctor_text
 RECORD = Path(__file__).resolve().parent / "data" / "real-gpu"
 
 
-@pytest.mark.parametrize("machine", ["h100", "h200", "h100b"])
+@pytest.mark.parametrize("machine", ["h100", "h200", "h100b", "h100c"])
 def test_each_snapshot_replays_to_the_doctors_words_on_the_machine(machine: str) -> None:
     snapshot = RECORD / f"{machine}-snapshot.json"
     replayed = doctor_text(judge_environment(load_snapshot(str(snapshot))), source=str(snapshot))
@@ -44,3 +44,15 @@ def test_the_tier_records_the_text_its_record_replays_to() -> None:
     # short one (issue 23) that is `doctor -v`, and the tier must write that, or the next record fails the replay.
     tier = (Path(__file__).resolve().parent.parent / ".ci" / "real-gpu").read_text(encoding="utf-8")
     assert '-m pytest_cudnn doctor -v > "$out/doctor.txt"' in tier
+
+
+def test_the_default_view_replays_to_the_one_the_machine_printed() -> None:
+    # The second H100 session ran the final code of issue 23: its short view, printed there, is what the snapshot
+    # taken there replays to here (both probes of the same machine, a minute apart); JAX loads the wheel's cuDNN.
+    from pytest_cudnn.report import doctor_summary
+
+    snapshot = RECORD / "h100c-snapshot.json"
+    replayed = doctor_summary(judge_environment(load_snapshot(str(snapshot))), source=str(snapshot))
+    said = (RECORD / "h100c-doctor-default.txt").read_text(encoding="utf-8")
+    assert replayed.splitlines()[1:] == said.splitlines()[1:]
+    assert "loaded by PyTorch, JAX)" in said
