@@ -160,8 +160,9 @@ def _session_causes(lines: list[str]) -> list[str]:
     return [line for line in lines if line.startswith("pytest-cudnn:") or re.match(r"   \d+ x [\w-]+: ", line)]
 
 
-def _doctor(snapshot: str) -> Example:
-    return Example(("pytest-cudnn", "doctor", "-v", "--env", f"{SNAPSHOTS}/{snapshot}.json"), _frameworks_and_findings)
+def _doctor(snapshot: str, keep: Callable[[list[str]], list[str]] = _frameworks_and_findings) -> Example:
+    """The doctor's full text (-v) on an example snapshot, the lines ``keep`` keeps."""
+    return Example(("pytest-cudnn", "doctor", "-v", "--env", f"{SNAPSHOTS}/{snapshot}.json"), keep)
 
 
 def _session(snapshot: str) -> Example:
@@ -185,18 +186,14 @@ EXAMPLES: dict[str, Example] = {
         ),
         _header_and_skips,
     ),
-    "findings-tf2.3": Example(
-        ("pytest-cudnn", "doctor", "-v", "--env", f"{SNAPSHOTS}/tf2.3-meets-cudnn8.json"), _from("Findings")
-    ),
+    "findings-tf2.3": _doctor("tf2.3-meets-cudnn8", _from("Findings")),
     "doctor-torch2.15": _doctor("torch2.15-driver-too-old"),
     "header-torch2.15": _session("torch2.15-driver-too-old"),
     "doctor-jax0.10": _doctor("jax0.10-cuda12-healthy"),
     "header-jax0.10": _session("jax0.10-cuda12-healthy"),
     "doctor-mixed": _doctor("mixed-torch-jax-tf"),
     "header-mixed": _session("mixed-torch-jax-tf"),
-    "doctor-mig": Example(
-        ("pytest-cudnn", "doctor", "-v", "--env", f"{SNAPSHOTS}/mig-h100-ci-runner.json"), _gpus_and_findings
-    ),
+    "doctor-mig": _doctor("mig-h100-ci-runner", _gpus_and_findings),
     "header-mig-xdist": Example(
         (
             "pytest",
@@ -211,43 +208,38 @@ EXAMPLES: dict[str, Example] = {
         ),
         _header,
     ),
-    "doctor-overwritten-wheels": Example(
-        ("pytest-cudnn", "doctor", "-v", "--env", f"{SNAPSHOTS}/overwritten-wheels.json"), _pins_and_findings
-    ),
-    "doctor-cuda-compat": Example(
-        ("pytest-cudnn", "doctor", "-v", "--env", f"{SNAPSHOTS}/cuda-compat-13.0-on-driver-535.json"),
-        _driver_and_findings,
-    ),
+    "doctor-overwritten-wheels": _doctor("overwritten-wheels", _pins_and_findings),
+    "doctor-cuda-compat": _doctor("cuda-compat-13.0-on-driver-535", _driver_and_findings),
     "live-memory": Example(("python", "examples/many_gpus.py", "live"), _everything),
     "remote-hosts": Example(("python", "examples/many_gpus.py", "remote"), _everything),
     "fleet": Example(("python", "examples/many_gpus.py", "fleet"), _everything),
     # docs/faq.md: each answer's finding as the doctor gives it.
-    "faq-tf-cudnn-not-found": Example(
-        ("pytest-cudnn", "doctor", "-v", "--env", f"{SNAPSHOTS}/tf2.3-meets-cudnn8.json"),
+    "faq-tf-cudnn-not-found": _doctor(
+        "tf2.3-meets-cudnn8",
         _findings("tensorflow-cudnn-not-found", also=("cuDNN ",)),
     ),
-    "faq-tf-library-missing": Example(
-        ("pytest-cudnn", "doctor", "-v", "--env", f"{SNAPSHOTS}/mixed-torch-jax-tf.json"),
+    "faq-tf-library-missing": _doctor(
+        "mixed-torch-jax-tf",
         _findings("framework-library-missing", also=("installed where",)),
     ),
-    "faq-torch-driver-too-old": Example(
-        ("pytest-cudnn", "doctor", "-v", "--env", f"{SNAPSHOTS}/torch2.15-driver-too-old.json"),
+    "faq-torch-driver-too-old": _doctor(
+        "torch2.15-driver-too-old",
         _findings("framework-driver-too-old", also=("driver ",)),
     ),
-    "faq-status-35-no-driver": Example(
-        ("pytest-cudnn", "doctor", "-v", "--env", f"{SNAPSHOTS}/ci-runner-lost-its-gpu.json"),
+    "faq-status-35-no-driver": _doctor(
+        "ci-runner-lost-its-gpu",
         _findings("no-driver", also=("CUDA runtime ",)),
     ),
-    "faq-cudnn-too-old": Example(
-        ("pytest-cudnn", "doctor", "-v", "--env", f"{SNAPSHOTS}/mixed-torch-jax-tf.json"),
+    "faq-cudnn-too-old": _doctor(
+        "mixed-torch-jax-tf",
         _findings("tensorflow-cudnn-too-old", "framework-import-order-conflict", also=("TensorFlow will log",)),
     ),
-    "faq-cudnn-incomplete": Example(
-        ("pytest-cudnn", "doctor", "-v", "--env", f"{SNAPSHOTS}/incomplete-cudnn8.json"),
+    "faq-cudnn-incomplete": _doctor(
+        "incomplete-cudnn8",
         _findings("cudnn-incomplete", also=("missing beside it",)),
     ),
-    "faq-wheels-overwritten": Example(
-        ("pytest-cudnn", "doctor", "-v", "--env", f"{SNAPSHOTS}/overwritten-wheels.json"),
+    "faq-wheels-overwritten": _doctor(
+        "overwritten-wheels",
         _findings("wheel-files-overwritten"),
     ),
     "faq-require-gpu": Example(
