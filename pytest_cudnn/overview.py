@@ -19,7 +19,7 @@ from .diagnosis.frameworks import concerns, uses
 from .diagnosis.result import Diagnosis, FrameworkJudgement
 from .environment import CudaRuntime, Cudnn, Gpu, State
 from .style import PLAIN, Status, Style
-from .text import line, listing, summarised
+from .text import line, listing, shows_all, summarised
 
 __all__ = [
     "VERBOSE_FINDINGS",
@@ -253,14 +253,14 @@ def _problems(style: Style, diagnosis: Diagnosis) -> tuple[list[str], set[str]]:
     """Each error and warning in the diagnosis' order (errors and what they follow from first, a finding that follows
     from another right after it), with its fix; then how many notes -v shows. The codes of the findings listed."""
     ordered = cause_order(_serious(diagnosis.findings))  # as the diagnosis ranked them: errors and their causes first
-    listed = ordered if len(ordered) <= _PROBLEMS + 1 else ordered[:_PROBLEMS]  # as summarised() cuts
+    listed = ordered if shows_all(len(ordered), _PROBLEMS) else ordered[:_PROBLEMS]
     shown = {finding.code for finding, _ in listed}
     lines = summarised(ordered, _PROBLEMS, lambda item: _problem_lines(style, *item), "problems")
     notes = sum(f.severity is Severity.INFO for f in diagnosis.findings)
     if notes:
         them = "them" if notes > 1 else "it"
-        # -v lists the first VERBOSE_FINDINGS findings (and one more rather than a line saying so), notes last
-        where = f"-v shows {them}" if len(diagnosis.findings) <= VERBOSE_FINDINGS + 1 else f"--json lists {them}"
+        # -v lists the first VERBOSE_FINDINGS findings, notes last
+        where = f"-v shows {them}" if shows_all(len(diagnosis.findings), VERBOSE_FINDINGS) else f"--json lists {them}"
         lines.append(f"{notes:,} note{'s' if notes > 1 else ''}: {where}")
     return lines, shown
 
@@ -346,7 +346,7 @@ def _copy_lines(
     in_use = _copies_in_use(diagnosis, kind)
     if not in_use:
         present = diagnosis.env.cuda_runtimes if kind is CudaRuntime else diagnosis.env.cudnns
-        where = "-v shows them" if len(present) <= VERBOSE_PARTS + 1 else "--json lists them"
+        where = "-v shows them" if shows_all(len(present), VERBOSE_PARTS) else "--json lists them"
         text = f"none in use ({len(present):,} found: {where})" if present else "none found"
         found = _copy_findings(index, kind, None)
         return [_row(style, _copy_status(found, None), name, text + _references(_serious(found), shown))]

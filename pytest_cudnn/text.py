@@ -21,6 +21,7 @@ __all__ = [
     "markdown_cell",
     "markdown_rows",
     "printable",
+    "shows_all",
     "summarised",
 ]
 
@@ -114,6 +115,12 @@ def line(text: str, limit: int = LINE) -> str:
     return shown if len(shown) <= limit else clip(shown, limit - 32)
 
 
+def shows_all(count: int, limit: int) -> bool:
+    """Whether :func:`summarised` shows all ``count`` items whole at ``limit``: one more than ``limit`` is shown
+    rather than a line saying so, which would take its place."""
+    return count <= limit + 1
+
+
 def summarised(
     items: Sequence[T],
     limit: int,
@@ -132,7 +139,7 @@ def summarised(
     ['  a', '  b', '  and 2 more GPUs (--json lists them all)']
     """
     count = len(items) if total is None else total
-    shown = items if count <= limit + 1 else items[:limit]
+    shown = items if shows_all(count, limit) else items[:limit]
     lines = [text for item in shown for text in render(item)]
     if len(shown) < count:
         lines.append(said(f"and {count - len(shown):,} more {what} ({where})"))
