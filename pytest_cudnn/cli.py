@@ -289,14 +289,13 @@ def _encodable(text: str, encoding: str | None) -> str:
 
 def _escaped(text: str, encoding: str) -> str:
     """One line of output with the characters ``encoding`` lacks escaped, within the bound every line keeps: an
-    escape is longer than what it replaces (名 is \\u540d), and a line of 1,000 of them would be 6,000 long."""
-    try:
-        text.encode(encoding)
-    except UnicodeEncodeError:
-        escaped = text.encode(encoding, "backslashreplace").decode(encoding)
-        # As text.line() bounds it (the escapes made, a colour's ESC is not escaped again): the length said.
-        return clip(escaped, LINE - 32) if len(escaped) > LINE else escaped
-    return text
+    escape is longer than what it replaces (名 is \\u540d), and a line of 1,000 of them would be 6,000 long. A line
+    the encoding can write comes back as it was."""
+    escaped = text.encode(encoding, "backslashreplace").decode(encoding)
+    if escaped == text:
+        return text
+    # As text.line() bounds it (the escapes made, a colour's ESC is not escaped again): the length said.
+    return clip(escaped, LINE - 32) if len(escaped) > LINE else escaped
 
 
 def _probe(timeout: float) -> Environment:
