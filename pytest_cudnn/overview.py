@@ -24,6 +24,7 @@ from .text import line, listing, shows_all, summarised
 __all__ = [
     "VERBOSE_FINDINGS",
     "VERBOSE_PARTS",
+    "cause_indent",
     "cause_order",
     "copy_status",
     "doctor_summary",
@@ -64,6 +65,12 @@ def cause_order(findings: Sequence[Finding]) -> list[tuple[Finding, int]]:
         ordered.append((finding, depth))
         last_depth[finding.code] = depth
     return ordered
+
+
+def cause_indent(depth: int) -> str:
+    """The indentation of a finding ``depth`` steps of ``because`` from its root, in every view that lists findings:
+    two spaces a step, deeper ones at the last step shown."""
+    return "  " * min(depth, _DEPTH)
 
 
 def status_of(findings: Iterable[Finding]) -> Status:
@@ -240,7 +247,7 @@ def _references(findings: Iterable[Finding], shown: set[str], but: str = "") -> 
 
 
 def _problem_lines(style: Style, finding: Finding, depth: int) -> list[str]:
-    indent = "  " * min(depth, _DEPTH)
+    indent = cause_indent(depth)
     status = Status.ERROR if finding.severity is Severity.ERROR else Status.WARNING
     because = f" because [{finding.because}]:" if finding.because else ""
     return [

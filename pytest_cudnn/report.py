@@ -34,6 +34,7 @@ from .environment import (
 from .overview import (
     VERBOSE_FINDINGS,
     VERBOSE_PARTS,
+    cause_indent,
     cause_order,
     copy_status,
     doctor_summary,
@@ -62,7 +63,6 @@ _GPUS = 32
 _PARTS = VERBOSE_PARTS  # MIG devices of a GPU, copies of a library, a framework's objects and pins, notes, folders
 _LOADS = 32  # libraries a framework loads, names the loader resolves
 _FINDINGS = VERBOSE_FINDINGS  # the default view (overview.py) says what -v shows by these two
-_DEPTH = 4  # steps of "because" shown as indentation; deeper ones stay at this step
 _EVIDENCE = 16  # evidence of one finding
 _NAMES = 16  # names said in one line (libraries needed, GPU code, folders)
 
@@ -401,7 +401,7 @@ def doctor_text(diagnosis: Diagnosis, verdict: Verdict | None = None, *, source:
             *summarised(
                 cause_order(findings),
                 _FINDINGS,
-                lambda item: _finding_lines(item[0], "  " * (1 + min(item[1], _DEPTH))),
+                lambda item: _finding_lines(item[0], "  " + cause_indent(item[1])),
                 "findings",
                 said=_indented,
             ),
@@ -534,7 +534,7 @@ def header_lines(
         lines += summarised(
             cause_order(findings),
             _HEADER_ROWS,
-            lambda item: [f"pytest-cudnn: {'  ' * min(item[1], _DEPTH)}{_headline(item[0])}"],
+            lambda item: [f"pytest-cudnn: {cause_indent(item[1])}{_headline(item[0])}"],
             "findings",
             _HEADER_WHOLE,
             _headed,
