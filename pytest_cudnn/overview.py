@@ -16,6 +16,7 @@ from . import phrases
 from .compat.cuda import architecture_name
 from .diagnosis import Finding, Severity, Verdict
 from .diagnosis.frameworks import concerns, uses
+from .diagnosis.model import cause_links
 from .diagnosis.result import Diagnosis, FrameworkJudgement
 from .environment import CudaRuntime, Cudnn, Gpu, State
 from .style import PLAIN, Status, Style
@@ -57,14 +58,10 @@ def cause_order(findings: Sequence[Finding]) -> list[tuple[Finding, int]]:
     """``findings`` in the diagnosis' own order (diagnose() lists each cause right before what follows from it), each
     with how many steps of ``because`` lead to it: one more than the nearest finding above of its cause's code; 0
     for a finding of its own, or whose cause is not among ``findings`` (a note the default view leaves out)."""
-    ordered: list[tuple[Finding, int]] = []
-    last_depth: dict[str, int] = {}  # code -> the depth of the nearest finding of that code so far
-    for finding in findings:
-        cause = finding.because
-        depth = last_depth[cause] + 1 if cause is not None and cause != finding.code and cause in last_depth else 0
-        ordered.append((finding, depth))
-        last_depth[finding.code] = depth
-    return ordered
+    depths: list[int] = []
+    for cause in cause_links(findings):  # each points up: its depth is known
+        depths.append(0 if cause is None else depths[cause] + 1)
+    return list(zip(findings, depths, strict=True))
 
 
 def cause_indent(depth: int) -> str:

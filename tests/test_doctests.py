@@ -22,6 +22,7 @@ MODULES = [
     "pytest_cudnn.fleet.reading",
     "pytest_cudnn.explain",
     "pytest_cudnn.style",
+    "pytest_cudnn.diagnosis.model",
 ]
 
 

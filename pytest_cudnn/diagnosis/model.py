@@ -234,18 +234,31 @@ def major_minor(text: str | None) -> str | None:
     return f"{match.group(1)}.{match.group(2) or 0}" if match else None
 
 
+def cause_links(findings: Sequence[Finding]) -> list[int | None]:
+    """For each finding, the index of the one it follows from: diagnose() lists each cause right before what
+    follows from it, so that is the nearest finding above of its ``because``'s code; None for a finding of its own
+    or whose cause is not among ``findings`` (a note a view leaves out). Each link points up: no loop.
+
+    >>> a = make_finding("framework-cpu-only", Severity.ERROR, "framework", "a", (), "")
+    >>> b = make_finding("no-cuda-runtime", Severity.ERROR, "cuda-runtime", "b", (), "", because="framework-cpu-only")
+    >>> cause_links([a, b]), cause_links([b])
+    ([None, 0], [None])
+    """
+    last: dict[str, int] = {}  # code -> the index of the nearest finding of that code so far
+    links: list[int | None] = []
+    for index, finding in enumerate(findings):
+        cause = finding.because
+        links.append(last.get(cause) if cause is not None and cause != finding.code else None)
+        last[finding.code] = index
+    return links
+
+
 def root_cause(findings: Sequence[Finding], index: int) -> Finding:
     """The finding that ``findings[index]`` follows from at the end of its ``because`` chain (itself when it follows
-    from none). diagnose() lists each cause before what follows from it, so each link is the nearest finding of that
-    code above."""
-    seen = {index}
-    while findings[index].because is not None:
-        cause = findings[index].because
-        above = next((i for i in range(index - 1, -1, -1) if findings[i].code == cause), None)
-        if above is None or above in seen:
-            break
-        seen.add(above)
-        index = above
+    from none), by :func:`cause_links`."""
+    links = cause_links(findings)
+    while (cause := links[index]) is not None:
+        index = cause
     return findings[index]
 
 
