@@ -263,6 +263,7 @@ class GpuRun:
         from .environment import Cudnn
         from .gpu import CudnnError, create_cudnn_handle
         from .markers import Outcome, Requirement, copy_for, judge
+        from .versions import major_of
 
         if self.replaying:
             # A snapshot names libraries of another machine, or files anyone could have written: loading one
@@ -296,7 +297,7 @@ class GpuRun:
         major = (cudnn.cudart_version or "").partition(".")[0]
         runtime = owner.runtime if owner is not None and owner.runtime is not None else None
         if runtime is None or (runtime.version or "").partition(".")[0] != major:  # its framework's, else the loader's
-            runtime = selected_runtime(env, SpecifierSet(f"=={major}.*")) if major.isdigit() else None
+            runtime = selected_runtime(env, SpecifierSet(f"=={major}.*")) if major_of(major) is not None else None
         runtime_path = runtime.path if runtime and (runtime.version or "").partition(".")[0] == major else None
         try:
             return create_cudnn_handle(

@@ -9,8 +9,6 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from packaging.version import Version
-
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
 
@@ -18,9 +16,33 @@ __all__ = [
     "InvalidVersionValue",
     "cuda_version_from_int",
     "cudnn_version_from_int",
+    "decimal",
     "is_pep440",
+    "major_of",
     "tensorflow_version_field",
 ]
+
+
+def decimal(text: str, digits: int) -> int | None:
+    """The integer that ``text`` spells in 1 to ``digits`` ASCII digits; None for anything else.
+
+    Files on a host are read with this, never with ``int()`` after ``str.isdigit()``: ``isdigit()`` is true of ``²``
+    and ``①``, which ``int()`` refuses, and ``int()`` takes other scripts' digits that no vendor's file writes.
+
+    >>> decimal("107904", 18), decimal("\u00b2", 18), decimal("\u0661\u0662", 18), decimal("", 3), decimal("1234", 3)
+    (107904, None, None, None, None)
+    """
+    return int(text) if 0 < len(text) <= digits and text.isascii() and text.isdigit() else None
+
+
+def major_of(version: str | None) -> int | None:
+    """The major of a dotted version read from a host (``"12.9"`` -> 12); None where it has no ASCII major of at most
+    three digits.
+
+    >>> major_of("12.9"), major_of("9"), major_of("\u00b3.1"), major_of(None), major_of("1000.0")
+    (12, 9, None, None, None)
+    """
+    return decimal((version or "").split(".", maxsplit=1)[0], 3)
 
 
 class InvalidVersionValue(ValueError):
@@ -106,6 +128,8 @@ def is_pep440(text: str) -> bool:
     >>> is_pep440("2.18.0"), is_pep440("2.15.0-custom"), is_pep440("9" * 5000)
     (True, False, False)
     """
+    from packaging.version import Version  # here: the light helpers above are imported where packaging is not
+
     try:
         Version(text)
     except ValueError:  # InvalidVersion, or a number beyond int()'s 4300-digit limit

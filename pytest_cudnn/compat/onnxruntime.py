@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
+from ..versions import major_of
+
 __all__ = ["RELEASES", "OrtRelease", "accepts_cudnn", "release"]
 
 
@@ -70,5 +72,4 @@ def accepts_cudnn(built_major: int, loaded: str) -> bool:
     >>> accepts_cudnn(9, "9.1.0"), accepts_cudnn(9, "8.9.7"), accepts_cudnn(8, "9.0.0")
     (True, False, False)
     """
-    head = loaded.split(".", maxsplit=1)[0]
-    return head.isdigit() and int(head) == built_major
+    return major_of(loaded) == built_major

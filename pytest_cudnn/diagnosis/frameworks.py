@@ -18,7 +18,7 @@ from ..compat import tensorflow as tf_facts
 from ..compat.libraries import provider
 from ..environment import OBJECT_MISSING, CudaRuntime, Cudnn, Environment, FrameworkBuild, LoadedLibrary, State
 from ..frameworks import framework
-from ..versions import canonical_name
+from ..versions import canonical_name, major_of
 from .forward import user_mode_covers
 from .kernels import runs_on
 from .model import Finding, Severity, cite, folder_of, make_finding, parse_version
@@ -264,8 +264,7 @@ def _ctk_fix(distribution: str | None) -> str:
 
 
 def cuda_major(build: FrameworkBuild) -> int | None:
-    head = build.cuda.value.split(".")[0] if build.cuda else ""
-    return int(head) if head.isdigit() and len(head) < 4 else None
+    return major_of(build.cuda.value if build.cuda else None)
 
 
 _Copy = TypeVar("_Copy", CudaRuntime, Cudnn)

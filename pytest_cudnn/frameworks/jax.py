@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..versions import decimal
 from .base import CudnnProblem, Framework, Reading
 
 if TYPE_CHECKING:
@@ -33,9 +34,10 @@ def _loads(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
 def cudnn_number(text: str) -> int | None:
     """'9.8.0' -> 90800: cuDNN's own integer encoding (major * 10000 + minor * 100 + patch from 9, * 1000 before)."""
     parts = text.split(".")
-    if len(parts) < 2 or not all(p.isdigit() and len(p) < 4 for p in parts[:3]):
+    numbers = [decimal(p, 3) for p in parts[:3]]
+    if len(parts) < 2 or None in numbers:
         return None
-    major, minor, patch = (int(p) for p in (*parts[:3], "0")[:3])
+    major, minor, patch = (*(n or 0 for n in numbers), 0)[:3]
     return major * 10000 + minor * 100 + patch if major >= 9 else major * 1000 + minor * 100 + patch
 
 

@@ -21,6 +21,7 @@ import os
 import re
 from typing import TYPE_CHECKING
 
+from ..versions import major_of
 from .base import CudnnProblem, Framework, Reading, Unloadable
 
 if TYPE_CHECKING:
@@ -140,8 +141,8 @@ def _cudnn(
         match = re.search(_CUDNN_PIN, line, re.I)
         if match and metadata and "cudnn" in line.partition(";")[2]:
             return BuildFact(match.group(1), metadata, f"its 'cudnn' extra pins {line.partition(';')[0].strip()}")
-    head = cuda.split(".", maxsplit=1)[0]
-    row = ort_facts.release(version, int(head)) if version and head.isdigit() and len(head) < 4 else None
+    cuda_major = major_of(cuda)
+    row = ort_facts.release(version, cuda_major) if version and cuda_major is not None else None
     if row is None:
         return None
     how = f"ONNX Runtime {row.first}-{row.last} for CUDA {row.cuda} is built with cuDNN {row.cudnn}.x ({row.source})"
@@ -156,8 +157,8 @@ def _loads(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
         return ()
     cuda = [name for name in provider.needed if CUDA_LIBRARY.fullmatch(name)]
     loads = [by_name(name, provider, "DT_NEEDED", True, search) for name in cuda]
-    major = build.cudnn.value.split(".")[0] if build.cudnn else ""
-    if major.isdigit():
+    major = major_of(build.cudnn.value if build.cudnn else None)
+    if major is not None:
         loads.append(by_name(f"libcudnn.so.{major}", provider, "dlopen", True, search))
     return tuple(loads)
 
@@ -165,8 +166,8 @@ def _loads(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
 def _cudnn_problem(build: FrameworkBuild, cudnn: Cudnn, lowest: Version | None, gpus: int) -> CudnnProblem | None:
     from ..compat import onnxruntime as ort_facts
 
-    major = build.cudnn.value.split(".")[0] if build.cudnn else ""
-    if not major.isdigit() or not cudnn.version or ort_facts.accepts_cudnn(int(major), cudnn.version):
+    major = major_of(build.cudnn.value if build.cudnn else None)
+    if major is None or not cudnn.version or ort_facts.accepts_cudnn(major, cudnn.version):
         return None
     problem = f"ONNX Runtime built with cuDNN {major}.x cannot use cuDNN {cudnn.version}"
     return CudnnProblem(problem, "ort-cuda-ep-requirements")

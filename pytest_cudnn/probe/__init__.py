@@ -55,7 +55,7 @@ from ..files import FileRefused, read_regular
 from ..frameworks import REGISTRY, Reading
 from ..native import bounded
 from ..native.isolation import Child, ProbeFailure, start_child
-from ..versions import InvalidVersionValue, cuda_version_from_int, cudnn_version_from_int
+from ..versions import InvalidVersionValue, cuda_version_from_int, cudnn_version_from_int, is_pep440
 from .answers import Batch
 from .discovery import (
     FAMILIES,
@@ -235,7 +235,7 @@ def _frameworks(
 ) -> tuple[tuple[FrameworkBuild, ...], TensorFlow]:
     """Every framework found on ``site_path``, each with the copies its own rules load (Linux: ELF only)."""
     reading = Reading(site_path, distributions, tensorflow)
-    builds = tuple(entry.read(reading) for entry in REGISTRY)
+    builds = tuple(_versioned(entry.read(reading)) for entry in REGISTRY)
     found = [build for build in builds if build.state is not State.ABSENT]
     if layout.system == "Windows" or not found:
         return tuple(found), tensorflow
@@ -259,6 +259,15 @@ def _frameworks(
         # The folders TensorFlow's dlopen searches are those of this object's DT_RUNPATH, not every wheel beside it.
         tensorflow = dataclasses.replace(tensorflow, library_dirs=own_folders(tf_object))
     return tuple(found), tensorflow
+
+
+def _versioned(build: FrameworkBuild) -> FrameworkBuild:
+    """``build`` with a version only where its METADATA's is one by PEP 440, as pip reads it: any other text is no
+    version to compare (and no snapshot could replay it), so it is said in the build's reason instead."""
+    if build.version is None or is_pep440(build.version):
+        return build
+    said = f"its metadata gives version {build.version[:64]!r}, which is not a PEP 440 version"
+    return dataclasses.replace(build, version=None, reason="; ".join(filter(None, (build.reason, said))))
 
 
 def _pathfinder_jobs(frameworks: Sequence[FrameworkBuild], site_path: Sequence[str]) -> list[tuple[int, PathfinderJob]]:

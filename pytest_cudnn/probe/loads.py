@@ -28,6 +28,7 @@ from .. import loader
 from ..compat.loading import LOADS, TORCH_PRELOADS_ALWAYS, torch_preloads
 from ..environment import FrameworkBuild, LinkedObject, LoadedLibrary
 from ..files import FileRefused, read_regular
+from ..versions import major_of
 
 __all__ = [
     "CUDA_LIBRARY",
@@ -102,9 +103,7 @@ _PLACEHOLDER = "lib-pytest-cudnn-placeholder.so"
 
 def cuda_major(build: FrameworkBuild) -> int | None:
     """The CUDA major the build was made for, from its build facts."""
-    text = build.cuda.value if build.cuda else ""
-    head = text.split(".")[0]
-    return int(head) if head.isdigit() and len(head) < 4 else None
+    return major_of(build.cuda.value if build.cuda else None)
 
 
 def framework_loads(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
@@ -299,7 +298,7 @@ def tensorflow_loads(build: FrameworkBuild, search: Search) -> tuple[LoadedLibra
     if framework is None or major is None:
         return ()
     names = [row.soname for row in LOADS if row.framework == "tensorflow" and row.cuda_major == major]
-    cudnn_major = build.cudnn.value.split(".")[0] if build.cudnn else ""
-    if cudnn_major.isdigit():
+    cudnn_major = major_of(build.cudnn.value if build.cudnn else None)
+    if cudnn_major is not None:
         names.append(f"libcudnn.so.{cudnn_major}")
     return tuple(by_name(name, framework, "dlopen", True, search) for name in names)

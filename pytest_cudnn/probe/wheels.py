@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 
 from ..environment import Distribution, FrameworkBuild, RecordEntry, WheelCheck, WheelFile
 from ..files import FileRefused, open_regular, read_regular
-from ..versions import canonical_name
+from ..versions import canonical_name, decimal
 from .distributions import metadata_of
 
 __all__ = ["HASH_LIMIT", "RECORD_LIMIT", "read_record", "read_wheels", "record_lines", "sha256_of"]
@@ -43,6 +43,8 @@ def record_lines(text: str) -> list[_Line]:
 
     >>> record_lines('a.so,,1\\n"b.so,,2\\nc.so,,4\\n')  # a damaged line costs only itself
     [('a.so', 1, None), ('b.so,,2', None, None), ('c.so', 4, None)]
+    >>> record_lines("a.so,,\u00b2\\nb.so,,1\\n")  # '²'.isdigit(), but no size
+    [('a.so', None, None), ('b.so', 1, None)]
     >>> record_lines("nvidia/cudnn/lib/libcudnn.so.9,sha256=abc,107904\\nx.dist-info/RECORD,,\\n")
     [('nvidia/cudnn/lib/libcudnn.so.9', 107904, 'abc'), ('x.dist-info/RECORD', None, None)]
     """
@@ -56,7 +58,7 @@ def record_lines(text: str) -> list[_Line]:
             continue  # a path outside the site folder is no file of this wheel's to check
         algorithm, _, digest = (row[1] if len(row) > 1 else "").partition("=")
         size_text = row[2] if len(row) > 2 else ""
-        size = int(size_text) if size_text.isdigit() and len(size_text) < 19 else None
+        size = decimal(size_text, 18)  # a size too long, or not in ASCII digits, is none
         lines.append((row[0], size, digest if algorithm == "sha256" and digest else None))
     return lines
 
