@@ -46,6 +46,36 @@ _WHERE = {
 }
 
 
+class _OwnModules:
+    """Finds this package's modules as Python's own path finder does, ahead of any finder put before it.
+
+    pytest marks every package of a distribution with a ``pytest11`` entry point for assertion rewriting
+    (``_pytest/config/__init__.py``, ``_mark_plugins_for_rewrite``), and its rewriting finder, first on
+    ``sys.meta_path``, then compiles each of our modules from source on every run wherever it cannot write its own
+    cache (``PYTHONDONTWRITEBYTECODE=1``, a read-only site): measured on 2026-11-29, 0.33 s of a 0.62 s
+    one-test run with torch installed, 75 modules. Nothing here asserts for a test's sake, so the modules are
+    imported as Python imports any other library's, from the bytecode pip compiled at install. This package's own
+    ``__init__`` (this file, which installs the finder) is the one module the rewriter still reads."""
+
+    @staticmethod
+    def find_spec(name: str, path: Any = None, target: Any = None) -> Any:
+        if not name.startswith(__name__ + "."):
+            return None
+        from importlib.machinery import PathFinder
+
+        return PathFinder.find_spec(name, path, target)
+
+
+def _find_own_modules_first() -> None:
+    import sys
+
+    if not any(finder is _OwnModules for finder in sys.meta_path):
+        sys.meta_path.insert(0, _OwnModules)
+
+
+_find_own_modules_first()
+
+
 def __getattr__(name: str) -> Any:
     """The public names, each imported from its module on first use (PEP 562)."""
     module = _WHERE.get(name)
