@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
     from .diagnosis import Diagnosis, Verdict
     from .environment import Environment
+    from .probe.facts import FileFacts
     from .style import Style
 
 __all__ = ["main"]
@@ -47,8 +48,8 @@ _COMMANDS = ("doctor", "snapshot", "fleet", "explain")
 _OWN_OPTIONS = ("-h", "--help", "--version")  # the only options that belong to no command
 
 _USAGE = """\
-pytest-cudnn [doctor] [-v] [--json] [--env FILE] [--framework NAME] [--timeout SECONDS]
-       pytest-cudnn snapshot [-o FILE] [--force] [--redact] [--timeout SECONDS]
+pytest-cudnn [doctor] [-v] [--json] [--env FILE] [--framework NAME] [--timeout SECONDS] [--no-cache]
+       pytest-cudnn snapshot [-o FILE] [--force] [--redact] [--timeout SECONDS] [--no-cache]
        pytest-cudnn fleet [--markdown | --json] [--name NAME=PATH]... REPORT...
        pytest-cudnn explain [--json] CODE | --list
        pytest-cudnn --version"""
@@ -190,6 +191,11 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument(
             "--timeout", type=_timeout, default=10.0, metavar="SECONDS", help="per-library probe timeout (default 10)"
         )
+        sub.add_argument(
+            "--no-cache",
+            action="store_true",
+            help="read every file, leaving the cache of what files say alone (as PYTEST_CUDNN_CACHE=0)",
+        )
     fleet = commands.add_parser(
         "fleet",
         help="merge several runners' --gpu-report files into one view",
@@ -298,15 +304,25 @@ def _escaped(text: str, encoding: str) -> str:
     return clip(escaped, LINE - 32) if len(escaped) > LINE else escaped
 
 
-def _probe(timeout: float) -> Environment:
+def _probe(args: argparse.Namespace) -> tuple[Environment, FileFacts]:
+    from .probe.facts import FileFacts
     from .probing import probe_host
 
-    return probe_host(os.environ, None, timeout, total_timeout=max(60.0, timeout * 3))
+    facts = FileFacts.load(os.environ, False if args.no_cache else None)
+    timeout = args.timeout
+    env = probe_host(os.environ, None, timeout, total_timeout=max(60.0, timeout * 3), facts=facts, meanwhile=_imports)
+    return env, facts
+
+
+def _imports() -> None:
+    """What the doctor's views import, imported while the probe's child answers instead of after."""
+    from . import diagnosis, report  # noqa: F401
 
 
 def _doctor(args: argparse.Namespace) -> int:
+    facts = None
     if args.env is None:
-        env = _probe(args.timeout)  # first: it starts the probe's child before importing anything more
+        env, facts = _probe(args)  # first: it starts the probe's child before importing anything more
     else:
         from .environment import InvalidSnapshot, load_snapshot
 
@@ -323,7 +339,7 @@ def _doctor(args: argparse.Namespace) -> int:
     if args.json:
         _write(json.dumps(doctor_json(diagnosis, result), indent=2) + "\n")
     elif args.verbose:
-        _write(doctor_text(diagnosis, result, source=args.env))
+        _write(doctor_text(diagnosis, result, source=args.env, probe=facts.summary() if facts else None))
     else:
         _write(doctor_summary(diagnosis, result, source=args.env, style=_style(), framework=args.framework))
     return EXIT_OK if result.ok else EXIT_BROKEN
@@ -383,7 +399,7 @@ def _snapshot(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     from .environment import Environment, InvalidSnapshot
 
-    text = _probe(args.timeout).dumps()
+    text = _probe(args)[0].dumps()
     if args.redact:
         import getpass
         import socket

@@ -485,6 +485,15 @@ class WheelFile:
     sha256: str | None  # on disk, as RECORD writes hashes; None: not hashed (over the limit, or unreadable)
     listed_by: tuple[RecordEntry, ...]  # each installed distribution's RECORD line for it
 
+    def written_by(self, entry: RecordEntry) -> bool | None:
+        """Whether the file on disk is the one ``entry``'s RECORD wrote: its size, and its hash when both are known;
+        None when the RECORD line or the disk gives nothing to compare."""
+        if self.size is None or entry.size is None:
+            return None
+        if entry.size != self.size:
+            return False
+        return self.sha256 is None or entry.sha256 is None or self.sha256 == entry.sha256
+
 
 @dataclass(frozen=True)
 class WheelCheck:

@@ -22,7 +22,7 @@ import pytest
 
 from ._run import outputs
 from .session import REPORT_ATTRIBUTE, inspect_only, leave, run_of
-from .settings import ENV_REQUIRE_GPU
+from .settings import ENV_CACHE, ENV_REQUIRE_GPU
 from .signatures import MARKERS, USES_GPU
 from .text import REPORT_WHOLE, line, summarised
 
@@ -100,7 +100,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="fail every test given the gpu fixture whose process holds no CUDA context on that GPU after the test, "
         "as @pytest.mark.uses_gpu does (ini assert_gpu_used)",
     )
+    group.addoption(
+        "--gpu-cache",
+        choices=("on", "off"),
+        default=None,
+        dest="cudnn_cache",
+        help="keep what the host's files say between runs, each fact under its file's identity; off reads every file "
+        f"(default on; ini gpu_cache, environment {ENV_CACHE}=0)",
+    )
     parser.addini("require_gpu", type="bool", default=False, help="as --require-gpu (a CI GPU runner's switch)")
+    parser.addini("gpu_cache", type="bool", default=True, help="as --gpu-cache")
     parser.addini("gpu_probe_timeout", default="10", help="as --gpu-probe-timeout, in seconds")
     parser.addini("gpus_per_worker", default="1", help="GPUs given to each xdist worker")
     parser.addini("gpu_assign", type="bool", default=True, help="give each xdist worker its own GPU(s)")

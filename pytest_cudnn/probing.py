@@ -7,22 +7,29 @@ overlaps those imports, and closes the child on every path out, an import that f
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from .native.isolation import Child, start_child
 
 if TYPE_CHECKING:
     from .environment import Environment
+    from .probe.facts import FileFacts
 
 __all__ = ["probe_host"]
 
 
 def probe_host(
-    environ: Mapping[str, str], python: str | None, job_timeout: float, total_timeout: float | None = None
+    environ: Mapping[str, str],
+    python: str | None,
+    job_timeout: float,
+    total_timeout: float | None = None,
+    facts: FileFacts | None = None,
+    meanwhile: Callable[[], object] | None = None,
 ) -> Environment:
     """:func:`~pytest_cudnn.probe.probe_environment` of ``environ`` with ``python`` as the child's interpreter;
-    ``total_timeout`` defaults to the probe's own."""
+    ``total_timeout`` defaults to the probe's own; ``facts``: what files said in earlier runs (None: read all);
+    ``meanwhile``: work to do while the probe's child answers."""
     child = start_child(environ, python)
     try:
         from .probe import ProbeOptions, probe_environment
@@ -30,7 +37,9 @@ def probe_host(
         bounds = {"job_timeout": job_timeout}
         if total_timeout is not None:
             bounds["total_timeout"] = total_timeout
-        return probe_environment(ProbeOptions(python=python, **bounds), environ=environ, child=child)
+        return probe_environment(
+            ProbeOptions(python=python, **bounds), environ=environ, child=child, facts=facts, meanwhile=meanwhile
+        )
     finally:
         if isinstance(child, Child):
             child.close()  # a second close is nothing: probe_environment closes it too

@@ -358,13 +358,15 @@ def _finding_lines(finding: Finding, indent: str = "  ") -> list[str]:
     return lines
 
 
-def doctor_text(diagnosis: Diagnosis, verdict: Verdict | None = None, *, source: str | None = None) -> str:
+def doctor_text(
+    diagnosis: Diagnosis, verdict: Verdict | None = None, *, source: str | None = None, probe: str | None = None
+) -> str:
     """The doctor's report: everything read, every finding with its evidence and fix, and ``verdict`` (the
-    diagnosis' own unless given: ``--framework`` gives that framework's). Each line is made printable: a snapshot or
-    a library may hold escape sequences."""
+    diagnosis' own unless given: ``--framework`` gives that framework's). ``probe``: what the probe took from the
+    cache of file facts. Each line is made printable: a snapshot or a library may hold escape sequences."""
     env, findings, verdict = diagnosis.env, diagnosis.findings, verdict or diagnosis.verdict
     host = env.host
-    origin = f"replayed from {source}, probed {env.probed_at}" if source else f"probed in {env.probe_seconds:.2f} s"
+    origin = f"replayed from {source}, probed {env.probed_at}" if source else probed_line(env, probe)
     lines = [f"pytest-cudnn doctor: {host.system} {host.machine}, Python {host.python}, {origin}", ""]
     lines += _driver_lines(env)
     lines.append("")
@@ -489,6 +491,11 @@ def _framework_headline(diagnosis: Diagnosis, build: FrameworkBuild) -> str:
     return label(build) + (f": {detail}" if detail else "") + f": {_judged(diagnosis, build).summary}"
 
 
+def probed_line(env: Environment, probe: str | None) -> str:
+    """How long the probe took, and what it took from the cache of file facts where that is said."""
+    return f"probed in {env.probe_seconds:.2f} s" + (f" ({probe})" if probe else "")
+
+
 def header_lines(
     diagnosis: Diagnosis,
     *,
@@ -497,6 +504,7 @@ def header_lines(
     verbose: bool = False,
     source: str | None = None,
     style: Style = PLAIN,
+    probe: str | None = None,
 ) -> list[str]:
     """pytest's session header: driver and GPUs, the libraries in use, each framework, the verdict, each line
     after the mark of its status in ``style`` (pytest writes header lines as they are: a style with colour is
@@ -539,6 +547,8 @@ def header_lines(
             _HEADER_WHOLE,
             _headed,
         )
+    if verbose and probe and not source:
+        lines.append(f"pytest-cudnn: {probed_line(env, probe)}")
     return [line(text, PYTEST_LINE) for text in lines]
 
 

@@ -16,6 +16,7 @@ import pytest
 from ._run.records import REPORT_ATTRIBUTE, Records
 from ._run.xdist import XdistController, xdist_specs, xdist_worker_ids
 from .settings import (
+    cache_setting,
     check_writable,
     ini_bool,
     misread_option,
@@ -31,6 +32,7 @@ if TYPE_CHECKING:  # the run imports what it uses when it uses it: a --collect-o
     from .environment import Environment
     from .gpu import CudnnHandle, GpuDevice
     from .markers import Outcome, Requirement
+    from .probe.facts import FileFacts
 
 __all__ = ["REPORT_ATTRIBUTE", "GpuRun", "inspect_only", "leave", "run_of", "xdist_specs", "xdist_worker_ids"]
 
@@ -69,6 +71,8 @@ class GpuRun:
         self.environ = dict(os.environ)
         self.python = sys.executable
         self.require_gpu = require_gpu_setting(config, self.environ)
+        self.cache = cache_setting(config, self.environ)
+        self.facts: FileFacts | None = None  # what the probe read from the cache, once it ran
         self.timeout = number_setting(config, "cudnn_timeout", "--gpu-probe-timeout", "gpu_probe_timeout", 0.001, 3600)
         self.per_worker = whole_setting(config, "cudnn_per_worker", "--gpus-per-worker", "gpus_per_worker", 1, 1024)
         self.assign = ini_bool(config, "gpu_assign") and config.getoption("cudnn_assign") is not False
@@ -155,9 +159,11 @@ class GpuRun:
             # NVML answers are not refused), and a refusal here would end the worker.
             env = Environment.from_json(self.worker["cudnn_environment"], "the xdist controller", check_devices=False)
         else:
+            from .probe.facts import FileFacts
             from .probing import probe_host
 
-            return probe_host(self.environ, self.python, self.timeout)
+            self.facts = FileFacts.load(self.environ, self.cache)
+            return probe_host(self.environ, self.python, self.timeout, facts=self.facts, meanwhile=_judging_modules)
         if self.worker is not None and "cudnn_visible" in self.worker:
             # This worker sees only its own GPUs: judge requirements against what it sees.
             variables = dict(env.variables, CUDA_VISIBLE_DEVICES=self.worker["cudnn_visible"])
@@ -322,6 +328,11 @@ class GpuRun:
 
 
 RUN = pytest.StashKey[GpuRun]()
+
+
+def _judging_modules() -> None:
+    """What the diagnosis and the header import, imported while the probe's child answers instead of after."""
+    from . import diagnosis, report  # noqa: F401
 
 
 def run_of(config: pytest.Config) -> GpuRun:

@@ -16,7 +16,10 @@ import pytest
 from .files import FileRefused, regular_or_missing
 
 __all__ = [
+    "ENV_CACHE",
     "ENV_REQUIRE_GPU",
+    "bool_setting",
+    "cache_setting",
     "check_writable",
     "ini_bool",
     "misread_option",
@@ -27,6 +30,7 @@ __all__ = [
 ]
 
 ENV_REQUIRE_GPU = "PYTEST_CUDNN_REQUIRE_GPU"
+ENV_CACHE = "PYTEST_CUDNN_CACHE"  # as probe.facts.ENV_CACHE, which the doctor reads (this module imports pytest)
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 # The file names pytest reads its configuration from (pytest's findpaths.locate_config), nearest folder first.
@@ -49,10 +53,20 @@ def ini_bool(config: pytest.Config, key: str) -> bool:
 
 
 def require_gpu_setting(config: pytest.Config, environ: dict[str, str]) -> bool:
-    cli = config.getoption("cudnn_require_gpu")
+    return bool_setting(config, environ, "cudnn_require_gpu", ENV_REQUIRE_GPU, "require_gpu")
+
+
+def cache_setting(config: pytest.Config, environ: dict[str, str]) -> bool:
+    """Whether the probe keeps what files say between runs (``--gpu-cache``, ``PYTEST_CUDNN_CACHE``, ``gpu_cache``)."""
+    return bool_setting(config, environ, "cudnn_cache", ENV_CACHE, "gpu_cache")
+
+
+def bool_setting(config: pytest.Config, environ: dict[str, str], option: str, variable: str, ini: str) -> bool:
+    """A switch set on the command line (True/False, or "on"/"off"), else by ``variable``, else by the ini key."""
+    cli = config.getoption(option)
     if cli is not None:
-        return bool(cli)
-    raw = environ.get(ENV_REQUIRE_GPU)
+        return cli is True or cli == "on"
+    raw = environ.get(variable)
     if raw is not None:
         value = raw.strip().lower()
         if value in _TRUE:
@@ -60,9 +74,9 @@ def require_gpu_setting(config: pytest.Config, environ: dict[str, str]) -> bool:
         if value in _FALSE:
             return False
         raise pytest.UsageError(
-            f"the environment variable {ENV_REQUIRE_GPU}={raw!r}: expected 1/0, true/false, yes/no or on/off"
+            f"the environment variable {variable}={raw!r}: expected 1/0, true/false, yes/no or on/off"
         )
-    return ini_bool(config, "require_gpu")
+    return ini_bool(config, ini)
 
 
 def setting(config: pytest.Config, option: str, flag: str, ini: str) -> tuple[object, str]:

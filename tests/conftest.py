@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,11 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
     (``--dist loadgroup``: tests marked with one ``xdist_group`` share a worker); most of its time is spent in child
     processes, each a single thread. Named files and tests run in this process, where starting workers would cost
     more than they save. ``-n N`` or ``--dist`` chooses for itself; ``-n0`` or ``-p no:xdist`` runs it all here."""
+    # The probe's cache of file facts (pytest_cudnn/probe/facts.py) of this suite's own runs, the outer session and
+    # in-process pytester runs, goes under the checkout, never into the home folder of whoever runs the tests;
+    # simulated hosts keep theirs under their own HOME. The workers inherit it.
+    if "workerinput" not in vars(config):
+        os.environ["XDG_CACHE_HOME"] = str(config.rootpath / ".pytest_cache" / "xdg")
     option = config.option
     if (
         not hasattr(config, "workerinput")  # a worker: its command line is the controller's, and it must not fork

@@ -151,7 +151,7 @@ HEALTHY = EXAMPLES / "healthy-tf2.18-a100.json"
 def no_probe(monkeypatch: pytest.MonkeyPatch) -> None:
     """Fail the test if the command probes this host: a usage error must be found before any probing."""
 
-    def probe(timeout: float) -> Any:
+    def probe(args: object) -> Any:
         raise AssertionError("the command probed the live host")
 
     monkeypatch.setattr(cli, "_probe", probe)
@@ -160,7 +160,7 @@ def no_probe(monkeypatch: pytest.MonkeyPatch) -> None:
 # Ctrl-C and a closed standard output --------------------------------------------------------------
 
 
-def _interrupt(timeout: float) -> Any:
+def _interrupt(args: object) -> Any:
     raise KeyboardInterrupt
 
 
@@ -185,7 +185,7 @@ def test_ctrl_c_while_probing_exits_130_with_one_line(
 def test_a_snapshot_cut_short_while_written_leaves_no_file_behind(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], failure: BaseException
 ) -> None:
-    monkeypatch.setattr(cli, "_probe", lambda timeout: load_snapshot(HEALTHY))
+    monkeypatch.setattr(cli, "_probe", lambda args: (load_snapshot(HEALTHY), None))
 
     def replace(source: Any, target: Any) -> None:
         raise failure
@@ -475,7 +475,7 @@ def test_a_snapshot_that_would_not_replay_is_written_with_a_warning_naming_the_v
     # Should a probe ever record a value replay refuses, the snapshot is still written, and the value named.
     env = EnvBuilder.healthy().build()
     odd = dataclasses.replace(env, tensorflow=dataclasses.replace(env.tensorflow, version="2.15.0-custom"))
-    monkeypatch.setattr(cli, "_probe", lambda timeout: odd)
+    monkeypatch.setattr(cli, "_probe", lambda args: (odd, None))
     snap = tmp_path / "snap.json"
     assert main(["snapshot", "-o", str(snap)]) == 0
     assert capsys.readouterr().err.splitlines() == [

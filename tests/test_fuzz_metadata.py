@@ -120,7 +120,7 @@ def test_the_unfuzzed_site_has_each_kind_of_file_and_every_framework(site: Path,
     }
     env = _probe(site)
     assert {build.name for build in env.frameworks} == {"torch", "tensorflow", "jax", "onnxruntime"}
-    assert env.wheel_checks, "the RECORDs of the wheels torch loads were read"
+    assert env.wheel_files, "the RECORDs of the wheels torch loads were read"
     _views(env)
 
 
@@ -157,13 +157,20 @@ def test_any_one_damaged_metadata_file_is_answered_never_raised(
 @pytest.mark.parametrize("size", ["\u00b2", "\u2460", "\u0663", "\uff11"])
 def test_a_record_size_in_digits_int_refuses_costs_only_its_line(files: list[Path], site: Path, size: str) -> None:
     # The field test's A1: '²'.isdigit() is True and int('²') raises; the doctor, the snapshot and every pytest
-    # session ended in a traceback.
+    # session ended in a traceback. Here a sibling library's line holds the size, and the loaded library's line
+    # another size than the disk's, so that the RECORD is also checked whole.
     record = next(path for path in files if path.name == "RECORD" and path.parent.name.startswith("nvidia_cudnn"))
     lines = record.read_text().splitlines()
-    name, digest, _ = lines[0].split(",")
-    record.write_text("\n".join([f"{name},{digest},{size}", *lines[1:]]) + "\n")
+    front = next(i for i, line in enumerate(lines) if line.startswith("nvidia/cudnn/lib/libcudnn.so.9,"))
+    sibling = next(i for i, line in enumerate(lines) if "libcudnn_graph" in line)
+    name, digest, real = lines[front].split(",")
+    lines[front] = f"{name},{digest},{int(real) + 1}"
+    name, digest, _ = lines[sibling].split(",")
+    lines[sibling] = f"{name},{digest},{size}"
+    record.write_text("\n".join(lines) + "\n")
     env = _probe(site)
     check = next(check for check in env.wheel_checks if check.distribution == "nvidia-cudnn-cu13")
     sized = [line for line in lines if line.rsplit(",", 1)[-1]]
     assert check.files == len(sized) - 1  # the damaged line is no size to check; the others are
+    assert check.differing == ("nvidia/cudnn/lib/libcudnn.so.9",)
     _views(env)

@@ -28,7 +28,9 @@ class Probes:
         self.calls: list[tuple[Any, Mapping[str, str] | None]] = []
         self.children: list[Any] = []  # the child interpreter each call was handed
 
-    def __call__(self, options: Any = None, environ: Mapping[str, str] | None = None, child: Any = None) -> Environment:
+    def __call__(
+        self, options: Any = None, environ: Mapping[str, str] | None = None, child: Any = None, **kwargs: Any
+    ) -> Environment:
         self.calls.append((options, None if environ is None else dict(environ)))
         self.children.append(child)
         return healthy()

@@ -66,9 +66,7 @@ def test_a_real_wheel_file_matches_its_own_record_and_costs_milliseconds() -> No
     assert (entry.distribution, entry.size) == (dist.name, os.path.getsize(path))
     assert file.sha256 is not None
     assert file.sha256 == entry.sha256
-    [check] = checks
-    assert check.files > 10
-    assert check.differing == ()
+    assert checks == ()  # its file is its own: its RECORD is not read whole (issue 28)
     assert spent < 1.0, spent  # measured 1.1 ms warm: one RECORD (104 files), one 741 KB hash, a stat a file
 
 
@@ -100,7 +98,5 @@ def test_a_file_another_wheel_overwrote_is_told_by_its_hash(tmp_path: Path) -> N
         ("nvidia-cudnn-cu13", False),  # same size, another hash
         ("nvidia-cudnn-cu12", True),
     ]
-    assert {c.distribution: c.differing for c in checks} == {
-        "nvidia-cudnn-cu13": ("nvidia/cudnn/lib/libcudnn.so.9",),
-        "nvidia-cudnn-cu12": (),
-    }
+    # Only the RECORD the loaded file contradicts is checked whole.
+    assert {c.distribution: c.differing for c in checks} == {"nvidia-cudnn-cu13": ("nvidia/cudnn/lib/libcudnn.so.9",)}

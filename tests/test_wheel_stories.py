@@ -147,10 +147,6 @@ def test_a_wheel_whose_files_are_its_own_raises_nothing(host: SimHost, compiler:
         str(site / "nvidia" / "cu13" / "lib" / "libcudart.so.13"),
     }
     assert all(file["sha256"] == file["listed_by"][0]["sha256"] for file in files), files
-    checks = sorted((c["distribution"], c["files"], c["differing"]) for c in report["environment"]["wheel_checks"])
-    assert [(name, differing) for name, _, differing in checks] == [
-        ("nvidia-cuda-runtime", []),
-        ("nvidia-cudnn-cu13", []),
-    ]
-    assert all(files > 0 for _, files, _ in checks), checks
+    # Each loaded file is its wheel's own: no RECORD is read whole (issue 28), and none is said to differ.
+    assert report["environment"]["wheel_checks"] == []
     assert f"pins {CUDNN_CU13[0]}=={CUDNN_CU13[1]}  (installed {CUDNN_CU13[1]})" in text

@@ -39,6 +39,7 @@ def header(run: GpuRun, verbose: bool) -> list[str]:
         verbose=verbose,
         source=run.snapshot,
         style=plain_style(_terminal_encoding()),
+        probe=run.facts.summary() if run.facts is not None else None,
     )
     if hosts:
         lines += run.xdist.xdist_lines()

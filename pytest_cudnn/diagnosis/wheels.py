@@ -23,13 +23,8 @@ __all__ = ["matches", "pinned_by", "wheel_rules"]
 
 
 def matches(file: WheelFile, entry: RecordEntry) -> bool | None:
-    """Whether the file on disk is the one ``entry``'s RECORD wrote: its size, and its hash when both are known;
-    None when the RECORD line or the disk gives nothing to compare."""
-    if file.size is None or entry.size is None:
-        return None
-    if entry.size != file.size:
-        return False
-    return file.sha256 is None or entry.sha256 is None or file.sha256 == entry.sha256
+    """Whether the file on disk is the one ``entry``'s RECORD wrote (:meth:`WheelFile.written_by`)."""
+    return file.written_by(entry)
 
 
 def pinned_by(env: Environment, distribution: str) -> list[FrameworkBuild]:

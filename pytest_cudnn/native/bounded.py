@@ -16,7 +16,7 @@ import os
 import select
 import selectors
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from time import monotonic
 
@@ -53,8 +53,12 @@ def run(
     return communicate(process, b"", timeout)
 
 
-def communicate(process: subprocess.Popen[bytes], data: bytes, timeout: float) -> Finished:
+def communicate(
+    process: subprocess.Popen[bytes], data: bytes, timeout: float, meanwhile: Callable[[], object] | None = None
+) -> Finished:
     """Write ``data`` to the process, read its output until EOF, kill it at ``timeout`` seconds, reap it.
+    ``meanwhile`` is called once the process has all of ``data``, while it works: the caller's own work (imports
+    the answers will need) then overlaps the process's instead of following it; whatever it raises is dropped.
 
     Interrupted (KeyboardInterrupt, SystemExit, anything), it kills and reaps the process before the exception
     goes on: a caller that stops waiting leaves no process behind.
@@ -84,6 +88,9 @@ def communicate(process: subprocess.Popen[bytes], data: bytes, timeout: float) -
             if exit_fd is not None:
                 selector.register(exit_fd, selectors.EVENT_READ)
             exited = exit_fd is None  # without a pidfd the exit is awaited after the output ends
+            if not writing:
+                _call(meanwhile)
+                meanwhile = None
             while reading or writing or not exited:
                 remaining = deadline - monotonic()
                 if remaining <= 0:
@@ -102,6 +109,8 @@ def communicate(process: subprocess.Popen[bytes], data: bytes, timeout: float) -
                             writing = False
                             selector.unregister(stdin_fd)
                             process.stdin.close()  # type: ignore[union-attr]
+                            _call(meanwhile)
+                            meanwhile = None
                     else:
                         _read(key.fd, output, reading, selector)
                 if exit_fd is not None and exited and reading:
@@ -129,6 +138,14 @@ def communicate(process: subprocess.Popen[bytes], data: bytes, timeout: float) -
                 stream.close()
     stdout, stderr = (bytes(output.get(fd, b"")) for fd in (stdout_fd, stderr_fd))
     return Finished(returncode, stdout, stderr, timed_out, input_error)
+
+
+def _call(meanwhile: Callable[[], object] | None) -> None:
+    """Run ``meanwhile``; what it raises is the caller's to meet again when it does the same work itself (an import
+    that fails here fails again, and is said, where it is used)."""
+    if meanwhile is not None:
+        with contextlib.suppress(Exception):
+            meanwhile()
 
 
 def _read(fd: int, output: dict[int, bytearray], reading: set[int], selector: selectors.BaseSelector) -> None:

@@ -30,7 +30,7 @@ from .protocol import CRASHED, HUNG, NO_ANSWER, describe
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from typing import Any
 
     # The transport is the same for every kind of job: a job is any mapping (protocol.Job), an answer the dict the
@@ -92,14 +92,21 @@ class Child:
         except OSError as error:
             raise ProbeFailure(f"cannot start {self.command[0]}: {error}") from error
 
-    def run(self, jobs: Mapping[int, Job], job_timeout: float, total_timeout: float) -> dict[int, Result]:
+    def run(
+        self,
+        jobs: Mapping[int, Job],
+        job_timeout: float,
+        total_timeout: float,
+        meanwhile: Callable[[], object] | None = None,
+    ) -> dict[int, Result]:
+        """Each job's result; ``meanwhile`` runs once the child has its jobs (:func:`.bounded.communicate`)."""
         from .bounded import communicate
 
         # This package's folder, then the caller's absolute path entries (never "" or ".").
         search_path = [_PACKAGE_ROOT] + [p for p in sys.path if p and os.path.isabs(p) and p != _PACKAGE_ROOT]
         request = marshal.dumps((search_path, {id_: dict(job) for id_, job in jobs.items()}, float(job_timeout)))
         # Not communicate(timeout=...): its wait polls time.sleep through the time module (see bounded.py).
-        finished = communicate(self.process, request, total_timeout)
+        finished = communicate(self.process, request, total_timeout, meanwhile)
         output, errors = finished.stdout, finished.stderr
         if finished.timed_out:
             stopped = f"the probe process took longer than {total_timeout:g} s and was stopped"

@@ -17,7 +17,7 @@ import platform
 import re
 import shutil
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from time import perf_counter  # bound now: a test patching time.* later changes nothing here
 from typing import TYPE_CHECKING, Any
@@ -67,6 +67,7 @@ from .discovery import (
     relative_path_entries,
 )
 from .distributions import installed_distributions
+from .facts import FileFacts, remembered, using
 from .jax import versions_job, with_versions
 from .kernel import read_kernel_driver
 from .tensorflow import probe_tensorflow
@@ -111,12 +112,31 @@ def probe_environment(
     options: ProbeOptions | None = None,
     environ: Mapping[str, str] | None = None,
     child: Child | ProbeFailure | None = None,
+    facts: FileFacts | None = None,
+    meanwhile: Callable[[], object] | None = None,
 ) -> Environment:
     """Probe this host. Never raises for anything a library or the host does.
+
+    ``facts``: what this host's files said in earlier runs (:mod:`.facts`), used where each file is as it was then,
+    and written back with what this probe read; None reads every file. ``meanwhile``: the caller's work to do
+    while the child answers (the imports that judging the answers needs), not after it.
 
     ``child``: the probe's child interpreter (or why it could not start), started by a caller that had other work
     to do meanwhile (importing this module) with the same ``environ`` and ``options.python``; closed here either
     way. Without one, it starts now, while discovery below reads the file system."""
+    with using(facts):
+        env = _probe_environment(options, environ, child, meanwhile)
+    if facts is not None:
+        facts.note = facts.save() or facts.note
+    return env
+
+
+def _probe_environment(
+    options: ProbeOptions | None,
+    environ: Mapping[str, str] | None,
+    child: Child | ProbeFailure | None,
+    meanwhile: Callable[[], object] | None,
+) -> Environment:
     options = options or ProbeOptions()
     environ = os.environ if environ is None else environ
     started = perf_counter()
@@ -155,7 +175,7 @@ def probe_environment(
         if child is None:
             answers = batch.unanswered(start_failure)
         else:
-            answers = batch.answered(child.run(batch.jobs, options.job_timeout, options.total_timeout))
+            answers = batch.answered(child.run(batch.jobs, options.job_timeout, options.total_timeout, meanwhile))
     finally:
         if child is not None:
             child.close()
@@ -323,17 +343,39 @@ def gather_layout(environ: Mapping[str, str], system: str | None = None) -> Layo
     )
 
 
+# The file `ldconfig -p` lists (glibc elf/ldconfig.c, LD_SO_CACHE "/etc/ld.so.cache").
+LD_SO_CACHE = "/etc/ld.so.cache"
+
+
 def _ldconfig(arch_tag: str) -> tuple[tuple[str, str], ...]:
+    """The loader's cache as ``ldconfig -p`` lists it, kept between runs under the identity of the program and of
+    the cache file it lists (a process of its own saved on every warm run)."""
     binary = shutil.which("ldconfig") or next(
         (path for path in ("/sbin/ldconfig", "/usr/sbin/ldconfig") if os.access(path, os.X_OK)), None
     )
     if binary is None:
         return ()
-    try:  # not subprocess.run(timeout=...): its wait polls time.sleep through the time module (native/bounded.py)
-        listing = bounded.run([binary, "-p"], timeout=10, env={"LC_ALL": "C"})
-    except OSError:
-        return ()
-    return parse_ldconfig(listing.stdout.decode("utf-8", "replace"), arch_tag)
+
+    def listed() -> tuple[tuple[str, str], ...]:
+        try:  # not subprocess.run(timeout=...): its wait polls time.sleep through the time module (native/bounded.py)
+            listing = bounded.run([binary, "-p"], timeout=10, env={"LC_ALL": "C"})
+        except OSError:
+            return ()
+        return parse_ldconfig(listing.stdout.decode("utf-8", "replace"), arch_tag)
+
+    key = f"{binary}\0{arch_tag}"
+    return remembered("ldconfig", key, [binary, LD_SO_CACHE], listed, _encoded_pairs, _decoded_pairs)
+
+
+def _encoded_pairs(pairs: tuple[tuple[str, str], ...]) -> list[list[str]]:
+    return [list(pair) for pair in pairs]
+
+
+def _decoded_pairs(raw: Any) -> tuple[tuple[str, str], ...]:
+    pairs = tuple((name, path) for name, path in raw)
+    if not all(isinstance(name, str) and isinstance(path, str) and path.startswith("/") for name, path in pairs):
+        raise TypeError("not ldconfig's names and paths")
+    return pairs
 
 
 def _soname(copy: Sequence[Candidate]) -> str:

@@ -67,11 +67,22 @@ def note_unreadable(unreadable: dict[str, str], folder: str, error: OSError) -> 
     unreadable[key] = error.strerror or str(error)
 
 
+def _encoded_names(names: Sequence[str] | None) -> list[str] | None:
+    return list(names) if names is not None else None  # None: not kept, so that it is noted again
+
+
 class RealFileSystem:
     def __init__(self) -> None:
         self.unreadable: dict[str, str] = {}
 
     def listdir(self, folder: str) -> Sequence[str] | None:
+        """The names in ``folder``, kept between runs under the folder's identity (:mod:`.facts`: adding, removing
+        or renaming an entry changes a folder's mtime); a folder that cannot be listed is noted, every run."""
+        from .facts import remembered, texts
+
+        return remembered("listdir", folder, [folder], lambda: self._listdir(folder), _encoded_names, texts)
+
+    def _listdir(self, folder: str) -> Sequence[str] | None:
         try:
             return os.listdir(folder)
         except OSError as error:

@@ -9,29 +9,34 @@ from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from ..binaries.elf import read_dynamic
 from ..binaries.fatbin import read_gpu_code
 from ..environment import OBJECT_MISSING, LinkedObject, State
+from .facts import optional_text, remembered, texts
 
 __all__ = ["read_object", "read_objects", "recorded_files"]
 
 
-def read_objects(
-    location: str, names: Iterable[str], installed: Collection[str] | None = None
-) -> tuple[LinkedObject, ...]:
+def read_objects(location: str, names: Iterable[str], metadata: str | None = None) -> tuple[LinkedObject, ...]:
     """Each of ``names`` (paths relative to the package folder ``location``) read; one that is not a file there is
     listed too, with the reason :data:`~pytest_cudnn.environment.OBJECT_MISSING` (its import cannot load it).
-    ``installed``: the files its distribution's RECORD lists (relative to the site folder); where given, a missing
-    object counts only when the RECORD says it was installed (a build that never had it is not broken)."""
+    A missing object counts only where the RECORD beside ``metadata`` (its distribution's METADATA file) says it was
+    installed: a build that never had it is not broken, and without a RECORD nothing says it had. That RECORD
+    (torch's lists about 15,000 files) is read only for an object that is missing."""
     found = []
     package = os.path.basename(location.rstrip(os.sep))
+    installed: set[str] | None = None
     for name in names:
         path = os.path.join(location, name)
         if os.path.isfile(path):
             found.append(read_object(path))
-        elif installed is None or posixpath.join(package, name) in installed:
+            continue
+        if installed is None:
+            installed = recorded_files(metadata)
+        if posixpath.join(package, name) in installed:
             found.append(LinkedObject(path, None, (), None, None, (), (), OBJECT_MISSING))
     return tuple(found)
 
@@ -48,7 +53,12 @@ def recorded_files(metadata: str | None) -> set[str]:
 
 
 def read_object(path: str) -> LinkedObject:
-    """What the loader and the GPU will find in ``path``; what could not be read is said in ``reason``."""
+    """What the loader and the GPU will find in ``path``; what could not be read is said in ``reason``. Kept
+    between runs under the file's identity (:mod:`.facts`): a 1 GB object's fatbin headers are read once."""
+    return remembered("elf-object", path, [path], lambda: _read_object(path), _encoded_object, _object_decoder(path))
+
+
+def _read_object(path: str) -> LinkedObject:
     dynamic = read_dynamic(path)
     code = read_gpu_code(path)
     problems = [read.reason for read in (dynamic, code) if read.state is State.ERROR and read.reason]
@@ -63,3 +73,26 @@ def read_object(path: str) -> LinkedObject:
         ptx=code.ptx,
         reason="; ".join(problems) or None,
     )
+
+
+def _encoded_object(found: LinkedObject) -> list[Any]:
+    return [
+        found.soname,
+        list(found.needed),
+        found.rpath,
+        found.runpath,
+        list(found.sass),
+        list(found.ptx),
+        found.reason,
+    ]
+
+
+def _object_decoder(path: str) -> Callable[[Any], LinkedObject]:
+    def decode(raw: Any) -> LinkedObject:
+        soname, needed, rpath, runpath, sass, ptx, reason = raw
+        return LinkedObject(
+            path, optional_text(soname), texts(needed), optional_text(rpath), optional_text(runpath), texts(sass),
+            texts(ptx), optional_text(reason),
+        )  # fmt: skip
+
+    return decode

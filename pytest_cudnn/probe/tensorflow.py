@@ -254,13 +254,10 @@ def tensorflow_build(tf: TensorFlow, installed: Sequence[Distribution] = ()) -> 
     cudnn = (
         BuildFact(tf.cudnn_version, source, f"cudnn_version = {tf.cudnn_version_raw!r}") if tf.cudnn_version else None
     )
-    from .objects import (  # here, once found: a host without it never imports the ELF reader
-        read_objects,
-        recorded_files,
-    )
+    from .objects import read_objects  # here, once found: a host without it never imports the ELF reader
 
     # Listed even when missing, where its RECORD says it was installed: without it `import tensorflow` fails.
-    objects = read_objects(location, FRAMEWORK_OBJECTS, recorded_files(metadata)) if tf.is_cuda_build else ()
+    objects = read_objects(location, FRAMEWORK_OBJECTS, metadata) if tf.is_cuda_build else ()
     return FrameworkBuild(
         "tensorflow",
         tf.state,

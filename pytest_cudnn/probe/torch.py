@@ -18,6 +18,7 @@ import os
 import re
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from ..environment import BuildFact, Distribution, FrameworkBuild, State
 from ..files import FileRefused, read_regular
@@ -108,14 +109,11 @@ def probe_torch(search_path: Sequence[str], installed: Sequence[Distribution] = 
     # kernels (its fatbin).
     # A CUDA build's objects are all listed, a missing one too: without it `import torch` fails.
     from ..frameworks.torch import FRAMEWORK
-    from .objects import (  # here, once found: a host without it never imports the ELF reader
-        read_objects,
-        recorded_files,
-    )
+    from .objects import read_objects  # here, once found: a host without it never imports the ELF reader
 
     # Where its RECORD says it installed them (a missing one is then a broken install); the names are Linux's.
-    recorded = None if sys.platform.startswith("win") else recorded_files(metadata)
-    objects = read_objects(location, FRAMEWORK.import_objects, recorded or set()) if is_cuda_build else ()
+    record = None if sys.platform.startswith("win") else metadata
+    objects = read_objects(location, FRAMEWORK.import_objects, record) if is_cuda_build else ()
     return FrameworkBuild(
         "torch",
         State.FOUND if source is not None else State.ERROR,
@@ -140,6 +138,27 @@ _RODATA_LIMIT = 64 << 20  # measured: 0.97 MB in torch 2.11.0+cu130's libtorch_p
 
 
 def read_arch_flags(path: str) -> BuildFact | None:
+    """:func:`arch_flags_of` ``path``, kept between runs under the file's identity (:mod:`.facts`)."""
+    from .facts import remembered
+
+    return remembered("arch-flags", path, [path], lambda: arch_flags_of(path), _encoded_fact, _decoded_fact)
+
+
+def _encoded_fact(fact: BuildFact | None) -> list[Any]:
+    return [[fact.value, fact.source, fact.how] if fact is not None else None]
+
+
+def _decoded_fact(raw: Any) -> BuildFact | None:
+    (fact,) = raw
+    if fact is None:
+        return None
+    value, source, how = fact
+    if not all(isinstance(part, str) for part in (value, source, how)):
+        raise TypeError("not a build fact")
+    return BuildFact(value, source, how)
+
+
+def arch_flags_of(path: str) -> BuildFact | None:
     """The CUDA_ARCH_FLAGS string in ``path``'s .rodata: what torch.cuda.get_arch_list() answers (split at spaces)
     where CUDA is available. None where the file, the section or exactly one such string is not there (a string
     of one word could be any other; two different strings, no telling which).
