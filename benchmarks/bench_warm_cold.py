@@ -55,7 +55,8 @@ print(json.dumps({"torch": torch, "editable": editable, "package": os.path.dirna
 
 
 def _median(samples: Samples, what: str) -> float:
-    return statistics.median(getattr(samples, what))
+    values: list[float] = getattr(samples, what)
+    return statistics.median(values)
 
 
 def main() -> None:
