@@ -1,7 +1,5 @@
 """``python -m pytest_cudnn``: the same as the ``pytest-cudnn`` command."""
 
-import sys
+from .cli import run
 
-from .cli import main
-
-sys.exit(main())
+run()
