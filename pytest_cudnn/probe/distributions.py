@@ -13,12 +13,14 @@ import importlib.machinery
 import os
 import re
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from ..environment import Distribution, Pin
 from ..files import FileRefused, read_regular
 from ..frameworks import REGISTRY
 from ..versions import canonical_name
 from .discovery import FileSystem, RealFileSystem
+from .facts import remembered
 
 __all__ = ["installed_distributions", "metadata_header", "package_folders", "relevant"]
 
@@ -91,18 +93,46 @@ def nvidia_pins(requires: Sequence[str], site: str, installed: Sequence[Distribu
     """The Requires-Dist lines on NVIDIA wheels (``nvidia-*``, ``cuda-toolkit``), each with the version of that
     distribution installed in ``site``, the framework's own folder (None when it is not there)."""
     here = {canonical_name(d.name): d.version for d in installed if d.location.rstrip("/") == site.rstrip("/")}
-    from packaging.requirements import Requirement  # only where a framework pins wheels
-
     pins = []
     for line in requires:
-        try:
-            requirement = Requirement(line)
-        except ValueError:  # InvalidRequirement, or a number beyond int()'s digit limit
-            continue
-        if _PINNED.match(requirement.name):
-            installed_version = here.get(canonical_name(requirement.name))
-            pins.append(Pin(line, requirement.name, str(requirement.specifier), installed_version))
+        parsed = requirement_of(line)
+        if parsed is not None and _PINNED.match(parsed[0]):
+            pins.append(Pin(line, parsed[0], parsed[1], here.get(canonical_name(parsed[0]))))
     return tuple(pins)
+
+
+def requirement_of(line: str) -> tuple[str, str] | None:
+    """The name and version specifier of a Requires-Dist line, as pip reads it; None for a line that is none.
+    A pure function of the text: kept between runs under the line (:mod:`.facts`), so that a warm probe
+    does not import packaging's requirement parser (31 ms, measured 2026-11-29)."""
+    import packaging  # its version is part of the key: another packaging may read a line otherwise
+
+    key = f"{packaging.__version__}\0{line}"
+    return remembered("requirement", key, [], lambda: _parsed(line), _encoded_requirement, _decoded_requirement)
+
+
+def _parsed(line: str) -> tuple[str, str] | None:
+    from packaging.requirements import Requirement  # only where a framework pins wheels
+
+    try:
+        requirement = Requirement(line)
+    except ValueError:  # InvalidRequirement, or a number beyond int()'s digit limit
+        return None
+    return requirement.name, str(requirement.specifier)
+
+
+def _encoded_requirement(parsed: tuple[str, str] | None) -> list[Any]:
+    return [list(parsed) if parsed is not None else None]
+
+
+def _decoded_requirement(raw: Any) -> tuple[str, str] | None:
+    (parsed,) = raw
+    if parsed is None:
+        return None
+    name, specifier = parsed
+    if not isinstance(name, str) or not isinstance(specifier, str):
+        raise TypeError("not a requirement")
+    return name, specifier
 
 
 def installed_distributions(site_dirs: Iterable[str], fs: FileSystem | None = None) -> tuple[Distribution, ...]:
