@@ -65,7 +65,7 @@ def main() -> None:
     parser.add_argument("--before", help="a checkout of the code before the change (its pytest_cudnn is used)")
     parser.add_argument("--repeat", type=int, default=15)
     args = parser.parse_args()
-    python = args.python
+    python = os.path.abspath(args.python)
     facts = json.loads(subprocess.run([python, "-c", _INSTALLED], capture_output=True, text=True, check=True).stdout)
     if facts["editable"]:
         raise SystemExit(f"{python}: pytest-cudnn is an editable install; install it as a wheel (see the docstring)")
