@@ -12,7 +12,8 @@ for assertion rewriting, as it does for every user). Interleaved, in a folder ho
   ``--co -q`` (nothing probed) the same;
 * ``pytest-cudnn doctor`` warm, cold and before (exit 1 on a machine without a GPU: still a whole run).
 
-Each set runs twice, with ``PYTHONDONTWRITEBYTECODE=1`` (container images, this project's machines) and without.
+Each set runs twice, with ``PYTHONDONTWRITEBYTECODE=1`` (container images, this project's machines; pytest's own
+cached bytecode of the packages removed first) and without.
 Medians of wall and CPU time, and the ratios the goals are stated in. Not a test: nothing asserts a time.
 
     git worktree add /tmp/before <commit before the change>
@@ -71,9 +72,13 @@ def main() -> None:
         raise SystemExit(f"{python}: pytest-cudnn is an editable install; install it as a wheel (see the docstring)")
     others = [name for name in json.loads(subprocess.run([python, "-c", _PLUGINS], capture_output=True, text=True,
                                                          check=True).stdout) if name != "cudnn"]  # fmt: skip
-    compileall.compile_dir(facts["package"], quiet=1)  # as pip did at install
-    if args.before:
-        compileall.compile_dir(os.path.join(args.before, "pytest_cudnn"), quiet=1)
+    packages = [facts["package"]] + ([os.path.join(args.before, "pytest_cudnn")] if args.before else [])
+    for package in packages:
+        compileall.compile_dir(package, quiet=1)  # as pip did at install
+        # pytest's rewriter reads its own cached bytecode even with PYTHONDONTWRITEBYTECODE=1: an earlier run that
+        # could write it would hide what a machine that never could pays.
+        for cached in Path(package).rglob("__pycache__/*-pytest-*.pyc"):
+            cached.unlink()
     scratch = Path(tempfile.mkdtemp(prefix="bench-warm-cold-"))
     try:
         (scratch / "test_a.py").write_text("def test_a():\n    assert True\n", encoding="utf-8")

@@ -319,8 +319,25 @@ def _imports() -> None:
     from . import diagnosis, report  # noqa: F401
 
 
+def _cache_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with PYTEST_CUDNN_CACHE, found before the probe spends its time (unread with --no-cache)."""
+    if args.no_cache:
+        return None
+    from .probe.facts import cache_wanted
+
+    try:
+        cache_wanted(os.environ)
+    except ValueError as error:
+        return str(error)
+    return None
+
+
 def _doctor(args: argparse.Namespace) -> int:
     facts = None
+    problem = _cache_problem(args) if args.env is None else None
+    if problem:
+        _error(f"error: {problem}")
+        return EXIT_USAGE
     if args.env is None:
         env, facts = _probe(args)  # first: it starts the probe's child before importing anything more
     else:
@@ -394,6 +411,7 @@ def _output_problem(path: str, force: bool) -> str | None:
 
 def _snapshot(args: argparse.Namespace) -> int:
     problem = _output_problem(args.output, args.force) if args.output is not None else None
+    problem = problem or _cache_problem(args)
     if problem:
         _error(f"error: {problem}")
         return EXIT_USAGE

@@ -27,6 +27,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pytest_cudnn.cli import main
 from pytest_cudnn.diagnosis import judge_environment
 from pytest_cudnn.environment import Environment
 from pytest_cudnn.probe import probe_environment
@@ -140,6 +141,17 @@ def test_a_cache_not_to_be_trusted_is_ignored_with_a_note(
         assert remembered("lines", str(data), [str(data)], lambda: 1, int, _whole) == 1
     assert facts.reads == 1
     assert said in facts.summary()
+
+
+def test_a_cache_of_another_user_is_ignored(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("only root can give a file to another user")
+    environ, data = _cache(tmp_path), tmp_path / "data.txt"
+    data.write_text("a\n")
+    _count(environ, data)
+    path = Path(str(cache_file(environ)))
+    os.chown(path, 12345, -1)
+    assert FileFacts.load(environ).note == f"cache {path} ignored: owned by user 12345, not by this one"
 
 
 def test_a_value_that_does_not_decode_is_read_again(tmp_path: Path) -> None:
@@ -396,3 +408,59 @@ def test_a_healthy_torch_host_reads_no_record_whole_and_a_warm_probe_reads_almos
     assert _snapshot(warm) == _snapshot(cold)
     assert warm_facts.hits == cold_facts.reads - warm_facts.reads, warm_facts.summary()
     assert warm_facts.reads <= 2, warm_facts.summary()
+
+
+# The plugin's settings -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "variable", "ini", "said"),
+    [
+        ((), None, None, "file facts from the cache"),
+        (("--gpu-cache=off",), None, None, "no cache: turned off"),
+        ((), "0", None, "no cache: turned off"),
+        ((), None, "false", "no cache: turned off"),
+        (("--gpu-cache=on",), "off", "false", "file facts from the cache"),  # the command line wins
+        ((), "1", "false", "file facts from the cache"),  # the variable wins over the ini key
+    ],
+)
+def test_the_cache_setting_and_its_precedence(
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    args: tuple[str, ...],
+    variable: str | None,
+    ini: str | None,
+    said: str,
+) -> None:
+    pytester.makepyfile("def test_a():\n    pass\n")
+    if ini is not None:
+        pytester.makeini(f"[pytest]\ngpu_cache = {ini}\n")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(pytester.path / "cache"))
+    if variable is None:
+        monkeypatch.delenv("PYTEST_CUDNN_CACHE", raising=False)
+    else:
+        monkeypatch.setenv("PYTEST_CUDNN_CACHE", variable)
+    result = pytester.runpytest_subprocess("-v", "-p", "no:cacheprovider", *args)
+    result.assert_outcomes(passed=1)
+    probed = [line for line in result.outlines if line.startswith("pytest-cudnn: probed in ")]
+    assert len(probed) == 1, result.outlines
+    assert said in probed[0], probed
+
+
+def test_a_bad_cache_variable_is_a_usage_error_naming_it(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytester.makepyfile("def test_a():\n    pass\n")
+    monkeypatch.setenv("PYTEST_CUDNN_CACHE", "sometimes")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*the environment variable PYTEST_CUDNN_CACHE='sometimes': expected 1/0, true/false, yes/no or on/off*"]
+    )
+    # The doctor and the snapshot read the same variable: a usage error there too, before anything is probed.
+    capsys.readouterr()
+    assert main(["doctor"]) == 2
+    assert capsys.readouterr().err == (
+        "pytest-cudnn: error: the environment variable PYTEST_CUDNN_CACHE='sometimes': expected 1/0, true/false, "
+        "yes/no or on/off\n"
+    )

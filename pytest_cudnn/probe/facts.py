@@ -52,7 +52,8 @@ LIMIT = 16 << 20  # bytes: a host with every framework keeps a few hundred KB
 MAX_ENTRIES = 20_000  # facts kept in all: those used by the last run first, then the newest others
 ENV_CACHE = "PYTEST_CUDNN_CACHE"
 RACY = 100_000_000  # ns: a fact of a file changed less than this long ago is not kept (see _settled)
-_OFF = frozenset({"0", "off", "false", "no"})
+_OFF = frozenset({"0", "off", "false", "no", ""})
+_ON = frozenset({"1", "on", "true", "yes"})
 
 T = TypeVar("T")
 _MISSING = object()
@@ -71,8 +72,15 @@ def identity(path: str) -> list[int] | None:
 
 
 def cache_wanted(environ: Mapping[str, str]) -> bool:
-    """Whether ``PYTEST_CUDNN_CACHE`` leaves the cache on (unset, or anything but 0/off/false/no)."""
-    return environ.get(ENV_CACHE, "").strip().lower() not in _OFF
+    """Whether ``PYTEST_CUDNN_CACHE`` leaves the cache on (unset: on). Raises ValueError, naming the variable and
+    its value, for anything but 1/0, true/false, yes/no and on/off (as the plugin's own switches read)."""
+    raw = environ.get(ENV_CACHE)
+    if raw is None:
+        return True
+    value = raw.strip().lower()
+    if value in _OFF or value in _ON:
+        return value in _ON
+    raise ValueError(f"the environment variable {ENV_CACHE}={raw!r}: expected 1/0, true/false, yes/no or on/off")
 
 
 def cache_file(environ: Mapping[str, str]) -> str | None:
@@ -106,7 +114,11 @@ class FileFacts:
     def load(cls, environ: Mapping[str, str], wanted: bool | None = None) -> FileFacts:
         """The cache of this interpreter, or an empty one (off, missing, or refused with a note); never raises.
         ``wanted``: whether it is on (the plugin's settings decide); None: as ``PYTEST_CUDNN_CACHE`` says."""
-        if not (cache_wanted(environ) if wanted is None else wanted):
+        try:
+            on = cache_wanted(environ) if wanted is None else wanted
+        except ValueError as error:
+            return cls(None, note=f"no cache: {error}")
+        if not on:
             return cls(None, note="no cache: turned off")
         path = cache_file(environ)
         if path is None:
