@@ -373,6 +373,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     config = session.config
     if config.getoption("dist", "no") != "no" and not hasattr(config, "workerinput"):
         run_of(config).records.activate()  # an xdist controller: the facts arrive on the workers' reports
+    if not inspect_only(config) and not hasattr(config, "workerinput"):
+        outputs.provisional(run_of(config))
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:

@@ -58,6 +58,28 @@ def test_missing_report_folders_are_created(pytester: pytest.Pytester) -> None:
     assert json.loads(report.read_text())["verdict"]["ok"] is True
 
 
+def test_a_run_that_ends_without_a_summary_leaves_a_report_saying_so(pytester: pytest.Pytester) -> None:
+    # As a libcuda that exits or crashes inside --assert-gpu-used's driver call (field test A5) would: the process
+    # ends in the middle of the run. The report written at the start says the run did not finish.
+    pytester.makepyfile("import os\n\ndef test_a():\n    pass\n\ndef test_b():\n    os._exit(3)\n")
+    report = pytester.path / "gpu.json"
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", f"--gpu-env={snapshot(pytester, healthy())}", f"--gpu-report={report}"
+    )
+    assert result.ret == 3
+    written = json.loads(report.read_text())
+    assert written["finished"] is False
+    assert written["verdict"]["ok"] is True  # the stack as judged at the start: all that is known
+
+
+def test_a_finished_run_says_so_in_its_report(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_a():\n    pass\n")
+    report = pytester.path / "gpu.json"
+    result = pytester.runpytest(f"--gpu-env={snapshot(pytester, healthy())}", f"--gpu-report={report}")
+    assert result.ret == 0
+    assert json.loads(report.read_text())["finished"] is True
+
+
 @pytest.mark.parametrize(
     ("where", "message"),
     [
@@ -103,7 +125,8 @@ def test_a_report_path_that_is_no_regular_file_is_a_usage_error_at_the_start_and
 def test_a_report_path_that_becomes_no_regular_file_during_the_run_is_left_as_it_was(
     pytester: pytest.Pytester, make: str, reason: str
 ) -> None:
-    pytester.makepyfile(f"import os\n\ndef test_a():\n    path = 'gpu.json'\n    {make}\n")
+    # The run wrote its provisional report (finished: false) at the start; a test puts something else in its place.
+    pytester.makepyfile(f"import os\n\ndef test_a():\n    path = 'gpu.json'\n    os.remove(path)\n    {make}\n")
     result = pytester.runpytest(f"--gpu-env={snapshot(pytester, healthy())}", "--gpu-report=gpu.json")
     assert result.ret == 0
     result.stdout.fnmatch_lines(
@@ -117,8 +140,11 @@ def test_a_report_path_that_becomes_no_regular_file_during_the_run_is_left_as_it
 def test_a_report_that_cannot_be_written_at_the_end_is_one_line_and_the_run_still_passes(
     pytester: pytest.Pytester,
 ) -> None:
-    # The folder is free at the start; a test puts a file in its place.
-    pytester.makepyfile("from pathlib import Path\n\ndef test_a():\n    Path('late').write_text('')\n")
+    # The folder is made at the start, for the provisional report; a test puts a file in its place.
+    pytester.makepyfile(
+        "import shutil\nfrom pathlib import Path\n\n"
+        "def test_a():\n    shutil.rmtree('late')\n    Path('late').write_text('')\n"
+    )
     result = pytester.runpytest(f"--gpu-env={snapshot(pytester, healthy())}", "--gpu-report=late/gpu.json")
     assert result.ret == 0
     result.stdout.fnmatch_lines(
@@ -302,9 +328,11 @@ def test_without_the_terminal_a_report_that_cannot_be_written_is_said_on_stderr(
     pytester.makepyfile(
         textwrap.dedent(
             """
+            import shutil
             from pathlib import Path
 
             def test_a():
+                shutil.rmtree("late")  # made at the start, for the provisional report
                 Path("late").write_text("")
             """
         )

@@ -17,7 +17,7 @@ from ..files import FileRefused, append_regular, write_atomically
 if TYPE_CHECKING:
     from ..session import GpuRun
 
-__all__ = ["document", "finish", "gpu_use_line", "header", "suite_properties"]
+__all__ = ["document", "finish", "gpu_use_line", "header", "provisional", "suite_properties"]
 
 
 def header(run: GpuRun, verbose: bool) -> list[str]:
@@ -78,10 +78,7 @@ def finish(run: GpuRun, session: pytest.Session) -> None:
     if run.require_gpu and not (run.verdict.ok and not run.xdist.broken_hosts()):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
     if run.report_path is not None:
-        try:
-            write_atomically(run.report_path, json.dumps(document(run), indent=2), make_folders=True)
-        except (OSError, FileRefused) as error:
-            run.problems.append(f"could not write --gpu-report {run.report_path}: {_reason(error, run.report_path)}")
+        _write_report(run, run.report_path, finished=True)
     if run.step_summary and not run.nested:
         from ..report import markdown_summary
 
@@ -96,6 +93,23 @@ def finish(run: GpuRun, session: pytest.Session) -> None:
         except (OSError, FileRefused) as error:
             reason = _reason(error, Path(run.step_summary))
             run.problems.append(f"could not append to GITHUB_STEP_SUMMARY {run.step_summary}: {reason}")
+
+
+def provisional(run: GpuRun) -> None:
+    """``--gpu-report`` as the run starts, with ``"finished": false``: a run that ends without a summary (a test, or
+    a driver call of ``--assert-gpu-used``, that crashes or exits the process) leaves a report that says so instead
+    of none; the end of the run writes it whole over this one."""
+    if run.report_path is not None:
+        _write_report(run, run.report_path, finished=False)
+
+
+def _write_report(run: GpuRun, path: Path, finished: bool) -> None:
+    try:
+        write_atomically(path, json.dumps({**document(run), "finished": finished}, indent=2), make_folders=True)
+    except (OSError, FileRefused) as error:
+        problem = f"could not write --gpu-report {path}: {_reason(error, path)}"
+        if problem not in run.problems:
+            run.problems.append(problem)
 
 
 def gpu_use_line(not_used: int, unknown: int) -> str:
