@@ -1,6 +1,7 @@
 """A property of agreement: every view of an environment gives one answer about each framework.
 
-Environments are generated with one to four frameworks (torch, JAX, CuPy, TensorFlow; GPU or CPU builds), a
+Environments are generated with one to four frameworks (torch, JAX, CuPy, TensorFlow; GPU or CPU builds; torch's
+cuDNN sometimes a build for another CUDA major than its runtime, each other framework with its own pair), a
 driver of one of three CUDA majors or none, GPUs of three generations, and copies that may be broken. For every
 framework X, three views that once worked the answer out each their own way must agree:
 
@@ -76,8 +77,11 @@ def _torch(draw: st.DrawFn, b: EnvBuilder) -> None:
     runtime = f"{SITE}/nvidia/{'cu13' if cuda13 else 'cuda_runtime'}/lib/libcudart.so.{13 if cuda13 else 12}"
     cudnn = f"{SITE}/nvidia/cudnn{13 if cuda13 else 12}/lib/libcudnn.so.9"
     raw = 13020 if cuda13 else 12040
+    # Mixed runtimes per framework: the cuDNN torch loads may be a build for the other CUDA major (another wheel
+    # wrote over its own), while JAX and TensorFlow keep theirs.
+    built_for = draw(st.sampled_from([raw, raw, 12090 if cuda13 else 13020]))
     b.runtime(runtime, raw, (Via.PIP_WHEEL,), rank=None)
-    b.cudnn(cudnn, "9.26.0" if cuda13 else "9.1.0", raw, (Via.PIP_WHEEL,), rank=None,
+    b.cudnn(cudnn, "9.26.0" if cuda13 else "9.1.0", built_for, (Via.PIP_WHEEL,), rank=None,
             create_status=draw(st.sampled_from([0, 0, 1001])),
             siblings_missing=draw(st.sampled_from([(), (), ("libcudnn_graph.so.9",)])))  # fmt: skip
     if draw(GPU_BUILD):

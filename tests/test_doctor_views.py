@@ -510,7 +510,8 @@ def test_under_framework_the_verdict_takes_the_mark_of_that_frameworks_line() ->
     done = _doctor("--framework", "torch", "--env", "examples/snapshots/overwritten-wheels.json")
     assert (done.returncode, done.stderr) == (0, "")
     assert (
-        "\n! PyTorch       2.15.0+cu132: can run GPU work here (see [wheel-files-overwritten] above)\n" in done.stdout
+        "\n! PyTorch       2.15.0+cu132: can run GPU work here "
+        "(see [wheel-files-overwritten], [cudnn-cuda-mismatch] above)\n" in done.stdout
     )
     assert "\n! Verdict: PyTorch 2.15.0+cu132: can run GPU work here\n" in done.stdout
     healthy = _doctor("--framework", "jax", "--env", "examples/snapshots/jax0.10-cuda12-healthy.json")

@@ -11,7 +11,14 @@ import sys
 
 import pytest
 
-from .frameworkhosts import TF_2_21_RUNPATH, plant_cuda12_wheels, plant_nvidia_wheel, plant_tensorflow, plant_torch
+from .frameworkhosts import (
+    TF_2_21_RUNPATH,
+    plant_cuda12_wheels,
+    plant_jax,
+    plant_nvidia_wheel,
+    plant_tensorflow,
+    plant_torch,
+)
 from .simhost import Compiler, SimHost
 from .test_framework_stories import (
     A100,
@@ -150,3 +157,70 @@ def test_a_wheel_whose_files_are_its_own_raises_nothing(host: SimHost, compiler:
     # Each loaded file is its wheel's own: no RECORD is read whole (issue 28), and none is said to differ.
     assert report["environment"]["wheel_checks"] == []
     assert f"pins {CUDNN_CU13[0]}=={CUDNN_CU13[1]}  (installed {CUDNN_CU13[1]})" in text
+
+
+# 3. Each framework judged by its own pair (issue 29, D1 of the real-wheels report) ------------------------------
+
+MIXED_MARKERS = {
+    "test_mixed.py": """
+        import pytest
+
+        @pytest.mark.requires_torch
+        def test_torch():
+            pass
+
+        @pytest.mark.requires_cudnn(">=9", framework="torch")
+        def test_torch_cudnn():
+            pass
+    """
+}
+
+
+def tensorflow_then_torch_and_jax(host: SimHost, compiler: Compiler) -> None:
+    """`pip install tensorflow[and-cuda]` (CUDA 12.9, the cu12 cuDNN 9.28), then `pip install torch 'jax[cuda12]'`:
+    torch's nvidia-cudnn-cu13 writes nvidia/cudnn/lib over the cu12 one, and brings its own CUDA 13.2 runtime."""
+    site = host.site_packages
+    host.add_driver([A100], version=DRIVER_580[0], cuda_version=DRIVER_580[1])
+    without_ldconfig_cache(host)
+    plant_tensorflow(
+        site,
+        compiler,
+        requires=(f'{CUDNN_CU12[0]}=={CUDNN_CU12[1]}; extra == "and-cuda"',),
+        runpath_components=(*TF_2_21_RUNPATH, "cusolver"),
+    )
+    plant_cuda12_wheels(site, compiler, cudart=12090, cudnn=None)
+    plant_nvidia_wheel(site, compiler, "cusolver", others=("libcusolver.so.11",))
+    plant_nvidia_wheel(site, compiler, "cudnn", cudnn=(9, 28, 0), cudnn_cudart=12090, distribution=CUDNN_CU12)
+    plant_jax(site, compiler, major=12)
+    plant_torch(site, compiler, pins=(f"{CUDNN_CU13[0]}=={CUDNN_CU13[1]}",))
+    plant_nvidia_wheel(site, compiler, "cu13", cudart=13020, distribution=("nvidia-cuda-runtime", "13.2.51"))
+    plant_nvidia_wheel(site, compiler, "cudnn", cudnn=(9, 26, 0), cudnn_cudart=13020, distribution=CUDNN_CU13)
+
+
+def test_torch_beside_tensorflow_and_jax_is_judged_by_its_own_cuda_runtime(host: SimHost, compiler: Compiler) -> None:
+    tensorflow_then_torch_and_jax(host, compiler)
+    code, report, text = doctor(host)
+    verdicts = {entry["name"]: entry for entry in report["frameworks"]}
+    # torch loads its own pinned cuDNN with its own CUDA 13.2: nothing about that pair is wrong.
+    assert verdicts["torch"]["ok"] is True, verdicts["torch"]
+    assert verdict_line(text, "PyTorch").startswith("can run"), text
+    # TensorFlow and JAX use that CUDA 13 cuDNN with their CUDA 12.9 runtime: one finding, about them alone.
+    mismatch = finding(report, "cudnn-cuda-mismatch")
+    assert mismatch["summary"] == (
+        "cuDNN 9.26.0 was built for CUDA 13.2, but TensorFlow and JAX use it with CUDA 12.9"
+    ), mismatch
+    assert mismatch["frameworks"] == ["tensorflow", "jax"]
+    assert mismatch["severity"] == "warning"  # cuDNN 9 brings its own CUDA runtime: one rule, as for layout 5 below
+    assert code == 0, text
+    ran = host.pytest(files=MIXED_MARKERS)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "2 passed" in ran.stdout, ran.stdout
+
+
+def test_a_cu12_cudnn_over_torchs_cu13_one_follows_the_same_rule(host: SimHost, compiler: Compiler) -> None:
+    torch_then_tensorflow(host, compiler)  # torch now loads the cu12 cuDNN 9.28 with its own CUDA 13.2
+    code, report, text = doctor(host)
+    mismatch = finding(report, "cudnn-cuda-mismatch")
+    assert mismatch["summary"] == "cuDNN 9.28.0 was built for CUDA 12.9, but PyTorch uses it with CUDA 13.2"
+    assert (mismatch["severity"], mismatch["frameworks"]) == ("warning", ["torch"])
+    assert code == 0, text

@@ -143,6 +143,15 @@ SOURCES: dict[str, str] = {
         "cuDNN 9 support matrices: https://docs.nvidia.com/deeplearning/cudnn/backend/v9.0.0/reference/"
         "support-matrix.html, v9.5.0 and v9.5.1 (compute capability 9.0 down to 5.0, Maxwell and later)"
     ),
+    "cudnn-9-own-runtime": (
+        "measured 2026-11-29 with readelf -d on the PyPI wheels nvidia-cudnn-cu12 9.28.0.42 and nvidia-cudnn-cu13 "
+        "9.24.0.43: no libcudnn*.so.9 needs libcudart (libcudnn.so.9: libdl, libpthread, librt, libstdc++, libm, "
+        "libgcc_s, libc, RPATH $ORIGIN; libcudnn_graph.so.9 adds libz and the RUNPATH $ORIGIN:$ORIGIN/../../cublas/"
+        "lib:$ORIGIN/../../cuda_nvrtc/lib, and :$ORIGIN/../../cu13/lib in the cu13 build), so each build brings its "
+        "own CUDA runtime and finds cuBLAS and NVRTC of its own CUDA major; cuDNN 9 support matrix "
+        "(https://docs.nvidia.com/deeplearning/cudnn/backend/latest/reference/support-matrix.html): one build per "
+        "CUDA major (cuDNN for CUDA 12.x, for CUDA 13.x)"
+    ),
     "cudnn-911-floor": (
         "cuDNN 9.11 and later support compute capability 7.5 and later only. The cuDNN 9.11.0 release notes and "
         "support matrix could not be read here; what was read: pytorch/pytorch torch/backends/cudnn/__init__.py @ "

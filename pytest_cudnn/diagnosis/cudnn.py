@@ -6,15 +6,18 @@ from collections.abc import Iterator
 
 from packaging.version import Version
 
+from .. import phrases
 from ..compat import cudnn as cudnn_facts
 from ..compat.libraries import provider
 from ..environment import (
+    CudaRuntime,
     Cudnn,
     Environment,
     Failure,
     Gpu,
     State,
 )
+from ..text import listing
 from ..versions import canonical_name
 from .model import (
     CODES,
@@ -32,6 +35,8 @@ from .runtime import failed_how, failure_fix
 from .stack import (
     copy_in_use,
     cudnn_evidence,
+    framework_copies,
+    gpu_frameworks,
     gpu_text,
     gpus_with_capability,
     load_copy,
@@ -51,46 +56,89 @@ def cudnn_rules(env: Environment) -> Iterator[Finding]:
         yield from _cudnn_copy(env, cudnn)
     runtime = stack_runtime(env)
     gpus = gpus_with_capability(env)
-    for cudnn in stack_cudnns(env):
-        if (
-            runtime
-            and runtime.version
-            and cudnn.cudart_version
-            and not _same_cuda(cudnn.cudart_version, runtime.version)
-        ):
-            yield make_finding(
-                "cudnn-cuda-mismatch",
-                Severity.ERROR,
-                "cudnn",
-                f"cuDNN {cudnn.version} was built for CUDA {cudnn.cudart_version}, but the stack uses CUDA "
-                f"{runtime.version}",
-                (cudnn_evidence(cudnn), runtime_evidence(runtime), "cudnnGetCudartVersion reports the build's CUDA"),
-                f"install the cuDNN {cudnn.version} build for CUDA {major_minor(runtime.version)}",
-                (cudnn.path,),
-            )
-        elif (
-            runtime is None
-            and cudnn.cudart_version
-            and not any(
+    for cudnn, with_runtime, names in _pairs(env):
+        yield from _pair_mismatch(cudnn, with_runtime, names)
+    if runtime is None:
+        for cudnn in stack_cudnns(env):
+            if cudnn.cudart_version and not any(
                 r.version and loader_visible(r.via) and _same_cuda(cudnn.cudart_version, r.version)
                 for r in env.cuda_runtimes
-            )
-        ):
-            yield make_finding(
-                "cudnn-cuda-mismatch",
-                Severity.WARNING,
-                "cudnn",
-                f"cuDNN {cudnn.version} was built for CUDA {cudnn.cudart_version}, and no CUDA runtime of that "
-                "release is on the loader path",
-                [cudnn_evidence(cudnn)] + [runtime_evidence(r) for r in env.cuda_runtimes if loader_visible(r.via)],
-                f"install the CUDA {major_minor(cudnn.cudart_version)} runtime, or the cuDNN build for your CUDA",
-                (cudnn.path,),
-            )
+            ):
+                yield make_finding(
+                    "cudnn-cuda-mismatch",
+                    Severity.WARNING,
+                    "cudnn",
+                    f"cuDNN {cudnn.version} was built for CUDA {cudnn.cudart_version}, and no CUDA runtime of that "
+                    "release is on the loader path",
+                    [cudnn_evidence(cudnn)] + [runtime_evidence(r) for r in env.cuda_runtimes if loader_visible(r.via)],
+                    f"install the CUDA {major_minor(cudnn.cudart_version)} runtime, or the cuDNN build for your CUDA",
+                    (cudnn.path,),
+                )
     # Every copy the stack or a framework loads is judged against the GPUs: a copy jax[cuda12] or torch gets
     # through its own search is no less on the GPU than the one on the loader path.
     for cudnn in _used_cudnns(env):
         for gpu in gpus:
             yield from _cudnn_gpu(env, cudnn, gpu)
+
+
+def _pairs(env: Environment) -> list[tuple[Cudnn, CudaRuntime, list[str]]]:
+    """Each cuDNN copy with the CUDA runtime it is used with, and the frameworks that use the two together:
+    TensorFlow's pair is the one its loader picks (the stack's); every other framework's, the copies its own search
+    gives it. One pair is judged once, for all the frameworks that share it."""
+    pairs: dict[tuple[str, str], tuple[Cudnn, CudaRuntime, list[str]]] = {}
+    stack = stack_runtime(env)
+    if stack is not None:
+        for cudnn in stack_cudnns(env):
+            pairs.setdefault((cudnn.path, stack.path), (cudnn, stack, []))[2].append("tensorflow")
+    for build in gpu_frameworks(env):
+        if build.name == "tensorflow":
+            continue
+        copies = framework_copies(env, build)
+        runtimes = [c for c in copies if isinstance(c, CudaRuntime)]
+        for cudnn in (c for c in copies if isinstance(c, Cudnn)):
+            # Judged against the runtime of its own major where the framework loads several (torch's preloads).
+            runtime = next((r for r in runtimes if _pairs_with(cudnn, r)), runtimes[0] if runtimes else None)
+            if runtime is not None:
+                names = pairs.setdefault((cudnn.path, runtime.path), (cudnn, runtime, []))[2]
+                names.append(build.name)
+    return list(pairs.values())
+
+
+def _pairs_with(cudnn: Cudnn, runtime: CudaRuntime) -> bool:
+    return not (runtime.version and cudnn.cudart_version) or _same_cuda(cudnn.cudart_version, runtime.version)
+
+
+def _pair_mismatch(cudnn: Cudnn, runtime: CudaRuntime, names: list[str]) -> Iterator[Finding]:
+    """One rule for every framework: a cuDNN built for another CUDA release than the runtime a framework uses it with.
+
+    An error where the build cannot work: before cuDNN 9 each build is judged as NVIDIA's support matrices pair it
+    (before CUDA 11, one major.minor, whose runtime it loads). From cuDNN 9 a warning: its libraries carry their
+    own CUDA runtime (measured: libcudnn*.so.9 of nvidia-cudnn-cu12 9.28.0.42 and -cu13 9.24.0.43 need no
+    libcudart; they find cuBLAS and NVRTC by their own RUNPATH), so it loads and runs where the driver serves its
+    CUDA (cudnnCreate, probed, says so), while NVIDIA's support matrix pairs each build with one CUDA major
+    ("cudnn-support-matrix")."""
+    if _pairs_with(cudnn, runtime):
+        return
+    shared = names != ["tensorflow"]
+    who = listing([phrases.framework(name) for name in names], separator=" and " if len(names) == 2 else ", ")
+    severity = Severity.WARNING if (major(cudnn.version) or 0) >= 9 else Severity.ERROR
+    used = f"but {who} {'use' if len(names) > 1 else 'uses'} it with CUDA {runtime.version}"
+    yield make_finding(
+        "cudnn-cuda-mismatch",
+        severity,
+        "cudnn",
+        f"cuDNN {cudnn.version} was built for CUDA {cudnn.cudart_version}, "
+        + (used if shared else f"but the stack uses CUDA {runtime.version}"),
+        (
+            cudnn_evidence(cudnn),
+            runtime_evidence(runtime),
+            "cudnnGetCudartVersion reports the build's CUDA",
+            cite("cudnn-9-own-runtime") if severity is Severity.WARNING else "",
+        ),
+        f"install the cuDNN {cudnn.version} build for CUDA {major_minor(runtime.version)}",
+        (cudnn.path,),
+        frameworks=names if shared else (),
+    )
 
 
 def _used_cudnns(env: Environment) -> list[Cudnn]:

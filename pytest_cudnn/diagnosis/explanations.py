@@ -1179,12 +1179,16 @@ _LIBRARIES: dict[str, Explanation] = {
     ),
     "cudnn-cuda-mismatch": Explanation(
         meaning=(
-            "cudnnGetCudartVersion says which CUDA runtime the cuDNN copy was built for, and the runtime the stack "
-            "uses (TensorFlow's) is of another release: from CUDA 11 a cuDNN build serves the whole CUDA major "
-            "(a cuDNN for CUDA 12 does not serve a CUDA 11 runtime), before 11 it served one major.minor. It is an "
-            "error when the stack's runtime is known; a warning when no framework says which runtime is used and "
-            "no runtime of the cuDNN's release is on the loader path. cuDNN then fails to initialise or runs "
-            "against libraries of the wrong CUDA."
+            "cudnnGetCudartVersion says which CUDA runtime the cuDNN copy was built for, and a framework uses it "
+            "with a runtime of another release: each framework is judged by its own pair, the cuDNN and the CUDA "
+            "runtime its own search loads (TensorFlow's, the pair its loader picks), never by another framework's "
+            "runtime, and the finding names the frameworks it is about. From CUDA 11 a cuDNN build serves the whole "
+            "CUDA major (a cuDNN for CUDA 12 does not serve a CUDA 11 runtime), before 11 one major.minor. Before "
+            "cuDNN 9 it is an error: such a build runs against libraries of the wrong CUDA or fails to initialise. "
+            "From cuDNN 9 it is a warning: the libraries carry their own CUDA runtime and find cuBLAS and NVRTC by "
+            "their own RUNPATH (measured on the PyPI wheels), so the pairing loads where the driver serves the "
+            "cuDNN's CUDA, but NVIDIA supports each build with its own CUDA major only. Without a framework: a "
+            "warning when no runtime of the cuDNN's release is on the loader path."
         ),
         confirm=(
             "$ python -c \"import ctypes; l = ctypes.CDLL('libcudnn.so.9'); print(l.cudnnGetVersion(), "

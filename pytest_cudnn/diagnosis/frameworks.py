@@ -471,6 +471,8 @@ def concerns(build: FrameworkBuild, finding: Finding, copies: Collection[str] = 
     judgement found for it another way), TensorFlow's own rules for TensorFlow, or the host every framework runs on.
     ``read``: whether its own search was read; where it was not, the stack's findings about the copies it would get
     stand for it, and so does a missing CUDA runtime."""
+    if finding.frameworks:
+        return build.name in finding.frameworks
     if finding.component == "tensorflow":
         return build.name == "tensorflow"
     if finding.component == "loader" and read and not _own_rules(build):

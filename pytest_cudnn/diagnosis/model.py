@@ -45,6 +45,10 @@ class Finding:
     # The GPUs (their NVML indexes) this finding is about; () when it is about no particular GPU. A view marks a GPU
     # by these, never by what the summary's text names (a GPU's name is read from elsewhere and may say "GPU 1").
     gpus: tuple[int, ...] = ()
+    # The frameworks (import names) this finding is about, where the rule knows them exactly: a cuDNN judged against
+    # the CUDA runtime some frameworks load it with concerns those, not another framework that loads the same cuDNN
+    # with its own runtime. () where the copies in subjects decide (diagnosis/frameworks.py: concerns).
+    frameworks: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -155,6 +159,8 @@ FOLLOWS: dict[str, tuple[tuple[str, str], ...]] = {
     "framework-cudnn-mismatch": (("tensorflow-library-shadowed", "subject"),),
     # The later import gets the earlier one's copy because the two load different copies.
     "framework-import-order-conflict": (("framework-copies-differ", "subject"),),
+    # A cuDNN another wheel wrote over a framework's own is built for another CUDA than that framework's runtime.
+    "cudnn-cuda-mismatch": (("wheel-files-overwritten", "subject"),),
     # A framework needs another's import first because alone it cannot load a library.
     "framework-needs-import-order": (("framework-library-missing", "subject"),),
 }
@@ -185,6 +191,7 @@ def make_finding(
     requirement: str | None = None,
     because: str | None = None,
     gpus: Iterable[int] = (),
+    frameworks: Iterable[str] = (),
 ) -> Finding:
     assert code in CODES, code
     assert because is None or because in CODES, because
@@ -199,6 +206,7 @@ def make_finding(
         requirement,
         because,
         tuple(gpus),
+        tuple(frameworks),
     )
 
 
