@@ -152,13 +152,16 @@ def parse_marker(name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> R
                 f"unknown argument {sorted(extra)[0]!r}; the signature is {MARKERS[name].split(':')[0]}"
             )
         values = list(args) + ([kwargs["spec"]] if "spec" in kwargs else [])
-        if len(values) != 1:
-            raise InvalidMarker(f"takes exactly one specifier, got {len(values)}")
+        if len(values) > 1:
+            raise InvalidMarker(f"takes at most one specifier, got {len(values)}")
         framework = kwargs.get("framework")
         if framework is not None and framework not in FRAMEWORK_NAMES:
             names = ", ".join(repr(n) for n in FRAMEWORK_NAMES)
             raise InvalidMarker(f"framework must be one of {names}, not {clip(repr(framework), 60)}")
-        return Requirement(name, spec=_spec(values[0], "spec"), framework=framework)
+        # Bare (@requires_cudnn): any version, as requires_tensorflow() takes it; a copy must still be found, its
+        # version read, and nothing stop it.
+        spec = _spec(values[0], "spec") if values else SpecifierSet()
+        return Requirement(name, spec=spec, framework=framework)
     if name == "requires_gpu":
         params = ("count", "memory", "compute_capability", "name")
         if len(args) > len(params):

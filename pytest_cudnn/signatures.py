@@ -15,13 +15,14 @@ FRAMEWORK_NAMES = NAMES
 
 # name -> call signature and help, as `pytest --markers` shows them.
 MARKERS: dict[str, str] = {
-    "requires_cudnn": "requires_cudnn(spec, *, framework=None): skip unless the cuDNN in use matches the PEP 440 "
-    "specifier set, e.g. '>=8.9,<10': the one the framework loads ("
+    "requires_cudnn": "requires_cudnn(spec='', *, framework=None): skip unless the cuDNN in use matches the PEP 440 "
+    "specifier set, e.g. '>=8.9,<10' (none: any version): the one the framework loads ("
     + ", ".join(repr(name) for name in FRAMEWORK_NAMES)
     + "; unnamed: the copy of every installed GPU framework).",
-    "requires_cuda": "requires_cuda(spec, *, framework=None): skip unless the CUDA runtime in use matches the "
-    "specifier set, e.g. '>=12' (the framework's copy, as for requires_cudnn).",
-    "requires_driver": "requires_driver(spec): skip unless the NVIDIA driver version matches, e.g. '>=535'.",
+    "requires_cuda": "requires_cuda(spec='', *, framework=None): skip unless the CUDA runtime in use matches the "
+    "specifier set, e.g. '>=12' (none: any version; the framework's copy, as for requires_cudnn).",
+    "requires_driver": "requires_driver(spec=''): skip unless the NVIDIA driver version matches, e.g. '>=535' "
+    "(none: any driver).",
     "requires_gpu": "requires_gpu(count=1, memory=None, compute_capability=None, name=None): skip unless at least "
     "count GPUs are visible and the test's GPU has memory free ('16GiB', '24GB' or bytes), a compute capability "
     "matching the specifier set (e.g. '>=8.0') and a name matching the glob.",

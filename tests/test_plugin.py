@@ -280,12 +280,41 @@ def test_marks_stack_and_apply_at_class_and_module_level(pytester: pytest.Pytest
     result.stdout.fnmatch_lines(["*requires cuDNN <9*", "*requires NVIDIA driver <500*"])
 
 
+def test_a_bare_version_marker_means_any_version_of_a_copy_that_is_there(pytester: pytest.Pytester) -> None:
+    # Users write @requires_cudnn alone for "any cuDNN" (issue 29, section 4): as requires_tensorflow() takes it.
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.requires_cudnn
+        def test_cudnn():
+            pass
+
+        @pytest.mark.requires_cuda()
+        def test_cuda():
+            pass
+
+        @pytest.mark.requires_driver
+        def test_driver():
+            pass
+        """
+    )
+    result = pytester.runpytest("-rs", "--gpu-env", snapshot(pytester, healthy()))
+    result.assert_outcomes(passed=3)
+    result = pytester.runpytest("-rs", "--gpu-env", snapshot(pytester, no_driver()))
+    result.assert_outcomes(skipped=3)
+    result.stdout.fnmatch_lines(["*requires NVIDIA driver; found no NVIDIA driver*"])
+
+
 @pytest.mark.parametrize(
     ("mark", "message"),
     [
         ("requires_cudnn('=>8')", "@pytest.mark.requires_cudnn('=>8'): spec '=>8' is not a PEP 440 specifier set*"),
         ("requires_cudnn(8)", "@pytest.mark.requires_cudnn(8): spec must be a version specifier string*"),
-        ("requires_cudnn()", "@pytest.mark.requires_cudnn(): takes exactly one specifier, got 0"),
+        (
+            "requires_cudnn('>=8', '<10')",
+            "@pytest.mark.requires_cudnn('>=8', '<10'): takes at most one specifier, got 2",
+        ),
         ("requires_gpu(memory='lots')", "*memory 'lots' is not a size such as '16GiB'*"),
         ("requires_gpu(count=0)", "*count must be a whole number of GPUs, at least 1, not 0"),
         ("requires_gpu(colour='green')", "*unknown argument 'colour'; the signature is requires_gpu(count=1, *"),
