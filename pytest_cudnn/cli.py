@@ -158,7 +158,16 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"pytest-cudnn {__version__}")
     # prog given: argparse would otherwise build the commands' names from the whole usage text above.
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", prog="pytest-cudnn")
-    doctor = commands.add_parser("doctor", help="print the diagnosis (the default command)")
+    doctor = commands.add_parser(
+        "doctor",
+        help="print the diagnosis (the default command)",
+        description="Diagnose the GPU stack of this host (or of a snapshot, --env): the problems first, each with "
+        "its fix, then one line per component and the verdict; -v prints everything read, --json one document.",
+        epilog="exit codes: 0 the GPU stack holds together (with --framework NAME: that framework can run GPU work), "
+        "1 it cannot run GPU work, 2 a usage error or an unreadable snapshot, 74 standard output could not be "
+        "written, 130 interrupted, 141 standard output was closed.",
+    )
+    doctor.set_defaults(usage_error=doctor.error)
     doctor.add_argument(
         "-v",
         "--verbose",
@@ -176,7 +185,15 @@ def _parser() -> argparse.ArgumentParser:
         choices=FRAMEWORK_NAMES,
         help=f"exit by this framework's verdict alone ({', '.join(FRAMEWORK_NAMES)})",
     )
-    snapshot = commands.add_parser("snapshot", help="probe this host and save the environment as JSON")
+    snapshot = commands.add_parser(
+        "snapshot",
+        help="probe this host and save the environment as JSON",
+        description="Probe this host and write what was read as a snapshot (JSON, schema pytest-cudnn/environment) "
+        "that doctor --env and pytest --gpu-env replay anywhere; -o FILE writes it readable by its owner only.",
+        epilog="exit codes: 0 written, 2 a usage error or a file that cannot be written, 74 standard output could "
+        "not be written, 130 interrupted, 141 standard output was closed.",
+    )
+    snapshot.set_defaults(usage_error=snapshot.error)
     snapshot.add_argument(
         "-o", "--output", metavar="FILE", type=_output_path, help="where to write (default: standard output)"
     )
@@ -498,8 +515,8 @@ def _run(argv: Sequence[str]) -> int:
         # --markdown b.json), and globs put reports on both sides of the options a workflow adds.
         args.reports += [item for item in extra if not item.startswith("-")]
         extra = [item for item in extra if item.startswith("-")]
-    if extra:
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if extra:  # said with the usage of the command given (its own usage, not the whole program's)
+        getattr(args, "usage_error", parser.error)(f"unrecognized arguments: {' '.join(extra)}")
     if args.command == "snapshot":
         return _snapshot(args)
     if args.command == "fleet":

@@ -65,8 +65,32 @@ def find_code(given: str) -> str:
     code = given.strip().lower()
     if code in CODES:
         return code
-    close = difflib.get_close_matches(code.replace("_", "-"), list(CODES), n=3, cutoff=0.6)
-    raise UnknownCode(given, tuple(close))
+    raise UnknownCode(given, closest(code))
+
+
+# Words users type for a subject the codes spell otherwise.
+_ALIASES = {"tf": "tensorflow", "cuda": "cuda", "mig": "mig", "runtime": "cuda-runtime", "wheel": "wheel"}
+
+
+def closest(code: str, limit: int = 8) -> tuple[str, ...]:
+    """The codes ``code`` most likely means: those that have it as a word (``cudnn`` -> ``cudnn-*``, ``tf`` ->
+    ``tensorflow-*``), then those that start with it, then those spelt alike (difflib), at most ``limit``.
+
+    >>> closest("cudnn", 3)
+    ('cudnn-incomplete', 'cudnn-not-loadable', 'cudnn-dependency-missing')
+    >>> closest("tf", 2), closest("no-drivr")
+    (('tensorflow-cudart-not-found', 'tensorflow-cudnn-not-found'), ('no-driver',))
+    """
+    typed = code.replace("_", "-").strip("-")
+    if not typed:
+        return ()
+    word = _ALIASES.get(typed, typed)
+    parts = word.split("-")
+    first = [c for c in CODES if c.split("-")[: len(parts)] == parts]
+    by_word = [c for c in CODES if any(c.split("-")[i : i + len(parts)] == parts for i in range(len(c.split("-"))))]
+    by_prefix = [c for c in CODES if c.startswith(typed)]
+    alike = difflib.get_close_matches(typed, list(CODES), n=3, cutoff=0.6)
+    return tuple(dict.fromkeys([*first, *by_word, *by_prefix, *alike]))[:limit]
 
 
 def _wrapped(text: str, width: int, first: str, rest: str) -> list[str]:

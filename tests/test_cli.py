@@ -536,3 +536,46 @@ def test_the_usage_names_every_option_of_every_command() -> None:
                     o for o in action.option_strings if re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", usage[name])
                 ]
                 assert named, f"{name}: {action.option_strings} not in its usage line {usage[name]!r}"
+
+
+@pytest.mark.parametrize(
+    ("given", "first"),
+    [
+        ("cudnn", "cudnn-incomplete"),  # a word of the codes: those codes, not the first of the catalogue
+        ("tf", "tensorflow-cudart-not-found"),  # what users call TensorFlow
+        ("no_drivr", "no-driver"),  # spelt alike
+    ],
+)
+def test_explain_suggests_the_codes_a_word_or_a_prefix_names(
+    given: str, first: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(["explain", given])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert f"did you mean {first}" in err, err
+    assert "known codes: no-driver, driver-module-mismatch" not in err
+
+
+@pytest.mark.parametrize("command", ["explain no-driver", "doctor", "snapshot"])
+def test_an_unknown_argument_is_said_with_the_commands_own_usage(
+    command: str, capsys: pytest.CaptureFixture[str], no_probe: None
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main([*command.split(), "extra-word" if command.startswith("explain") else "--bogus"])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    name = command.split(maxsplit=1)[0]
+    assert err.startswith(f"usage: pytest-cudnn {name}"), err
+    assert f"pytest-cudnn {name}: error: unrecognized arguments:" in err
+
+
+@pytest.mark.parametrize("command", ["doctor", "snapshot"])
+def test_doctor_and_snapshot_help_say_what_they_do_and_their_exit_codes(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    out = capsys.readouterr().out
+    assert "exit codes: 0 " in out
+    assert "130 interrupted" in out
