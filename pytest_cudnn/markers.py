@@ -160,8 +160,8 @@ def parse_marker(name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> R
             raise InvalidMarker(f"framework must be one of {names}, not {clip(repr(framework), 60)}")
         # Bare (@requires_cudnn): any version, as requires_tensorflow() takes it; a copy must still be found, its
         # version read, and nothing stop it.
-        spec = _spec(values[0], "spec") if values else SpecifierSet()
-        return Requirement(name, spec=spec, framework=framework)
+        wanted = _spec(values[0], "spec") if values else SpecifierSet()
+        return Requirement(name, spec=wanted, framework=framework)
     if name == "requires_gpu":
         params = ("count", "memory", "compute_capability", "name")
         if len(args) > len(params):
