@@ -114,7 +114,7 @@ def _timeout(text: str) -> float:
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
     if not 0 < value <= 3600:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 3600 seconds: {text!r}")
+        raise argparse.ArgumentTypeError(f"must be more than 0 and at most 3600 seconds: {text!r}")
     return value
 
 
@@ -458,7 +458,12 @@ def _snapshot(args: argparse.Namespace) -> int:
     try:
         # Never half a snapshot. Readable by its owner only, as snapshots have always been written: one records
         # this machine's paths, versions and variables until its owner decides to share it.
-        write_atomically(args.output, text, mode=0o600)
+        # Without --force, never over a file: not one found before the probe, nor one another snapshot wrote
+        # meanwhile (three at once to one name each said "wrote").
+        write_atomically(args.output, text, mode=0o600, replace=args.force)
+    except FileExistsError:
+        _error(f"error: {args.output} exists; use --force to overwrite it")
+        return EXIT_USAGE
     except (OSError, FileRefused) as error:
         reason = str(error) if isinstance(error, FileRefused) else error.strerror or error
         _error(f"error: cannot write {args.output}: {reason}")

@@ -11,6 +11,7 @@ regular file, a symbolic link included.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import secrets
@@ -168,7 +169,9 @@ def regular_or_missing(path: str | Path) -> bool:
     return True
 
 
-def write_atomically(path: str | Path, text: str, *, mode: int = 0o666, make_folders: bool = False) -> None:
+def write_atomically(
+    path: str | Path, text: str, *, mode: int = 0o666, make_folders: bool = False, replace: bool = True
+) -> None:
     """Write beside ``path`` and rename over it: readers, and writers finishing at the same moment, see one whole
     file or another, never a mixture or half of one (rename(2) replaces atomically within a file system). The
     temporary file is removed whatever stops the write (a full disk, Ctrl-C). ``mode`` is filtered by the umask,
@@ -178,7 +181,11 @@ def write_atomically(path: str | Path, text: str, *, mode: int = 0o666, make_fol
     as it was. A rename would put a file where a FIFO, a symbolic link or a device was (as root, --gpu-report
     /dev/stdout would take /dev/stdout from every later process); it never writes through any of them, so what
     was judged is a name, not something opened, and the judgement comes last, just before the rename. Something
-    put at the name between the two is replaced as a name, which whoever put it there could do themselves."""
+    put at the name between the two is replaced as a name, which whoever put it there could do themselves.
+
+    Without ``replace``, a file that exists at ``path`` is never replaced, even one put there while this one was
+    written: FileExistsError. The whole file is linked into place (link(2) fails with EEXIST on an existing name),
+    so of several writers racing for one new name exactly one succeeds."""
     target = Path(path)
     if make_folders:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -189,10 +196,35 @@ def write_atomically(path: str | Path, text: str, *, mode: int = 0o666, make_fol
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
             handle.write(text)
         regular_or_missing(target)
-        os.replace(temporary, target)
+        if replace:
+            os.replace(temporary, target)
+        else:
+            _link_new(temporary, target)
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
+
+
+def _link_new(temporary: Path, target: Path) -> None:
+    """``temporary`` put at the new name ``target``; FileExistsError where something is there already."""
+    try:
+        os.link(temporary, target)
+    except OSError as error:
+        if error.errno not in _NO_HARD_LINKS:
+            raise
+        # No hard links on this file system (link(2): EPERM "the file system does not support hard links"): the
+        # name is claimed first, then replaced whole; a failure after the claim gives the name back.
+        os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600))
+        try:
+            os.replace(temporary, target)
+        except BaseException:
+            target.unlink(missing_ok=True)
+            raise
+        return
+    temporary.unlink()
+
+
+_NO_HARD_LINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.ENOSYS, errno.EMLINK}
 
 
 # Appending opens the file itself, so what counts is fstat of what was opened; the look before only spares a

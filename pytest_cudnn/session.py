@@ -27,6 +27,8 @@ from .settings import (
 )
 
 if TYPE_CHECKING:  # the run imports what it uses when it uses it: a --collect-only run pays for none of it
+    from pathlib import Path
+
     from .devices import CudaDevice
     from .diagnosis import Diagnosis, Finding, Verdict
     from .environment import Environment
@@ -120,6 +122,11 @@ class GpuRun:
         if misread:
             raise pytest.UsageError(misread)
         if self.report_path is not None and not inspect_only(self.config):
+            if self.snapshot is not None and _same_file(self.report_path, self.snapshot):
+                # The report would replace the snapshot it is made from (field test, leftovers).
+                raise pytest.UsageError(
+                    f"--gpu-report {self.report_path}: is the snapshot --gpu-env replays; name another file"
+                )
             check_writable(self.report_path, "--gpu-report")
 
     # The environment ---------------------------------------------------------------------------------
@@ -328,6 +335,14 @@ class GpuRun:
 
 
 RUN = pytest.StashKey[GpuRun]()
+
+
+def _same_file(path: Path, other: str) -> bool:
+    """Whether ``path`` and ``other`` name one file (the same path, or a link to it)."""
+    try:
+        return os.path.samefile(path, other)
+    except OSError:  # one of them does not exist (yet): then the same only as the same absolute path
+        return os.path.abspath(path) == os.path.abspath(other)
 
 
 def _judging_modules() -> None:

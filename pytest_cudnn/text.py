@@ -16,6 +16,7 @@ __all__ = [
     "REPORT_WHOLE",
     "WHOLE",
     "clip",
+    "group_reason",
     "line",
     "listing",
     "markdown_cell",
@@ -101,6 +102,20 @@ def listing(items: Sequence[str], limit: int = 8, separator: str = ", ") -> str:
     if len(items) <= limit:
         return separator.join(items)
     return f"{separator.join(items[:limit])} and {len(items) - limit:,} more"
+
+
+def group_reason(reasons: Sequence[str]) -> str:
+    """The reason a group of tests shares, said by its first test's, and how many other reasons the group holds
+    (tests of one cause can ask for different things: one requires cuDNN >=8.9, another <8).
+
+    >>> group_reason(["requires cuDNN >=8.9; found 7.6.5", "requires cuDNN <8,>=7.6; found 7.6.5"])
+    'requires cuDNN >=8.9; found 7.6.5 (and 1 other reason)'
+    >>> group_reason(["a", "a"])
+    'a'
+    """
+    first = reasons[0] if reasons else ""
+    others = len(set(reasons)) - 1
+    return f"{first} (and {others:,} other reason{'s' if others > 1 else ''})" if others > 0 else first
 
 
 def line(text: str, limit: int = LINE) -> str:

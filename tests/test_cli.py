@@ -190,7 +190,9 @@ def test_a_snapshot_cut_short_while_written_leaves_no_file_behind(
     def replace(source: Any, target: Any) -> None:
         raise failure
 
+    # The file is put in place by link(2) (a new name, no --force) or rename(2) (--force): either is cut short.
     monkeypatch.setattr(os, "replace", replace)
+    monkeypatch.setattr(os, "link", replace)
     code = _main(["snapshot", "-o", str(tmp_path / "snap.json")])
     assert list(tmp_path.iterdir()) == []
     err = capsys.readouterr().err
@@ -579,3 +581,23 @@ def test_doctor_and_snapshot_help_say_what_they_do_and_their_exit_codes(
     out = capsys.readouterr().out
     assert "exit codes: 0 " in out
     assert "130 interrupted" in out
+
+
+def test_a_snapshot_written_meanwhile_at_the_name_is_never_overwritten_without_force(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # As when three `snapshot -o race.json` run at once: the name was free when each looked, and another wrote it
+    # while this one probed. Each used to say "wrote"; the last rename won.
+    target = tmp_path / "race.json"
+
+    def probe_then_another_writes(args: object) -> Any:
+        target.write_text("the other snapshot\n")
+        return load_snapshot(HEALTHY), None
+
+    monkeypatch.setattr(cli, "_probe", probe_then_another_writes)
+    assert main(["snapshot", "-o", str(target)]) == 2
+    assert capsys.readouterr().err == f"pytest-cudnn: error: {target} exists; use --force to overwrite it\n"
+    assert target.read_text() == "the other snapshot\n"
+    assert [path.name for path in tmp_path.iterdir()] == ["race.json"]  # no temporary file left behind
+    assert main(["snapshot", "-o", str(target), "--force"]) == 0
+    assert "the other snapshot" not in target.read_text()

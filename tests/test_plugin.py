@@ -41,9 +41,9 @@ def test_markers_are_documented_with_their_signatures(pytester: pytest.Pytester)
     result = pytester.runpytest("--markers")
     result.stdout.fnmatch_lines(
         [
-            "@pytest.mark.requires_cudnn(spec, *, framework=None): skip unless the cuDNN in use matches *",
-            "@pytest.mark.requires_cuda(spec, *, framework=None): *",
-            "@pytest.mark.requires_driver(spec): *",
+            "@pytest.mark.requires_cudnn(spec='', *, framework=None): skip unless the cuDNN in use matches *",
+            "@pytest.mark.requires_cuda(spec='', *, framework=None): *",
+            "@pytest.mark.requires_driver(spec=''): *",
             "@pytest.mark.requires_gpu(count=1, memory=None, compute_capability=None, name=None): *",
             "@pytest.mark.requires_tensorflow(spec=None, *, gpu=True): *",
             "@pytest.mark.requires_torch(spec=None, *, gpu=True): *",
@@ -446,6 +446,38 @@ def test_terminal_summary_groups_environment_skips_by_cause(pytester: pytest.Pyt
             "found TensorFlow 2.18.0 (tensorflow) at *",
         ]
     )
+
+
+def test_a_cause_whose_tests_ask_for_different_things_says_how_many_reasons_it_holds(
+    pytester: pytest.Pytester,
+) -> None:
+    # Grouped by cause, the summary showed the first test's requirement alone (field test, leftovers).
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.requires_cudnn(">=10")
+        def test_new():
+            pass
+
+        @pytest.mark.requires_cudnn("<8")
+        def test_old():
+            pass
+        """
+    )
+    result = pytester.runpytest("--gpu-env", snapshot(pytester, healthy()))
+    result.assert_outcomes(skipped=2)
+    result.stdout.fnmatch_lines(["   2 x cudnn-version: requires cuDNN >=10; found * (and 1 other reason)"])
+
+
+def test_a_report_path_that_is_the_replayed_snapshot_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_a():\n    pass\n")
+    path = snapshot(pytester, healthy())
+    before = Path(path).read_bytes()
+    result = pytester.runpytest(f"--gpu-env={path}", f"--gpu-report={path}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: --gpu-report {path}: is the snapshot --gpu-env replays; name another file"])
+    assert Path(path).read_bytes() == before
 
 
 def test_gpu_fixture_gives_the_device_facts(pytester: pytest.Pytester) -> None:

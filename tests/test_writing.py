@@ -5,6 +5,7 @@ socket, a device) is refused with a reason, and left exactly as it was: no renam
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import socket
 import stat
@@ -218,3 +219,26 @@ def test_a_missing_folder_above_is_the_systems_error_naming_it(tmp_path: Path) -
         with pytest.raises(FileNotFoundError):
             files.append_regular(folder / "summary.md", "x")
     assert sorted(os.listdir(tmp_path)) == ["dangling"]
+
+
+def test_a_new_file_is_never_written_over_an_existing_one_with_or_without_hard_links(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_cudnn.files import write_atomically
+
+    target = tmp_path / "snap.json"
+    write_atomically(target, "first", replace=False)
+    with pytest.raises(FileExistsError):
+        write_atomically(target, "second", replace=False)
+    assert target.read_text() == "first"
+
+    def no_links(source: object, destination: object) -> None:
+        raise OSError(errno.EPERM, "Operation not permitted")  # a file system without hard links
+
+    monkeypatch.setattr(os, "link", no_links)
+    other = tmp_path / "other.json"
+    write_atomically(other, "made", replace=False)
+    with pytest.raises(FileExistsError):
+        write_atomically(other, "again", replace=False)
+    assert other.read_text() == "made"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["other.json", "snap.json"]

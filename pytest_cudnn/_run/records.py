@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
+from ..text import group_reason
+
 if TYPE_CHECKING:
     from ..markers import Outcome
 
@@ -138,5 +140,5 @@ class Records:
         return fell_back(verdicts)
 
     def skip_groups(self) -> list[tuple[str, int, str]]:
-        groups = [(cause, len(messages), messages[0]) for cause, messages in self.skips.items()]
+        groups = [(cause, len(messages), group_reason(messages)) for cause, messages in self.skips.items()]
         return sorted(groups, key=lambda group: -group[1])

@@ -90,7 +90,7 @@ class RefusalGroup:
 
     cause: str  # the report's cause, else the requirement the reason names ('requires cuDNN >=9')
     outcomes: Mapping[str, int]  # "skipped" -> 3, "failed" -> 1 (failed: under --require-gpu)
-    reason: str  # the first test's reason
+    reason: str  # the first test's reason, and how many other reasons the group holds (text.group_reason)
     tests: tuple[str, ...]
 
     @property

@@ -24,7 +24,7 @@ from ..files import DocumentRefused, read_json_document
 from ..hosts import shown_spec
 from ..report import REPORT_SCHEMA, REPORT_SCHEMA_VERSION
 from ..serde import DecodeError, from_json
-from ..text import clip, listing
+from ..text import clip, group_reason, listing
 from .model import SCHEMA as FLEET_SCHEMA
 from .model import FleetFinding, FrameworkVerdict, GpuModel, GpuTest, Problem, RefusalGroup, Runner, Stack
 
@@ -323,7 +323,10 @@ def refusal_groups(tests: Sequence[GpuTest]) -> tuple[RefusalGroup, ...]:
             groups.setdefault(refusal_cause(test), []).append(test)
     made = [
         RefusalGroup(
-            cause, outcome_counts(t.outcome or "unknown" for t in members), members[0].reason or "", _nodeids(members)
+            cause,
+            outcome_counts(t.outcome or "unknown" for t in members),
+            group_reason([t.reason or "" for t in members]),
+            _nodeids(members),
         )
         for cause, members in groups.items()
     ]
