@@ -393,7 +393,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
             terminalreporter.line(line(text), red=True)
     not_used, unknown = run.records.gpu_use_counts()
     if not_used or unknown:
-        terminalreporter.line(line(outputs.gpu_use_line(not_used, unknown)), red=bool(not_used))
+        terminalreporter.line(line(outputs.gpu_use_line(not_used, unknown, run.replaying)), red=bool(not_used))
     collected = config.stash.get(_COLLECTED, {})
     if collected:
         from .hosts import collection_lines

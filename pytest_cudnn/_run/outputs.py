@@ -85,7 +85,7 @@ def finish(run: GpuRun, session: pytest.Session) -> None:
         text = markdown_summary(run.diagnosis, run.records.skip_groups())
         not_used, unknown = run.records.gpu_use_counts()
         if not_used or unknown:
-            text = f"{text.rstrip()}\n\n{gpu_use_line(not_used, unknown)}\n"
+            text = f"{text.rstrip()}\n\n{gpu_use_line(not_used, unknown, run.replaying)}\n"
         try:
             # Exactly one blank line on each side: Markdown would otherwise join the block to what other steps
             # wrote around it.
@@ -112,14 +112,17 @@ def _write_report(run: GpuRun, path: Path, finished: bool) -> None:
             run.problems.append(problem)
 
 
-def gpu_use_line(not_used: int, unknown: int) -> str:
-    """The run's count of tests that fell back to the CPU (uses_gpu, --assert-gpu-used)."""
+def gpu_use_line(not_used: int, unknown: int, replaying: bool) -> str:
+    """The run's count of tests that fell back to the CPU (uses_gpu, --assert-gpu-used), and of those that could not
+    be told: a replayed environment has no process to ask; a live run could not read the context (the driver's call
+    failed or timed out: each test's own reason is in --gpu-report)."""
     parts = []
     if not_used:
         tests = "1 test did not use its GPU" if not_used == 1 else f"{not_used} tests did not use their GPU"
         parts.append(f"{tests} (fell back to the CPU)")
     if unknown:
-        parts.append(f"{unknown} could not be checked (replayed environment)")
+        why = "replayed environment" if replaying else "the driver could not be asked: a call failed or timed out"
+        parts.append(f"{unknown} could not be checked ({why})")
     return "pytest-cudnn: " + "; ".join(parts) + "; --gpu-report lists each test's gpu_used and gpu_use"
 
 
