@@ -100,3 +100,39 @@ def test_a_file_another_wheel_overwrote_is_told_by_its_hash(tmp_path: Path) -> N
     ]
     # Only the RECORD the loaded file contradicts is checked whole.
     assert {c.distribution: c.differing for c in checks} == {"nvidia-cudnn-cu13": ("nvidia/cudnn/lib/libcudnn.so.9",)}
+
+
+def _one_wheel(tmp_path: Path, record: str) -> tuple[FrameworkBuild, list[Distribution], Path]:
+    site = tmp_path / "site"
+    lib = site / "nvidia" / "cudnn" / "lib"
+    lib.mkdir(parents=True)
+    (lib / "libcudnn.so.9").write_bytes(b"cu13 build")
+    info = site / "nvidia_cudnn_cu13-9.26.0.51.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: nvidia-cudnn-cu13\nVersion: 9.26.0.51\n")
+    (info / "RECORD").write_text(record)
+    load = LoadedLibrary("libcudnn.so.9", None, "DT_NEEDED", True, str(lib / "libcudnn.so.9"), "test", ())
+    build = FrameworkBuild("torch", State.FOUND, None, "torch", "2.15.0", None, True, None, None, (), (), (load,))
+    return build, [Distribution("nvidia-cudnn-cu13", "9.26.0.51", str(site))], info / "RECORD"
+
+
+def test_a_record_path_that_leaves_the_site_is_never_looked_at(tmp_path: Path) -> None:
+    # Field test A7: nvidia/../../../etc/passwd was stat'ed outside the site and reported as the wheel's file.
+    outside = tmp_path / "outside.txt"
+    outside.write_text("x")
+    record = "nvidia/cudnn/lib/libcudnn.so.9,,999\nnvidia/../../outside.txt,,1\n"  # the loaded file disagrees
+    build, dists, _ = _one_wheel(tmp_path, record)
+    _, [check] = read_wheels([build], dists)
+    assert check.differing == ("nvidia/cudnn/lib/libcudnn.so.9",)
+    assert check.files == 1  # the line that leaves the site is no file of this wheel's
+
+
+def test_a_record_too_large_to_read_is_said_in_a_note(tmp_path: Path) -> None:
+    from pytest_cudnn.probe.wheels import RECORD_LIMIT, record_notes
+
+    build, dists, record = _one_wheel(tmp_path, "nvidia/cudnn/lib/libcudnn.so.9,,10\n" + "x,,1\n" * (RECORD_LIMIT // 5))
+    files, checks = read_wheels([build], dists)
+    assert (files, checks) == ((), ())  # nothing read from it
+    [note] = record_notes([build], dists)
+    assert note.startswith(f"{record} is ")
+    assert note.endswith("the files it lists were not checked against the disk")

@@ -199,10 +199,12 @@ def _probe_environment(
 
     wheel_files: tuple[WheelFile, ...] = ()
     wheel_checks: tuple[WheelCheck, ...] = ()
+    wheel_notes: tuple[str, ...] = ()
     if any("/nvidia/" in (load.path or "") for build in frameworks for load in build.loads):
-        from .wheels import read_wheels  # only where a framework loads a wheel's file
+        from .wheels import read_wheels, record_notes  # only where a framework loads a wheel's file
 
         wheel_files, wheel_checks = read_wheels(frameworks, distributions)
+        wheel_notes = record_notes(frameworks, distributions)
     resolutions = [
         _resolution(name, "process", cudart_candidates + cudnn_candidates, loaded.get(name)) for name in names
     ]
@@ -216,7 +218,7 @@ def _probe_environment(
         f"LD_LIBRARY_PATH entry {entry!r} is relative or empty: the loader would search it from the current "
         "folder; pytest-cudnn ignores it and never loads from the current folder"
         for entry in relative_path_entries(layout)
-    )
+    ) + wheel_notes
     return Environment(
         schema=SCHEMA,
         schema_version=SCHEMA_VERSION,

@@ -31,7 +31,16 @@ from ..versions import canonical_name, decimal
 from .distributions import metadata_of
 from .facts import optional_text, remembered
 
-__all__ = ["HASH_LIMIT", "RECORD_LIMIT", "line_of", "read_record", "read_wheels", "record_lines", "sha256_of"]
+__all__ = [
+    "HASH_LIMIT",
+    "RECORD_LIMIT",
+    "line_of",
+    "read_record",
+    "read_wheels",
+    "record_lines",
+    "record_notes",
+    "sha256_of",
+]
 
 HASH_LIMIT = 64 << 20  # bytes: about 35 to 70 ms warm; bigger files are checked by size only
 RECORD_LIMIT = 4 << 20  # bytes: nvidia-cudnn-cu13's RECORD is a few KB
@@ -183,6 +192,23 @@ def _records(site: str, distributions: Sequence[Distribution]) -> list[tuple[Dis
         if metadata is not None:
             found.append((distribution, os.path.join(os.path.dirname(metadata), "RECORD")))
     return found
+
+
+def record_notes(frameworks: Iterable[FrameworkBuild], distributions: Sequence[Distribution]) -> tuple[str, ...]:
+    """What :func:`read_wheels` could not read, said: a RECORD over :data:`RECORD_LIMIT` (its files are not checked
+    against the disk). Looked at every run (a stat a RECORD), so that a warm probe says it too."""
+    paths = (load.path for build in frameworks for load in build.loads if load.path)
+    sites = dict.fromkeys(site for path in paths if (site := _wheel_site(path)))
+    notes = []
+    for site in sites:
+        for _, record in _records(site, distributions):
+            size = _size(record)
+            if size is not None and size > RECORD_LIMIT:
+                notes.append(
+                    f"{record} is {size:,} bytes, more than the {RECORD_LIMIT:,} read: the files it lists were not "
+                    "checked against the disk"
+                )
+    return tuple(notes)
 
 
 def read_wheels(
