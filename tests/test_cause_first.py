@@ -10,7 +10,9 @@ import pytest
 from pytest_cudnn.diagnosis import judge_environment
 from pytest_cudnn.diagnosis.model import CODES, FOLLOWS, Finding, Severity, make_finding, verdict
 from pytest_cudnn.diagnosis.rules import cause_first
-from pytest_cudnn.environment import load_snapshot
+from pytest_cudnn.environment import Via, load_snapshot
+
+from .envbuilder import EnvBuilder, gpu, rpath_load
 
 SNAPSHOTS = Path(__file__).resolve().parent.parent / "examples" / "snapshots"
 E, W = Severity.ERROR, Severity.WARNING
@@ -177,3 +179,21 @@ def test_one_finding_said_of_two_gpus_names_both() -> None:
     b.tensorflow = dataclasses.replace(b.tensorflow, compute_capabilities=("sm_50", "sm_60", "sm_70", "compute_90"))
     known_bad = [f for f in judge_environment(b.build()).findings if f.code == "cudnn-known-bad"]
     assert [f.gpus for f in known_bad] == [(0, 1)]
+
+
+def test_a_cudnn_handle_that_fails_on_a_driver_too_old_for_torch_follows_from_the_driver() -> None:
+    # Real-wheels report, "Causes": torch on driver 550 gave cudnn-create-failed as a second error of its own, with
+    # a debug-logging fix, and the cuDNN marker cited it; its cause is the driver.
+    site = "/venv/lib/python3.11/site-packages"
+    runtime, cudnn = f"{site}/nvidia/cu13/lib/libcudart.so.13", f"{site}/nvidia/cudnn/lib/libcudnn.so.9"
+    b = EnvBuilder().with_driver(version="550.54.15", cuda_version_raw=12040).with_gpus(gpu())
+    b.runtime(runtime, 13020, (Via.PIP_WHEEL,), rank=None, driver_raw=12040, status=35)
+    b.cudnn(cudnn, "9.26.0", 13020, (Via.PIP_WHEEL,), rank=None, create_status=1001)
+    env = b.with_torch(cudnn="9.26.0", loads=(rpath_load(runtime), rpath_load(cudnn))).build()
+    findings = list(judge_environment(env).findings)
+    codes = [f.code for f in findings]
+    assert "framework-driver-too-old" in codes, codes
+    created = next(f for f in findings if f.code == "cudnn-create-failed")
+    assert created.because == "framework-driver-too-old"
+    assert codes.index("framework-driver-too-old") < codes.index("cudnn-create-failed")
+    assert judge_environment(env).verdict.summary.startswith("cannot run GPU work: PyTorch 2.15.0+cu132 cannot run")

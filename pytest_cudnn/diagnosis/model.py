@@ -159,6 +159,8 @@ FOLLOWS: dict[str, tuple[tuple[str, str], ...]] = {
     "framework-cudnn-mismatch": (("tensorflow-library-shadowed", "subject"),),
     # The later import gets the earlier one's copy because the two load different copies.
     "framework-import-order-conflict": (("framework-copies-differ", "subject"),),
+    # A driver too old for a framework's CUDA is why its cuDNN cannot make a handle (cudnnCreate fails as CUDA does).
+    "cudnn-create-failed": (("framework-driver-too-old", "error"),),
     # A cuDNN another wheel wrote over a framework's own is built for another CUDA than that framework's runtime.
     "cudnn-cuda-mismatch": (("wheel-files-overwritten", "subject"),),
     # A framework needs another's import first because alone it cannot load a library.
