@@ -203,15 +203,18 @@ def test_a_pip_only_provider_loads_only_after_preload_dlls_and_the_verdict_says_
         load = load_of(report, "onnxruntime", name)
         assert load["path"] is None, load
         assert load["shadowed"] == [str(wheel_copy(cu13, cudnn, name))], load  # installed, never searched
+    # One cause, one error (issue 29): the five libraries one preload_dlls() call loads are one finding.
+    assert [f["code"] for f in report["findings"]].count("framework-library-missing") == 1
     missing = finding(report, "framework-library-missing")
-    first = wheel_copy(cu13, cudnn, MISSING[0])
     assert missing["summary"] == (
-        f"ONNX Runtime 1.31.1 cannot use the GPU: it cannot load {MISSING[0]} ({PROVIDER} has no RUNPATH; it loads "
-        f"only after onnxruntime.preload_dlls() (it loads {first}))"
+        f"ONNX Runtime 1.31.1 cannot use the GPU: it cannot load {', '.join(MISSING)} ({PROVIDER} has no RUNPATH; "
+        "they load only after onnxruntime.preload_dlls() (it loads them from the nvidia wheels))"
     )
     assert missing["fix"] == (
-        f"call onnxruntime.preload_dlls() before the first CUDA session, or add {cu13} to LD_LIBRARY_PATH"
+        f"call onnxruntime.preload_dlls() before the first CUDA session, or add {cu13}:{cudnn} to LD_LIBRARY_PATH"
     )
+    for name in MISSING:
+        assert f"{name}: searched: " in " ".join(missing["evidence"])
     assert verdict_line(text, "ONNX Runtime") == f"cannot run: {missing['summary']}"
     assert next(v for v in report["frameworks"] if v["name"] == "onnxruntime")["ok"] is False
     assert host.run("doctor", "--framework", "onnxruntime").returncode == 1
@@ -259,14 +262,14 @@ def test_with_torch_installed_the_verdict_names_the_import_order_that_works(host
     code, report, text = doctor(host)
     assert code == 1, text
     missing = finding(report, "framework-library-missing")
-    assert missing["summary"].startswith(f"ONNX Runtime 1.31.1 cannot use the GPU: it cannot load {MISSING[0]} ")
+    assert missing["summary"].startswith(f"ONNX Runtime 1.31.1 cannot use the GPU: it cannot load {MISSING[0]}, ")
     assert missing["summary"].endswith(
-        f"it loads only after onnxruntime.preload_dlls() (it loads {wheel_copy(cu13, cudnn, MISSING[0])}) or after "
-        "PyTorch loaded it (import torch first))"
+        "they load only after onnxruntime.preload_dlls() (it loads them from the nvidia wheels) or after "
+        "PyTorch loaded them (import torch first))"
     )
     assert missing["fix"] == (
         "call onnxruntime.preload_dlls() before the first CUDA session, or import torch before onnxruntime, or add "
-        f"{cu13} to LD_LIBRARY_PATH"
+        f"{cu13}:{cudnn} to LD_LIBRARY_PATH"
     )
     assert verdict_line(text, "PyTorch") == "can run GPU work here"
     for name in MISSING:

@@ -18,6 +18,7 @@ from ..compat import tensorflow as tf_facts
 from ..compat.libraries import provider
 from ..environment import OBJECT_MISSING, CudaRuntime, Cudnn, Environment, FrameworkBuild, LoadedLibrary, State
 from ..frameworks import framework
+from ..text import listing
 from ..versions import canonical_name, major_of
 from .forward import user_mode_covers
 from .kernels import runs_on
@@ -153,8 +154,11 @@ def _not_importable(build: FrameworkBuild) -> Iterator[Finding]:
 
 
 def _missing(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
+    """Each library the framework cannot load; those with one fix (ONNX Runtime without its preload: five
+    libraries, one ``preload_dlls()``) are one finding naming them all: one cause, one error."""
     entry = framework(build.name)
     imported = _import_objects(build)
+    grouped: dict[tuple[str, str | None, str], list[LoadedLibrary]] = {}
     for load in build.loads:
         if load.path is not None or not load.required:
             continue
@@ -164,15 +168,24 @@ def _missing(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
         own = entry.unloadable(env, build, load) if entry is not None and entry.unloadable is not None else None
         requirement = None if own is not None else _wheel_requirement(env, build, load)
         fix = own.fix if own is not None else (_requirement_fix(requirement, load) or missing_fix(build, load))
+        grouped.setdefault((fix, requirement, own.said if own else ""), []).append(load)
+    for (fix, requirement, said), loads in grouped.items():
+        names = listing([load.name for load in loads], 12, separator=", ")
+        many = len(loads) > 1
         yield make_finding(
             "framework-library-missing",
             Severity.ERROR,
             "framework",
-            f"{label(build)} cannot use the GPU: it cannot load {load.name}{own.said if own else ''}",
-            (
-                f"{load.how} by {load.requester or _PRELOADER.get(build.name, 'its Python preload')}",
-                f"searched: {_searched_text(load)}",
-                f"installed where its search never looks: {', '.join(load.shadowed)}" if load.shadowed else "",
+            f"{label(build)} cannot use the GPU: it cannot load {names}{said}",
+            tuple(
+                line
+                for load in loads
+                for line in (
+                    f"{load.name + ': ' if many else ''}{load.how} by "
+                    f"{load.requester or _PRELOADER.get(build.name, 'its Python preload')}",
+                    f"{load.name + ': ' if many else ''}searched: {_searched_text(load)}",
+                    f"installed where its search never looks: {', '.join(load.shadowed)}" if load.shadowed else "",
+                )
             ),
             fix,
             subjects(build),

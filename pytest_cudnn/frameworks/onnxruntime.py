@@ -185,12 +185,16 @@ def _has_preload(version: str | None) -> bool:
 
 
 def _unloadable(env: Environment, build: FrameworkBuild, load: LoadedLibrary) -> Unloadable | None:
-    """A library the provider's plain search cannot find: which of its ways would put it in the process."""
+    """The libraries the provider's plain search cannot find, and which of its ways would put them in the process:
+    one statement for all of them (one preload_dlls() call loads them all), so that the diagnosis makes one finding
+    of one cause."""
     from . import maps_at_import
 
-    missing = [item.name for item in build.loads if item.required and item.path is None]
+    missing = [item for item in build.loads if item.required and item.path is None]
     site = os.path.dirname(build.location or "")
-    mine = [path for path in load.shadowed if site and path.startswith(os.path.join(site, "nvidia") + os.sep)]
+    wheels = os.path.join(site, "nvidia") + os.sep if site else None
+    # Each missing library's copy in the nvidia wheels, which preload_dlls() loads by path.
+    mine = [next((p for p in item.shadowed if wheels and p.startswith(wheels)), None) for item in missing]
     donors = [
         other
         for other in env.frameworks
@@ -198,22 +202,22 @@ def _unloadable(env: Environment, build: FrameworkBuild, load: LoadedLibrary) ->
         and other.is_cuda_build is not False
         and maps_at_import(other.name)
         # Whatever it maps at import, preloads included, is in the process once it is imported.
-        and all(any(item.name == name and item.path for item in other.loads) for name in missing)
+        and all(any(item.name == need.name and item.path for item in other.loads) for need in missing)
     ]
-    if not _has_preload(build.version):
-        mine = []  # onnxruntime.preload_dlls() arrived in 1.21.0 ("ort-preload-dlls")
+    preload = _has_preload(build.version) and all(mine)  # preload_dlls() arrived in 1.21.0 ("ort-preload-dlls")
     from .. import phrases
 
-    ways = []
-    if mine:
-        ways.append(f"after onnxruntime.preload_dlls() (it loads {mine[0]})")
-    ways += [f"after {phrases.framework(other.name)} loaded it (import {other.name} first)" for other in donors]
-    folder = os.path.dirname((mine or list(load.shadowed) or [""])[0])
-    fixes = ["call onnxruntime.preload_dlls() before the first CUDA session" if mine else ""]
+    it = "they load" if len(missing) > 1 else "it loads"
+    ways = ["after onnxruntime.preload_dlls() (it loads them from the nvidia wheels)"] if preload else []
+    them = "them" if len(missing) > 1 else "it"
+    ways += [f"after {phrases.framework(other.name)} loaded {them} (import {other.name} first)" for other in donors]
+    shadowed = [path for item in missing for path in (item.shadowed[:1] or [])]
+    folders = ":".join(dict.fromkeys(os.path.dirname(path) for path in shadowed))
+    fixes = ["call onnxruntime.preload_dlls() before the first CUDA session" if preload else ""]
     fixes += [f"import {other.name} before onnxruntime" for other in donors]
-    fixes.append(f"add {folder} to LD_LIBRARY_PATH" if folder else f"install {load.name} where the loader finds it")
+    fixes.append(f"add {folders} to LD_LIBRARY_PATH" if folders else f"install {load.name} where the loader finds it")
     said = (
-        f" ({PROVIDER} has no RUNPATH; it loads only " + " or ".join(ways) + ")"
+        f" ({PROVIDER} has no RUNPATH; {it} only " + " or ".join(ways) + ")"
         if ways
         else f" ({PROVIDER} has no RUNPATH: LD_LIBRARY_PATH, the ldconfig cache and the default folders are searched)"
     )
