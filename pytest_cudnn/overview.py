@@ -253,13 +253,25 @@ def _problem_lines(style: Style, finding: Finding, depth: int) -> list[str]:
     ]
 
 
-def _problems(style: Style, diagnosis: Diagnosis) -> tuple[list[str], set[str]]:
+def _problems(style: Style, diagnosis: Diagnosis, framework: str | None = None) -> tuple[list[str], set[str]]:
     """Each error and warning in the diagnosis' order (errors and what they follow from first, a finding that follows
-    from another right after it), with its fix; then how many notes -v shows. The codes of the findings listed."""
+    from another right after it), with its fix; then how many notes -v shows. The codes of the findings listed.
+    ``framework`` (``--framework``): only what concerns that framework (its copies, its rules, the host), and how
+    many problems concern the others."""
     ordered = cause_order(_serious(diagnosis.findings))  # as the diagnosis ranked them: errors and their causes first
+    judged = diagnosis.framework(framework) if framework else None
+    others = 0
+    if judged is not None:
+        copies = {copy.path for copy in (judged.runtime, judged.cudnn) if copy is not None}
+        mine = [(f, depth) for f, depth in ordered if concerns(judged.build, f, copies, judged.copies_read)]
+        others, ordered = len(ordered) - len(mine), mine
     listed = ordered if shows_all(len(ordered), _PROBLEMS) else ordered[:_PROBLEMS]
     shown = {finding.code for finding, _ in listed}
     lines = summarised(ordered, _PROBLEMS, lambda item: _problem_lines(style, *item), "problems")
+    if others:
+        about = "concerns" if others == 1 else "concern"
+        more = f"{others:,} more problem{'s' if others > 1 else ''}"
+        lines.append(f"{more} {about} other frameworks: without --framework, the doctor lists them")
     notes = sum(f.severity is Severity.INFO for f in diagnosis.findings)
     if notes:
         them = "them" if notes > 1 else "it"
@@ -394,7 +406,7 @@ def doctor_summary(
     host = env.host
     origin = f"replayed from {source}, probed {env.probed_at}" if source else f"probed in {env.probe_seconds:.2f} s"
     lines = [line(f"pytest-cudnn doctor: {host.system} {host.machine}, Python {host.python}, {origin}"), ""]
-    problems, shown = _problems(style, diagnosis)
+    problems, shown = _problems(style, diagnosis, framework)
     if problems:
         lines += [*problems, ""]
     index = _index(diagnosis)

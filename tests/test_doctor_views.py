@@ -533,3 +533,16 @@ def test_every_line_keeps_its_bound_after_an_ascii_stream_escapes_it(tmp_path: P
         assert done.stdout.isascii()
         assert max(len(line) for line in done.stdout.splitlines()) <= 1000
         assert "\\u540d\\u540d" in done.stdout
+
+
+@pytest.mark.e2e
+def test_under_framework_the_problems_are_those_of_that_framework_and_the_rest_are_counted() -> None:
+    # Real-wheels report: doctor --framework torch printed ONNX Runtime's errors too.
+    whole = _doctor("--env", "examples/snapshots/mixed-torch-jax-tf.json")
+    torch = _doctor("--framework", "torch", "--env", "examples/snapshots/mixed-torch-jax-tf.json")
+    assert "[tensorflow-cudnn-too-old]" in whole.stdout  # TensorFlow's own error
+    problems = torch.stdout.split("\n\n")[1]
+    assert "[tensorflow-cudnn-too-old]" not in problems
+    assert "[framework-import-order-conflict]" in problems  # it is about torch: it gets TensorFlow's copy
+    assert "6 more problems concern other frameworks: without --framework, the doctor lists them" in problems
+    assert torch.returncode == 0

@@ -214,11 +214,14 @@ def _probe_environment(
                 family = FAMILIES["cudart" if name == tensorflow.cudart_name else "cudnn"]
                 candidates = find_candidates(layout, family, fs, tensorflow.library_dirs)
                 resolutions.append(_resolution(name, "tensorflow", candidates, None))
-    notes = tuple(
-        f"LD_LIBRARY_PATH entry {entry!r} is relative or empty: the loader would search it from the current "
-        "folder; pytest-cudnn ignores it and never loads from the current folder"
-        for entry in relative_path_entries(layout)
-    ) + wheel_notes
+    notes = (
+        tuple(
+            f"LD_LIBRARY_PATH entry {entry!r} is relative or empty: the loader would search it from the current "
+            "folder; pytest-cudnn ignores it and never loads from the current folder"
+            for entry in relative_path_entries(layout)
+        )
+        + wheel_notes
+    )
     return Environment(
         schema=SCHEMA,
         schema_version=SCHEMA_VERSION,
