@@ -364,6 +364,11 @@ def _copy_lines(
         present = diagnosis.env.cuda_runtimes if kind is CudaRuntime else diagnosis.env.cudnns
         where = "-v shows them" if shows_all(len(present), VERBOSE_PARTS) else "--json lists them"
         text = f"none in use ({len(present):,} found: {where})" if present else "none found"
+        static = [judged for judged in diagnosis.frameworks if kind is CudaRuntime and judged.static_runtime]
+        if static:  # CuPy links its runtime into its own objects: none on disk is not none at all
+            names = listing([phrases.framework(judged.name) for judged in static], _USERS)
+            one = len(static) == 1
+            text += f"; {names} {'links its' if one else 'link their'} own CUDA runtime into {'it' if one else 'them'}"
         found = _copy_findings(index, kind, None)
         return [_row(style, _copy_status(found, None), name, text + _references(_serious(found), shown))]
 

@@ -17,6 +17,7 @@ import pytest
 
 from pytest_cudnn.diagnosis import Diagnosis, Finding, Severity, judge_environment
 from pytest_cudnn.diagnosis.model import make_finding
+from pytest_cudnn.environment import BuildFact, FrameworkBuild, State
 from pytest_cudnn.overview import HINT, cause_order, doctor_summary
 from pytest_cudnn.report import doctor_json, doctor_text, header_lines
 from pytest_cudnn.style import ASCII, PLAIN, Status, Style, choose_style, plain_style
@@ -546,3 +547,28 @@ def test_under_framework_the_problems_are_those_of_that_framework_and_the_rest_a
     assert "[framework-import-order-conflict]" in problems  # it is about torch: it gets TensorFlow's copy
     assert "6 more problems concern other frameworks: without --framework, the doctor lists them" in problems
     assert torch.returncode == 0
+
+
+def test_a_framework_with_its_cuda_runtime_linked_in_is_said_on_the_runtime_line() -> None:
+    # Real-wheels report, "Causes": CuPy's component line said "CUDA runtime none found" while its skip said the
+    # runtime is linked into CuPy.
+    b = EnvBuilder().with_driver(version="580.65.06", cuda_version_raw=13000).with_gpus(gpu())
+    location = "/venv/lib/python3.11/site-packages/cupy"
+    b.frameworks.append(
+        FrameworkBuild(
+            "cupy",
+            State.FOUND,
+            None,
+            "cupy-cuda13x",
+            "14.2.0",
+            location,
+            True,
+            BuildFact("13", location, "cupy-cuda13x"),
+            None,
+            (),
+            (),
+        )
+    )
+    text = doctor_summary(judge_environment(b.build()))
+    runtime = next(row for row in text.splitlines() if "CUDA runtime" in row)
+    assert runtime.endswith("none found; CuPy links its own CUDA runtime into it"), runtime
