@@ -20,7 +20,7 @@ import select
 import stat
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from . import __version__
 from .files import FileRefused, regular_or_missing, write_atomically
@@ -434,7 +434,8 @@ def _snapshot(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     from .environment import Environment, InvalidSnapshot
 
-    text = _probe(args)[0].dumps()
+    env = _probe(args)[0]
+    text = env.dumps()
     if args.redact:
         import getpass
         import socket
@@ -445,7 +446,12 @@ def _snapshot(args: argparse.Namespace) -> int:
             user: str | None = getpass.getuser()
         except (OSError, KeyError, ImportError):  # no name for this uid (a container's arbitrary user)
             user = None
-        text = json.dumps(redact(json.loads(text), user, socket.gethostname()), indent=2) + "\n"
+        redacted = redact(json.loads(text), user, socket.gethostname(), os.environ.get("HOME"))
+        problem = _replays_alike(env, redacted)
+        if problem:
+            _error(f"error: --redact: {problem}; nothing was written (write it without --redact and edit it by hand)")
+            return EXIT_USAGE
+        text = json.dumps(redacted, indent=2) + "\n"
     try:
         # The probe records what the host says; a snapshot must hold values replay accepts (a local TensorFlow build
         # can carry a version that is not PEP 440). Written all the same: it is still the record of this host.
@@ -470,6 +476,26 @@ def _snapshot(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     _error(f"wrote {args.output}")
     return EXIT_OK
+
+
+def _replays_alike(env: Environment, redacted: Any) -> str | None:
+    """Why the redacted snapshot would not replay to ``env``'s findings and verdict (a user or host name that is a
+    word the snapshot itself needs); None when it does."""
+    from .diagnosis import judge_environment
+    from .environment import Environment, InvalidSnapshot
+
+    try:
+        replayed = judge_environment(Environment.from_json(redacted))
+    except InvalidSnapshot as error:
+        return f"the redacted snapshot would not replay: {error.problem}"
+    before = judge_environment(env)
+    codes, after = [f.code for f in before.findings], [f.code for f in replayed.findings]
+    if codes != after or before.verdict.ok != replayed.verdict.ok:
+        return (
+            f"the redacted snapshot would replay to other findings ({', '.join(after) or 'none'}, not "
+            f"{', '.join(codes) or 'none'})"
+        )
+    return None
 
 
 def _fleet(args: argparse.Namespace) -> int:

@@ -20,7 +20,7 @@ import pytest
 
 from pytest_cudnn import cli
 from pytest_cudnn.cli import main
-from pytest_cudnn.environment import load_snapshot
+from pytest_cudnn.environment import Via, load_snapshot
 from pytest_cudnn.signatures import FRAMEWORK_NAMES
 
 from .envbuilder import EnvBuilder
@@ -601,3 +601,21 @@ def test_a_snapshot_written_meanwhile_at_the_name_is_never_overwritten_without_f
     assert [path.name for path in tmp_path.iterdir()] == ["race.json"]  # no temporary file left behind
     assert main(["snapshot", "-o", str(target), "--force"]) == 0
     assert "the other snapshot" not in target.read_text()
+
+
+def test_a_redaction_that_would_change_the_findings_is_refused_and_nothing_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Two users' homes become one /home/user: two copies of cuDNN would become one path, and the snapshot would
+    # replay without the finding it was taken for (field test A2: check before writing).
+    b = EnvBuilder.healthy()
+    b.cudnn("/home/alice/cudnn/lib/libcudnn.so.9", "9.1.0", 12040, (Via.LD_LIBRARY_PATH,), rank=0)
+    b.cudnn("/home/bob/cudnn/lib/libcudnn.so.9", "9.3.0", 12040, (Via.LD_LIBRARY_PATH,), rank=1)
+    env = b.build()
+    monkeypatch.setattr(cli, "_probe", lambda args: (env, None))
+    target = tmp_path / "snap.json"
+    assert main(["snapshot", "--redact", "-o", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("pytest-cudnn: error: --redact: the redacted snapshot would replay to other findings (")
+    assert "not library-shadowed" in err
+    assert not target.exists()

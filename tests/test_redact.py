@@ -30,8 +30,12 @@ UUID = "GPU-5f2c1a7e-0d4b-4c1e-9a53-2b7d9e0c4f18"
         ("/Users/alice/miniconda3/lib", "/Users/user/miniconda3/lib"),
         ("C:\\Users\\alice\\venv\\Lib", "C:\\Users\\user\\venv\\Lib"),
         ("/opt/alice/cuda", "/opt/user/cuda"),  # the user's name as a word of a path
-        ("/opt/libalice.so.1 alice-tools", "/opt/libalice.so.1 alice-tools"),  # not as part of another name
-        ("built on gpu-box-7", "built on host"),
+        # A word of a path, even before a dash, in any case (field test A3); not inside another name.
+        ("/opt/libalice.so.1 alice-tools", "/opt/libalice.so.1 user-tools"),
+        ("/data/alice-old/lib", "/data/user-old/lib"),
+        ("/opt/ALICE/lib", "/opt/user/lib"),
+        ("built on gpu-box-7 in /srv/gpu-box-7/x", "built on host in /srv/host/x"),
+        ("built on gpu-box-7", "built on gpu-box-7"),  # no path: a value such as a state is never rewritten
         ("/usr/local/cuda-13.0/lib64/libcudart.so.13", "/usr/local/cuda-13.0/lib64/libcudart.so.13"),
     ],
 )
@@ -46,11 +50,38 @@ def test_common_words_are_never_taken_for_a_name() -> None:
     assert Redaction("cu", None).text("/usr/local/cuda/lib64") == "/usr/local/cuda/lib64"
 
 
-def test_keys_are_redacted_too_and_one_uuid_keeps_one_number() -> None:
-    data = {"a": [UUID, {UUID: "/home/alice/x"}], "b": "MIG-11111111-2222-3333-4444-555555555555"}
+def test_keys_are_never_redacted_and_one_uuid_keeps_one_number() -> None:
+    data = {"a": [UUID, {"alice": "/home/alice/x"}], "b": "MIG-11111111-2222-3333-4444-555555555555"}
     assert redact(data, "alice") == {
-        "a": ["GPU-00000000-0000-0000-0000-000000000001", {"GPU-00000000-0000-0000-0000-000000000001": "/home/user/x"}],
+        "a": ["GPU-00000000-0000-0000-0000-000000000001", {"alice": "/home/user/x"}],
         "b": "MIG-00000000-0000-0000-0000-000000000002",
+    }
+
+
+@pytest.mark.parametrize("name", ["python", "kernel", "driver", "version", "cudnn", "tensorflow", "torch", "Linux"])
+def test_a_user_or_host_named_as_a_schema_word_changes_no_key_and_no_value_without_a_path(name: str) -> None:
+    # Field test A2: the file was refused on replay, or replayed with findings gone.
+    data = {name: {"state": name, "via": [name], "path": f"/opt/{name}/lib/libcudnn.so.9"}, "system": name}
+    assert redact(data, name, name) == {
+        name: {"state": name, "via": [name], "path": "/opt/user/lib/libcudnn.so.9"},
+        "system": name,
+    }
+
+
+def test_a_home_outside_home_and_uuid_prefixes_in_device_lists_are_redacted() -> None:
+    data = {
+        "path": "/data/users/al/venv/lib/libcudnn.so.9",
+        "gpus": [UUID, "GPU-11111111-2222-3333-4444-555555555555"],
+        "variables": {"CUDA_VISIBLE_DEVICES": "GPU-5f2c1a7e,1", "NVIDIA_VISIBLE_DEVICES": "GPU-deadbeef"},
+    }
+    assert redact(data, "al", None, "/data/users/al") == {
+        "path": "/home/user/venv/lib/libcudnn.so.9",
+        "gpus": ["GPU-00000000-0000-0000-0000-000000000001", "GPU-00000000-0000-0000-0000-000000000002"],
+        # The prefix names the first GPU: its whole placeholder; one that named no GPU names none still.
+        "variables": {
+            "CUDA_VISIBLE_DEVICES": "GPU-00000000-0000-0000-0000-000000000001,1",
+            "NVIDIA_VISIBLE_DEVICES": "GPU-xxxxxxxx-redacted",
+        },
     }
 
 
