@@ -44,9 +44,9 @@ class UnknownCode(LookupError):
     def __init__(self, code: str, suggestions: tuple[str, ...]) -> None:
         self.code = code
         self.suggestions = suggestions
-        # repr escapes control characters, printable the rest; a long one is cut, and says so
+        # a long one is cut, and says so
         cut = f" (its first 100 of {len(code):,} characters)" if len(code) > 100 else ""
-        shown = printable(repr(code[:100])) + cut
+        shown = repr(code[:100]) + cut  # repr escapes every character that is not printable
         guess = f"; did you mean {' or '.join(suggestions)}?" if suggestions else ""
         said = "an empty finding code" if not code.strip() else f"unknown finding code {shown}"
         super().__init__(f"{said}{guess}")

@@ -7,6 +7,7 @@ title or rewrite earlier lines, and ``|`` or HTML that breaks a step-summary tab
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -38,16 +39,24 @@ _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 def printable(text: str) -> str:
     """Every character a terminal would act on, shown as an escape instead: control characters (C0, C1, DEL),
-    and format characters such as bidirectional overrides that reorder what is shown.
+    and format characters such as bidirectional overrides that reorder what is shown. A backslash that would read as
+    one of those escapes is doubled, so that the text ``\\x1b`` cannot pass for an escaped ESC; any other backslash
+    (``C:\\Users``) is left as written.
 
     >>> printable("NVIDIA \\x1b[31mA100\\x1b[0m\\r\\n")
     'NVIDIA \\\\x1b[31mA100\\\\x1b[0m\\\\r\\\\n'
-    >>> printable("GPU 0 A100")
-    'GPU 0 A100'
+    >>> printable("GPU 0 A100"), printable("A100\\\\x1b[31m"), printable("C:\\\\Users\\\\ci")
+    ('GPU 0 A100', 'A100\\\\\\\\x1b[31m', 'C:\\\\Users\\\\ci')
     """
+    if "\\" in text:
+        text = _LOOKS_ESCAPED.sub(r"\\\\", text)
     if text.isprintable():
         return text
     return "".join(char if char.isprintable() else _escape(char) for char in text)
+
+
+# A backslash that begins what _escape writes (\\xNN, \\uNNNN, \\UNNNNNNNN, \\n, \\r, \\t) or another backslash.
+_LOOKS_ESCAPED = re.compile(r"\\(?=x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[nrt\\])")
 
 
 def _escape(char: str) -> str:

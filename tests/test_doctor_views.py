@@ -572,3 +572,14 @@ def test_a_framework_with_its_cuda_runtime_linked_in_is_said_on_the_runtime_line
     text = doctor_summary(judge_environment(b.build()))
     runtime = next(row for row in text.splitlines() if "CUDA runtime" in row)
     assert runtime.endswith("none found; CuPy links its own CUDA runtime into it"), runtime
+
+
+def test_a_literal_escape_in_a_name_cannot_pass_for_an_escaped_control_character() -> None:
+    # Field test A8: a GPU named 'A100\\x1b[31mFAKE' (the text) printed exactly like one whose name holds an ESC.
+    env = EnvBuilder.healthy().with_gpus(gpu(0, name="A100\\x1b[31mFAKE"), gpu(1, name="A100\x1b[31mFAKE")).build()
+    text = doctor_summary(judge_environment(env))
+    rows = [row for row in text.splitlines() if row.startswith("✓ GPU")]
+    assert "A100\\\\x1b[31mFAKE" in rows[0], rows  # the text's backslash, doubled
+    assert "A100\\x1b[31mFAKE" in rows[1], rows  # the control character, escaped
+    assert rows[0] != rows[1]
+    assert "\x1b" not in text

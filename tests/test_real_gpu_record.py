@@ -56,3 +56,15 @@ def test_the_default_view_replays_to_the_one_the_machine_printed() -> None:
     said = (RECORD / "h100c-doctor-default.txt").read_text(encoding="utf-8")
     assert replayed.splitlines()[1:] == said.splitlines()[1:]
     assert "loaded by PyTorch, JAX)" in said
+
+
+def test_cupy_14_on_the_h100_is_given_no_cudnn() -> None:
+    # Real-wheels report: the H100's default view said its system cuDNN 9.14.0 was "loaded by CuPy", while -v
+    # listed no CuPy load. CuPy 14 uses no cuDNN (its upgrade guide); the plain dlopen's copy was standing in.
+    from pytest_cudnn.overview import doctor_summary
+
+    diagnosis = judge_environment(load_snapshot(RECORD / "h100-snapshot.json"))
+    cupy = diagnosis.framework("cupy")
+    assert cupy is not None
+    assert cupy.cudnn is None
+    assert "loaded by CuPy" not in doctor_summary(diagnosis)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 __all__ = [
     "CTK_EXTRA",
     "CUPY_LIBRARIES",
+    "NO_CUDNN",
     "PATHFINDER_ANCHORS",
     "STATIC_CUDA_RUNTIME",
     "PathfinderLibrary",
@@ -25,6 +26,10 @@ __all__ = [
 
 # Frameworks whose CUDA runtime is linked into their own objects: no libcudart file is theirs to judge.
 STATIC_CUDA_RUNTIME = (("cupy", "cupy-static-cudart"),)
+
+# Frameworks that use no cuDNN from a major release on: (import name, first major, source). No cuDNN copy is theirs,
+# whatever a plain dlopen would find.
+NO_CUDNN = (("cupy", 14, "cupy-no-cudnn"),)
 
 # CuPy's extra that installs the CUDA libraries it loads from PyPI: ``pip install "cupy-cuda13x[ctk]"``.
 CTK_EXTRA = ("ctk", "cupy-install-ctk")

@@ -417,6 +417,11 @@ SOURCES: dict[str, str] = {
         "cuda_runtime, cuda_cupti, cufft, curand, nvjitlink, cusparse, cusparselt, cusolver, nccl, nvshmem, cufile, "
         "then nvtx libnvToolsExt.so.*[0-9]. Confirmed by /proc/self/maps after import torch (tox -e frameworks)"
     ),
+    "cupy-no-cudnn": (
+        "CuPy's upgrade guide, CuPy v14, 'Dropping cuDNN Support': 'CuPy v14 no longer supports cuDNN. All "
+        "cuDNN-related functionality has been completely removed from CuPy.' (https://docs.cupy.dev/en/latest/"
+        "upgrade.html)"
+    ),
     "cupy-static-cudart": (
         "CuPy 14 links the CUDA runtime statically: cupy-cuda13x 14.2.0 on an H100 had no libcudart mapped after "
         "cupy.ones(4).sum(), and cupy.cuda.runtime.runtimeGetVersion() said 13020 on a driver whose CUDA is 13.0 "

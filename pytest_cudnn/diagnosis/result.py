@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..compat.cupy import STATIC_CUDA_RUNTIME
+from ..compat.cupy import NO_CUDNN, STATIC_CUDA_RUNTIME
 from ..environment import BuildFact, CudaRuntime, Cudnn, Environment, FrameworkBuild, State
+from ..versions import major_of
 from .frameworks import blocking_finding
 from .model import Finding, Severity, Verdict, verdict
 from .rules import cause_first, diagnose
@@ -128,7 +129,10 @@ def loaded_copies_of(env: Environment, build: FrameworkBuild) -> tuple[CudaRunti
     if build.name == "tensorflow":
         return stack_runtime(env), stack_cudnn(env), True
     runtime, cudnn = loader_copies(env)
-    return (None if static else runtime), cudnn, False
+    without_cudnn = any(
+        name == build.name and (major_of(build.version) or 0) >= first for name, first, _ in NO_CUDNN
+    )  # CuPy 14 uses no cuDNN: the loader's copy is not its
+    return (None if static else runtime), (None if without_cudnn else cudnn), False
 
 
 def host_blocker(env: Environment, findings: tuple[Finding, ...]) -> HostBlocker | None:
