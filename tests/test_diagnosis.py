@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from pytest_cudnn.compat.sources import SOURCES
-from pytest_cudnn.diagnosis import CODES, Finding, Severity, diagnose, verdict
+from pytest_cudnn.diagnosis import CODES, Finding, Severity, diagnose, judge_environment, verdict
 from pytest_cudnn.environment import (
     OBJECT_MISSING,
     CudaRuntime,
@@ -16,6 +16,7 @@ from pytest_cudnn.environment import (
     Failure,
     KernelDriver,
     LinkedObject,
+    LoadedLibrary,
     PathCheck,
     Pin,
     RecordEntry,
@@ -888,3 +889,23 @@ def test_a_cpu_only_torch_from_the_cpu_index_is_removed_before_the_cuda_build_is
     # With torch 2.15.0+cpu installed, "pip install torch" is already satisfied: the fix changed nothing.
     finding = _only(torch_on("550.54.15", 12040, version="2.15.0+cpu", cuda=None)(), "framework-cpu-only")
     assert finding.fix.startswith("pip uninstall -y torch (the 2.15.0+cpu build is CPU-only), then pip install torch")
+
+
+@pytest.mark.parametrize(
+    ("toolkit", "requirement"),
+    [
+        ("13.9.0", "cuda-toolkit[cudart]==13.9.0"),  # not tabled: torch's own pin, its cudart extra
+        ("13.2.2", "nvidia-cuda-runtime==13.2.86.*"),  # tabled: the wheel that extra installs
+    ],
+)
+def test_a_runtime_torch_pins_through_cuda_toolkit_is_asked_for_as_torch_pins_it(
+    toolkit: str, requirement: str
+) -> None:
+    # Compat audit D3: the bare nvidia-cuda-runtime resolves to the newest (13.5.37) against torch's pin.
+    line = f"cuda-toolkit[cublas,cudart,cufft,curand,nvrtc]=={toolkit}; platform_system == 'Linux'"
+    pin = Pin(line, "cuda-toolkit", f"=={toolkit}", None)
+    missing = LoadedLibrary("libcudart.so.13", TORCH_CUDA, "DT_NEEDED", True, None, None, (f"{SITE}/nvidia/cu13/lib",))
+    b = EnvBuilder().with_driver(version="580.65.06", cuda_version_raw=13000)
+    env = b.with_torch(loads=(missing,), pins=(pin,)).build()
+    found = next(f for f in judge_environment(env).findings if f.code == "framework-import-library-missing")
+    assert found.requirement == requirement

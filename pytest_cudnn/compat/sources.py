@@ -277,6 +277,13 @@ SOURCES: dict[str, str] = {
         'torch/include/caffe2/core/macros.h (\'{"CUDNN_VERSION", "9.8.0"}\'). The cu118/cu126/... variants on '
         "download.pytorch.org could not be reached from here"
     ),
+    "cuda-toolkit-13-extras": (
+        "METADATA of cuda-toolkit 13.0.3.0 from PyPI, installed with torch 2.14.1, read 2026-11-29: each component "
+        "wheel under the extra of its name (\"nvidia-cuda-runtime==13.0.96.*; ... extra == 'cudart'\", "
+        "\"nvidia-cublas==13.1.1.3.*; ... extra == 'cublas'\", cufft, cufile, cupti (nvidia-cuda-cupti), curand, "
+        "cusolver, cusparse, nvjitlink, nvrtc (nvidia-cuda-nvrtc), nvtx); torch 2.14.1 pins "
+        "'cuda-toolkit[cublas,cudart,cufft,cufile,cupti,curand,cusolver,cusparse,nvjitlink,nvrtc,nvtx]==13.0.3'"
+    ),
     "cuda-toolkit-extras": (
         "METADATA of the PyPI wheels cuda-toolkit 13.0.2, 13.0.3 (published as 13.0.3.0) and 13.2.2 "
         "(cuda_toolkit-*-py2.py3-none-any.whl), read 2026-11-26 with pip --use-feature=fast-deps --dry-run "

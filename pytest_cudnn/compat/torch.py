@@ -15,6 +15,7 @@ from packaging.version import Version
 
 __all__ = [
     "CUDA_TOOLKIT_CUDART",
+    "CUDA_TOOLKIT_EXTRA",
     "RELEASES",
     "SM_FLOOR_SINCE",
     "Pin",
@@ -155,6 +156,24 @@ CUDA_TOOLKIT_CUDART: tuple[tuple[str, str, str], ...] = (
     ("13.0.3", "nvidia-cuda-runtime==13.0.96.*", "cuda-toolkit-extras"),  # published as 13.0.3.0
     ("13.2.2", "nvidia-cuda-runtime==13.2.86.*", "cuda-toolkit-extras"),
 )
+
+
+# The cuda-toolkit extra that installs each NVIDIA wheel by its own name (the extra named after the component: the
+# cublas extra also brings nvrtc, cusolver brings cublas and cusparse, which are not theirs). Source:
+# "cuda-toolkit-13-extras".
+CUDA_TOOLKIT_EXTRA: dict[str, str] = {
+    "nvidia-cublas": "cublas",
+    "nvidia-cuda-runtime": "cudart",
+    "nvidia-cufft": "cufft",
+    "nvidia-cufile": "cufile",
+    "nvidia-cuda-cupti": "cupti",
+    "nvidia-curand": "curand",
+    "nvidia-cusolver": "cusolver",
+    "nvidia-cusparse": "cusparse",
+    "nvidia-nvjitlink": "nvjitlink",
+    "nvidia-cuda-nvrtc": "nvrtc",
+    "nvidia-nvtx": "nvtx",
+}
 
 
 def runtime_wheel(version: str) -> str | None:

@@ -236,8 +236,28 @@ def _wheel_requirement(env: Environment, build: FrameworkBuild, load: LoadedLibr
     site = folder_of(build.location)
     if f"{site}/{wheel.folder}".rstrip("/") not in (folder.rstrip("/") for folder in load.searched):
         return None
+    through = _through_meta_pin(build, wheel.package)
+    if through is not None:
+        return through
     remedy = pip_fix(env, wheel.package, (wheel.requirement or "").removeprefix(wheel.package))
     return remedy.requirement if remedy.resolves else None
+
+
+def _through_meta_pin(build: FrameworkBuild, package: str) -> str | None:
+    """Where the framework pins the wheel through cuda-toolkit (torch 2.11+: ``cuda-toolkit[cudart,...]==X``) at a
+    version the tables do not know, the framework's own pin, one extra of it: ``cuda-toolkit[cudart]==X``. A bare
+    ``nvidia-cuda-runtime`` would install the newest (13.5 on 2026-11-29) against the pin (compat audit D3)."""
+    from ..compat.torch import CUDA_TOOLKIT_CUDART, CUDA_TOOLKIT_EXTRA
+
+    extra = CUDA_TOOLKIT_EXTRA.get(canonical_name(package))
+    for pin in build.pins:
+        if extra is None or canonical_name(pin.package) != "cuda-toolkit" or not pin.specifier.startswith("=="):
+            continue
+        listed = pin.requirement.partition("[")[2].partition("]")[0]
+        tabled = pin.specifier.removeprefix("==") in {toolkit for toolkit, _, _ in CUDA_TOOLKIT_CUDART}
+        if extra in {part.strip() for part in listed.split(",")} and not tabled:
+            return f"cuda-toolkit[{extra}]{pin.specifier}"
+    return None
 
 
 def missing_fix(build: FrameworkBuild, load: LoadedLibrary) -> str:
