@@ -231,6 +231,9 @@ def test_a_cudnn_too_new_for_a_v100_gets_the_requirement_on_its_wheel() -> None:
     assert finding.fix.startswith('pip install "nvidia-cudnn-cu12<9.11" (cuDNN 9.11 and later need compute ')
     assert "it meets what TensorFlow 2.20.0 needs of it" in finding.fix
     assert "support matrix" not in finding.fix
+    # 9.10.2.21, where <9.11 lands, looks for NVRTC where no wheel puts it (compat audit D5): the step is said.
+    assert "cuDNN before 9.11 looks for NVRTC in nvidia/nvrtc/lib, which no wheel creates: add " in finding.fix
+    assert "/nvidia/cuda_nvrtc/lib to LD_LIBRARY_PATH, unless a framework loads libnvrtc itself first" in finding.fix
 
 
 def test_where_no_release_meets_the_frameworks_pins_the_fix_says_so_and_names_them() -> None:

@@ -289,6 +289,22 @@ def _past_known_bad(env: Environment, cudnn: Cudnn, bad: cudnn_facts.KnownBad) -
     return f"{bad.remedy}; no {canonical_name(wheel.name)} release does it here: {blocking_text(remedy)}", None
 
 
+def _nvrtc_step(env: Environment, cudnn: Cudnn, below: str) -> str:
+    """The step a cuDNN 9 wheel older than 9.11 needs for NVRTC: its RUNPATH looks in nvidia/nvrtc/lib, a folder no
+    wheel creates ("cudnn-9-nvrtc"; compat audit D5), so its runtime-compiled engines find NVRTC only where the
+    loader does or a framework loaded it first. Said for a host whose loader would not find it."""
+    floor = parse_version(below)
+    if floor is None or floor.major != 9 or floor > Version("9.11") or "/nvidia/cudnn/lib/" not in cudnn.path:
+        return ""
+    folder = cudnn.path.split("/nvidia/cudnn/lib/")[0] + "/nvidia/cuda_nvrtc/lib"
+    if folder in (env.variables.get("LD_LIBRARY_PATH") or "").split(":"):
+        return ""
+    return (
+        f"; cuDNN before 9.11 looks for NVRTC in nvidia/nvrtc/lib, which no wheel creates: add {folder} to "
+        "LD_LIBRARY_PATH, unless a framework loads libnvrtc itself first (JAX does)"
+    )
+
+
 def _older_cudnn(env: Environment, cudnn: Cudnn, capability: str, oldest: str) -> tuple[str, str | None, str]:
     """The fix for a cuDNN too new for the GPU: the requirement on its wheel that keeps a release still supporting
     it (``nvidia-cudnn-cu12<9.11``), checked against the frameworks' pins and cuDNN rules; its requirement (None
@@ -318,7 +334,7 @@ def _older_cudnn(env: Environment, cudnn: Cudnn, capability: str, oldest: str) -
         met = sorted({d.who for d in demands_on(env, canonical_name(wheel.name), cudnn=True)})
         checked = f"; it meets what {', '.join(met)} need{'s' if len(met) == 1 else ''} of it" if met else ""
         return (
-            f'pip install "{fix.requirement}" ({why}{checked}), or use {newer_gpu}',
+            f'pip install "{fix.requirement}" ({why}{checked}){_nvrtc_step(env, cudnn, end.below)}, or use {newer_gpu}',
             fix.requirement,
             cite(end.source),
         )
