@@ -46,7 +46,6 @@ HASH_LIMIT = 64 << 20  # bytes: about 35 to 70 ms warm; bigger files are checked
 RECORD_LIMIT = 4 << 20  # bytes: nvidia-cudnn-cu13's RECORD is a few KB
 
 _Line = tuple[str, int | None, str | None]  # path as RECORD writes it, size, sha256
-_Record = tuple[Distribution, str, list[_Line], dict[str, _Line]]  # the distribution, its RECORD, lines by path
 
 
 def record_lines(text: str) -> list[_Line]:
@@ -147,11 +146,14 @@ def line_of(text: str, relative: str) -> _Line | None:
     return None
 
 
-def _recorded_line(record: str, relative: str) -> _Line | None:
-    """:func:`line_of` in the file ``record``, kept between runs under the RECORD's identity (:mod:`.facts`)."""
+def _recorded_line(record: str, relative: str, texts: dict[str, str | None]) -> _Line | None:
+    """:func:`line_of` in the file ``record``, kept between runs under the RECORD's identity (:mod:`.facts`).
+    ``texts``: the RECORDs this run read, each read once however many loaded files it is searched for."""
 
     def read() -> _Line | None:
-        text = _record_text(record)
+        if record not in texts:
+            texts[record] = _record_text(record)
+        text = texts[record]
         return line_of(text, relative) if text is not None else None
 
     return remembered("record-line", f"{record}\0{relative}", [record], read, _encoded_line, _decoded_line)
@@ -197,10 +199,8 @@ def _records(site: str, distributions: Sequence[Distribution]) -> list[tuple[Dis
 def record_notes(frameworks: Iterable[FrameworkBuild], distributions: Sequence[Distribution]) -> tuple[str, ...]:
     """What :func:`read_wheels` could not read, said: a RECORD over :data:`RECORD_LIMIT` (its files are not checked
     against the disk). Looked at every run (a stat a RECORD), so that a warm probe says it too."""
-    paths = (load.path for build in frameworks for load in build.loads if load.path)
-    sites = dict.fromkeys(site for path in paths if (site := _wheel_site(path)))
     notes = []
-    for site in sites:
+    for site in dict.fromkeys(_loaded(frameworks).values()):
         for _, record in _records(site, distributions):
             size = _size(record)
             if size is not None and size > RECORD_LIMIT:
@@ -218,8 +218,8 @@ def read_wheels(
     hash only where a size agrees), and each distribution whose line for such a file the disk contradicts against
     the disk, every file of its RECORD. A healthy host reads one line of each RECORD and parses none whole; nothing
     is read for a host whose frameworks load no wheel file."""
-    paths = (load.path for build in frameworks for load in build.loads if load.path)
-    loaded = {path: site for path in paths if (site := _wheel_site(path))}
+    loaded = _loaded(frameworks)
+    texts: dict[str, str | None] = {}
     files: list[WheelFile] = []
     records: dict[str, list[tuple[Distribution, str]]] = {}
     contradicted: dict[str, Distribution] = {}  # RECORD path -> its distribution, whose loaded file is not its own
@@ -230,7 +230,7 @@ def read_wheels(
         listing = [
             (distribution, record, line)
             for distribution, record in records[site]
-            if (line := _recorded_line(record, relative)) is not None
+            if (line := _recorded_line(record, relative, texts)) is not None
         ]
         if not listing:
             continue
@@ -246,7 +246,7 @@ def read_wheels(
     hashed = {file.path: file.sha256 for file in files if file.sha256}
     checks = []
     for record, distribution in contradicted.items():
-        read = _record_text(record)
+        read = texts[record] if record in texts else _record_text(record)
         if read is None:
             continue
         site = distribution.location.rstrip("/")
@@ -260,6 +260,12 @@ def read_wheels(
         )
         checks.append(WheelCheck(distribution.name, distribution.version, record, len(inside), differing))
     return tuple(files), tuple(checks)
+
+
+def _loaded(frameworks: Iterable[FrameworkBuild]) -> dict[str, str]:
+    """Each file the frameworks load from a wheel folder, with the site folder that holds it."""
+    paths = (load.path for build in frameworks for load in build.loads if load.path)
+    return {path: site for path in paths if (site := _wheel_site(path))}
 
 
 def _inside(site: str, name: str) -> bool:
