@@ -327,7 +327,13 @@ def _probe(args: argparse.Namespace) -> tuple[Environment, FileFacts]:
 
     facts = FileFacts.load(os.environ, False if args.no_cache else None)
     timeout = args.timeout
-    return probe_host(os.environ, None, timeout, total_timeout=max(60.0, timeout * 3), facts=facts), facts
+    env = probe_host(os.environ, None, timeout, total_timeout=max(60.0, timeout * 3), facts=facts, meanwhile=_imports)
+    return env, facts
+
+
+def _imports() -> None:
+    """What the doctor's views import, imported while the probe's child answers instead of after."""
+    from . import diagnosis, report  # noqa: F401
 
 
 def _cache_problem(args: argparse.Namespace) -> str | None:

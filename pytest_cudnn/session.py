@@ -170,7 +170,7 @@ class GpuRun:
             from .probing import probe_host
 
             self.facts = FileFacts.load(self.environ, self.cache)
-            return probe_host(self.environ, self.python, self.timeout, facts=self.facts)
+            return probe_host(self.environ, self.python, self.timeout, facts=self.facts, meanwhile=_judging_modules)
         if self.worker is not None and "cudnn_visible" in self.worker:
             # This worker sees only its own GPUs: judge requirements against what it sees.
             variables = dict(env.variables, CUDA_VISIBLE_DEVICES=self.worker["cudnn_visible"])
@@ -343,6 +343,11 @@ def _same_file(path: Path, other: str) -> bool:
         return os.path.samefile(path, other)
     except OSError:  # one of them does not exist (yet): then the same only as the same absolute path
         return os.path.abspath(path) == os.path.abspath(other)
+
+
+def _judging_modules() -> None:
+    """What the diagnosis and the header import, imported while the probe's child answers instead of after."""
+    from . import diagnosis, report  # noqa: F401
 
 
 def run_of(config: pytest.Config) -> GpuRun:
