@@ -20,7 +20,7 @@ from ..files import FileRefused, read_regular
 from ..frameworks import REGISTRY
 from ..versions import canonical_name
 from .discovery import FileSystem, RealFileSystem
-from .facts import remembered
+from .facts import maybe, maybe_decoded, remembered
 
 __all__ = ["installed_distributions", "metadata_header", "package_folders", "relevant"]
 
@@ -108,7 +108,7 @@ def requirement_of(line: str) -> tuple[str, str] | None:
     import packaging  # its version is part of the key: another packaging may read a line otherwise
 
     key = f"{packaging.__version__}\0{line}"
-    return remembered("requirement", key, [], lambda: _parsed(line), _encoded_requirement, _decoded_requirement)
+    return remembered("requirement", key, [], lambda: _parsed(line), maybe(list), maybe_decoded(_decoded_requirement))
 
 
 def _parsed(line: str) -> tuple[str, str] | None:
@@ -121,14 +121,7 @@ def _parsed(line: str) -> tuple[str, str] | None:
     return requirement.name, str(requirement.specifier)
 
 
-def _encoded_requirement(parsed: tuple[str, str] | None) -> list[Any]:
-    return [list(parsed) if parsed is not None else None]
-
-
-def _decoded_requirement(raw: Any) -> tuple[str, str] | None:
-    (parsed,) = raw
-    if parsed is None:
-        return None
+def _decoded_requirement(parsed: Any) -> tuple[str, str]:
     name, specifier = parsed
     if not isinstance(name, str) or not isinstance(specifier, str):
         raise TypeError("not a requirement")

@@ -40,6 +40,8 @@ __all__ = [
     "cache_file",
     "cache_wanted",
     "identity",
+    "maybe",
+    "maybe_decoded",
     "optional_text",
     "remembered",
     "texts",
@@ -283,6 +285,22 @@ def remembered(
     if facts is None:
         return compute()
     return facts.recall(kind, key, paths, compute, encode, decode)
+
+
+def maybe(encode: Callable[[T], Any]) -> Callable[[T | None], list[Any]]:
+    """An encoder for a value that may be None, which is kept too (a file that holds no such fact): ``[None]`` or
+    ``[encode(value)]`` (the list tells a kept None from a value :func:`remembered` must not keep)."""
+    return lambda value: [None if value is None else encode(value)]
+
+
+def maybe_decoded(decode: Callable[[Any], T]) -> Callable[[Any], T | None]:
+    """The decoder of what :func:`maybe` encoded."""
+
+    def decoded(raw: Any) -> T | None:
+        (value,) = raw
+        return None if value is None else decode(value)
+
+    return decoded
 
 
 def optional_text(raw: Any) -> str | None:

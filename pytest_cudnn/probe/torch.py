@@ -139,19 +139,17 @@ _RODATA_LIMIT = 64 << 20  # measured: 0.97 MB in torch 2.11.0+cu130's libtorch_p
 
 def read_arch_flags(path: str) -> BuildFact | None:
     """:func:`arch_flags_of` ``path``, kept between runs under the file's identity (:mod:`.facts`)."""
-    from .facts import remembered
+    from .facts import maybe, maybe_decoded, remembered
 
-    return remembered("arch-flags", path, [path], lambda: arch_flags_of(path), _encoded_fact, _decoded_fact)
-
-
-def _encoded_fact(fact: BuildFact | None) -> list[Any]:
-    return [[fact.value, fact.source, fact.how] if fact is not None else None]
+    encode, decode = maybe(_encoded_fact), maybe_decoded(_decoded_fact)
+    return remembered("arch-flags", path, [path], lambda: arch_flags_of(path), encode, decode)
 
 
-def _decoded_fact(raw: Any) -> BuildFact | None:
-    (fact,) = raw
-    if fact is None:
-        return None
+def _encoded_fact(fact: BuildFact) -> list[str]:
+    return [fact.value, fact.source, fact.how]
+
+
+def _decoded_fact(fact: Any) -> BuildFact:
     value, source, how = fact
     if not all(isinstance(part, str) for part in (value, source, how)):
         raise TypeError("not a build fact")
