@@ -116,7 +116,7 @@ def _pair_mismatch(cudnn: Cudnn, runtime: CudaRuntime, names: list[str]) -> Iter
     own CUDA runtime (measured: libcudnn*.so.9 of nvidia-cudnn-cu12 9.28.0.42 and -cu13 9.24.0.43 need no
     libcudart; they find cuBLAS and NVRTC by their own RUNPATH), so it loads and runs where the driver serves its
     CUDA (cudnnCreate, probed, says so), while NVIDIA's support matrix pairs each build with one CUDA major
-    ("cudnn-support-matrix")."""
+    ("cudnn-9-own-runtime")."""
     if _pairs_with(cudnn, runtime):
         return
     shared = names != ["tensorflow"]
