@@ -287,7 +287,9 @@ def _write(text: str) -> None:
         while data:
             written = raw.write(data)
             if written is None:  # a non-blocking descriptor that is full (shared with another program)
-                select.select([], [raw], [])
+                from .native.bounded import WAKE
+
+                select.select([], [raw], [], WAKE)  # awake now and then: a Ctrl-C just before it is not missed
                 continue
             data = data[written:]
     except BrokenPipeError:

@@ -19,6 +19,12 @@ for it with a timeout:
   pthread_create(3)), and "a process-directed signal may be delivered to any one of the threads that does not
   currently have the signal blocked" (signal(7)): SIGINT, SIGTERM or pytest-timeout's SIGALRM reach the waiting
   thread, never a worker stuck in a call, where CPython's handler would only set a flag nobody looks at;
+* the wait wakes every :data:`WAKE` seconds to look for a signal: the kernel may hand a process's signal to any
+  thread that does not block it (signal(7)), such as a framework's thread pool or a test's own thread, and "Python
+  signal handlers are always executed in the main Python thread ... even if the signal was received in another
+  thread" (Python docs, signal): the thread that received it only sets a flag, and a waiting main thread sleeps on.
+  The same holds for a signal that arrives between the waiting thread's last look and its going to sleep. A wait
+  that never woke slept through Ctrl-C for the whole bound (an hour at ``--gpu-probe-timeout 3600``);
 * a daemon thread does not keep the interpreter from exiting (threading docs), so a stuck one is abandoned.
 
 After a timeout the library is given up for the rest of the process: the stuck thread may hold the library's own
@@ -40,9 +46,10 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from time import monotonic as _clock  # bound at import: a test's later patch of time.monotonic changes nothing
 from typing import Any, TypeVar
 
-__all__ = ["Hung", "Library", "calling", "library"]
+__all__ = ["WAKE", "Hung", "Library", "calling", "library"]
 
 T = TypeVar("T")
 
@@ -75,6 +82,11 @@ _BLOCKED = (
     if hasattr(signal, "pthread_sigmask")
     else set()
 )
+
+
+# Seconds between the waiting thread's looks for a signal that another thread handled: what Ctrl-C may take at most to
+# end a bounded call, and a wake-up five times a second while one runs, which costs nothing measurable.
+WAKE = 0.2
 
 
 class Hung(Exception):
@@ -148,9 +160,11 @@ class Library:
             if not started:  # no thread will count it down
                 self._finished()
             raise
-        if not attempt.done.wait(timeout):
-            self.hung = Hung(attempt.call, attempt.library, timeout)
-            raise Hung(attempt.call, attempt.library, timeout)
+        end = _clock() + timeout
+        while not attempt.done.wait(min(WAKE, max(0.0, end - _clock()))):  # a pending Ctrl-C is run between turns
+            if _clock() >= end:
+                self.hung = Hung(attempt.call, attempt.library, timeout)
+                raise Hung(attempt.call, attempt.library, timeout)
         # Past its last line already: joined, so that no thread outlives the call (a thread-leak check run
         # after each test, such as pytest-threadleak's, would otherwise see one now and then).
         worker.join(timeout)
@@ -178,12 +192,19 @@ class Library:
 def _signals_blocked() -> Iterator[None]:
     """The calling thread's asynchronous signals blocked, so that a thread started here inherits the mask; on
     leaving, a signal that arrived meanwhile is delivered here (CPython runs its handler when the mask is
-    restored)."""
+    restored).
+
+    The mask is read first, changing nothing, and then changed inside the ``try``: CPython's pthread_sigmask runs
+    the handlers of signals already received once it has set the new mask (signalmodule.c: "if signals was
+    unblocked, signal handlers have been called"), so a KeyboardInterrupt that another thread received a moment
+    before is raised by the very call that blocks, and the mask must still be put back; else this thread would
+    block Ctrl-C, SIGTERM and pytest-timeout's SIGALRM for the rest of the process."""
     if not _BLOCKED:  # no pthread_sigmask (Windows): no mask to set
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _BLOCKED)
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, ())
     try:
+        signal.pthread_sigmask(signal.SIG_BLOCK, _BLOCKED)
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)

@@ -10,8 +10,11 @@ disposition back and then execs the command, in the same process."""
 
 from __future__ import annotations
 
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 _EXEC = "import os, signal, sys; signal.signal(signal.SIGINT, signal.{}); os.execvp(sys.argv[1], sys.argv[1:])"
 
@@ -24,3 +27,28 @@ def interruptible(command: Sequence[str]) -> list[str]:
 def sigint_ignored(command: Sequence[str]) -> list[str]:
     """``command``, started with SIGINT ignored, as a background job of a non-interactive shell is."""
     return [sys.executable, "-c", _EXEC.format("SIG_IGN"), *command]
+
+
+@contextmanager
+def ctrl_c_on_another_thread(after: float = 0.3) -> Iterator[Callable[[], None]]:
+    """Python's own Ctrl-C handler installed, and a function that makes another thread of this process receive
+    SIGINT ``after`` seconds later, by then most likely while the main thread sleeps in a wait: the kernel hands a
+    process's signal to any thread that does not block it (signal(7)), such as a framework's thread pool. That
+    thread blocks every other signal, so pytest-timeout's SIGALRM still reaches the main thread."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    go, done = threading.Event(), threading.Event()
+
+    def receive() -> None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, signal.valid_signals() - {signal.SIGINT})
+        if go.wait(600) and not done.wait(after):
+            signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+
+    thread = threading.Thread(target=receive, name="bystander", daemon=True)
+    thread.start()
+    try:
+        yield go.set
+    finally:
+        done.set()
+        go.set()
+        thread.join()
+        signal.signal(signal.SIGINT, previous)

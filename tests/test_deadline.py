@@ -11,6 +11,8 @@ import pytest
 
 from pytest_cudnn import deadline
 
+from .interrupts import ctrl_c_on_another_thread
+
 
 @pytest.fixture
 def release() -> Iterator[threading.Event]:
@@ -100,3 +102,47 @@ def test_ctrl_c_interrupts_the_wait_and_the_library_is_then_not_shut_down(releas
     assert library.hung is None
     assert not library.idle  # its call still runs: a shutdown would wait on it
     release.set()
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="POSIX signals")
+def test_ctrl_c_that_another_thread_receives_still_ends_the_wait(release: threading.Event) -> None:
+    """The kernel may hand Ctrl-C to any thread that does not block it; Python runs the handler in the main thread
+    only, so the waiting main thread must wake to run it. A wait that never woke saw it only once the call returned
+    (here after 20 s; a hung NVML's call never does, and the bound was the run's hour)."""
+    library = deadline.Library("/lib/elsewhere.so")
+    returned = threading.Event()
+    with ctrl_c_on_another_thread() as ctrl_c:
+
+        def stuck() -> None:
+            ctrl_c()
+            release.wait(20)
+            returned.set()
+
+        with pytest.raises(KeyboardInterrupt):
+            library.call(3600, "nvmlInit", stuck)
+    assert not returned.is_set()  # ended by the Ctrl-C, not by the call's return
+    assert library.hung is None
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="POSIX signal masks")
+def test_a_handler_that_raises_as_the_mask_is_set_leaves_the_mask_as_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CPython's pthread_sigmask runs the handlers of signals already received after it set the new mask, so a
+    KeyboardInterrupt another thread received a moment before comes out of the call that blocks the signals. The
+    caller's mask must still be put back: left blocked, Ctrl-C, SIGTERM and pytest-timeout's SIGALRM would never
+    reach this thread again."""
+    real = signal.pthread_sigmask
+
+    def received_before(how: int, mask: object) -> set[int | signal.Signals]:
+        previous = real(how, mask)  # type: ignore[arg-type]
+        if how == signal.SIG_BLOCK and signal.SIGINT in mask:  # type: ignore[operator]
+            raise KeyboardInterrupt  # what the handler of the Ctrl-C received meanwhile raises
+        return previous
+
+    before = real(signal.SIG_BLOCK, [])
+    monkeypatch.setattr(signal, "pthread_sigmask", received_before)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            deadline.Library("/lib/masked.so").call(60, "nvmlInit", lambda: None)
+    finally:
+        after = real(signal.SIG_SETMASK, before)  # the rest of this run keeps its signals whatever happened here
+    assert after == before

@@ -115,7 +115,10 @@ def test_ctrl_c_ends_a_run_whose_nvml_hangs(host: SimHost, faulty: dict[str, str
             os.close(reader)
         assert hung_in == process.pid  # the live read runs in pytest's own process
         os.kill(process.pid, signal.SIGINT)
-        output, _ = process.communicate(timeout=300)
+        try:
+            output, _ = process.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"SIGINT did not end the run; its threads: {signal_state(process.pid)}")
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
@@ -123,6 +126,21 @@ def test_ctrl_c_ends_a_run_whose_nvml_hangs(host: SimHost, faulty: dict[str, str
     text = output.decode(errors="replace")
     assert process.returncode == pytest.ExitCode.INTERRUPTED, text
     assert "KeyboardInterrupt" in text
+
+
+def signal_state(pid: int) -> list[str]:
+    """Each thread of ``pid``: its state, the signals it blocks and has pending, and where in the kernel it waits
+    (proc(5)); what a run that Ctrl-C did not end was doing, for a failure seen only on a loaded CI machine."""
+    found = []
+    for task in sorted(Path(f"/proc/{pid}/task").glob("*")):
+        try:
+            status = dict(line.split(":\t", 1) for line in (task / "status").read_text().splitlines() if ":\t" in line)
+            wchan = (task / "wchan").read_text()
+        except OSError:
+            continue
+        found.append(" ".join(f"{key}={status.get(key, '?').strip()}" for key in ("Name", "State", "SigBlk", "SigPnd")))
+        found[-1] += f" wchan={wchan}"
+    return found
 
 
 LOST = {

@@ -13,6 +13,8 @@ import pytest
 
 from pytest_cudnn.native import bounded
 
+from .interrupts import ctrl_c_on_another_thread
+
 pytestmark = pytest.mark.e2e  # each test runs the bounded runner on a real child process
 
 
@@ -90,6 +92,18 @@ def test_an_interrupted_caller_kills_and_reaps_its_process(monkeypatch: pytest.M
         bounded.communicate(process, b"", timeout=60)
     assert process.returncode == -signal.SIGKILL
     assert gone(process.pid)
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="POSIX signals")
+def test_ctrl_c_that_another_thread_receives_still_ends_the_wait() -> None:
+    """The kernel may hand Ctrl-C to any thread that does not block it, and Python runs the handler in the main
+    thread only: the waiting thread must wake to run it, kill its process and reap it. A wait that never woke saw
+    it only once the process ended by itself (here after 20 s; a hung probe's never does, and the bound was the
+    run's hour)."""
+    process = python("import time; time.sleep(20)")
+    with ctrl_c_on_another_thread() as ctrl_c, pytest.raises(KeyboardInterrupt):
+        bounded.communicate(process, b"", timeout=3600, meanwhile=ctrl_c)
+    assert process.returncode == -signal.SIGKILL  # killed by the Ctrl-C's caller, not ended by itself
 
 
 def test_run_reads_a_command_with_no_input() -> None:

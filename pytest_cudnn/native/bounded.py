@@ -6,6 +6,11 @@ pytest runs in-process (pytest-rerunfailures' own suite) then sees those calls. 
 ``selectors`` until EOF or the deadline, the process is killed at the deadline and reaped with one blocking
 ``waitpid``; the clock is bound at import, so a later patch of ``time.monotonic`` changes nothing.
 
+The wait wakes every :data:`WAKE` seconds. A signal the kernel hands to another thread of the process (signal(7):
+any thread that does not block it) only sets a flag there, since "Python signal handlers are always executed in
+the main Python thread" (Python docs, signal), and so does one that arrives between the last look and the
+``select``: a wait that never woke slept through Ctrl-C until the deadline. Between turns the handler runs.
+
 Caller side only: the probe's child interpreter never imports this module (see isolation.py).
 """
 
@@ -20,11 +25,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from time import monotonic
 
-__all__ = ["Finished", "communicate", "run"]
+__all__ = ["WAKE", "Finished", "communicate", "run"]
 
 # A pipe the selector reports writable takes this much without blocking (POSIX PIPE_BUF; Linux has 4096).
 _PIPE_BUF = getattr(select, "PIPE_BUF", 512)
 _CHUNK = 65536
+# Seconds between looks for a signal another thread received: what Ctrl-C may take at most to end a wait.
+WAKE = 0.2
 
 
 @dataclass(frozen=True)
@@ -96,7 +103,7 @@ def communicate(
                 if remaining <= 0:
                     timed_out = True
                     break
-                for key, _ in selector.select(remaining):
+                for key, _ in selector.select(min(remaining, WAKE)):  # a pending Ctrl-C is run between turns
                     if key.fd == exit_fd:
                         exited = True
                         selector.unregister(exit_fd)
