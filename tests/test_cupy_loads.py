@@ -25,6 +25,7 @@ import pytest
 
 from pytest_cudnn import loader
 from pytest_cudnn.diagnosis import diagnose, judge_environment
+from pytest_cudnn.diagnosis.model import verdict
 from pytest_cudnn.environment import BuildFact, Environment, FrameworkBuild, LoadedLibrary, State
 from pytest_cudnn.probe.loads import Search
 from pytest_cudnn.probe.pathfinder import Places, cupy_loads
@@ -145,15 +146,17 @@ def test_a_cupy_wheel_without_nvrtc_or_cublas_cannot_run(host: SimHost, compiler
 
     code, report, text = venv.doctor("--framework", "cupy")
     assert code != 0, text
-    missing = [f for f in errors(report) if f["code"] == "framework-library-missing"]
-    summaries = [f["summary"] for f in missing]
-    assert "CuPy 14.2.0 cannot use the GPU: it cannot load libnvrtc.so.13 or libnvrtc.so.12" in summaries, summaries
-    nvrtc = next(f for f in missing if "libnvrtc" in f["summary"])
-    searched = next(line for line in nvrtc["evidence"] if line.startswith("searched: "))
+    # One cause, one fix (CuPy's [ctk] extra installs them all): one finding naming each library.
+    [missing] = [f for f in errors(report) if f["code"] == "framework-library-missing"]
+    assert missing["summary"] == (
+        "CuPy 14.2.0 cannot use the GPU: it cannot load libnvrtc.so.13 or libnvrtc.so.12, libcublasLt.so.13 or "
+        "libcublasLt.so.12, libcublas.so.13 or libcublas.so.12"
+    ), missing["summary"]
+    nvrtc = "libnvrtc.so.13 or libnvrtc.so.12: searched: "
+    searched = next(line for line in missing["evidence"] if line.startswith(nvrtc))
     assert str(venv.site / "nvidia" / "cuda_nvrtc" / "lib") in searched, searched  # pathfinder's wheel folder
-    assert nvrtc["fix"].startswith('pip install "cupy-cuda12x[ctk]"'), nvrtc["fix"]
-    assert "nvidia-cuda-nvrtc-cu12" in nvrtc["fix"], nvrtc["fix"]
-    assert any("libcublas" in summary for summary in summaries), summaries
+    assert missing["fix"].startswith('pip install "cupy-cuda12x[ctk]"'), missing["fix"]
+    assert "or pip install nvidia-cuda-nvrtc-cu12 nvidia-cublas-cu12, " in missing["fix"], missing["fix"]
     assert "can run GPU work here" not in text
     assert "libnvrtc.so.13 or libnvrtc.so.12" in text
     # Judged by what CuPy uses: no CUDA runtime file to install for it.
@@ -294,6 +297,30 @@ def test_cupy_without_nvrtc_cannot_run_and_with_it_can() -> None:
     findings = diagnose(env)
     assert [f.code for f in findings if f.severity.value == "error"] == []
     assert judge_environment(env, tuple(findings)).frameworks[0].ok
+
+
+def test_cupy_for_cuda_13_on_driver_550_is_told_the_driver_first_and_its_libraries_once() -> None:
+    """Real-wheels report D4: plain ``cupy-cuda13x`` on driver 550 led with "cannot load libnvrtc" and its [ctk]
+    fix, three library errors before the driver; following that fix left CuPy unable to run. The driver comes first
+    and the libraries its extra installs are one finding."""
+    names = ("libnvrtc.so.13 or libnvrtc.so.12", "libcublas.so.13 or libcublas.so.12", "libcufft.so.12")
+    loads = tuple(LoadedLibrary(name, None, "dlopen", True, None, None, (f"{SITE}/x",)) for name in names)
+    cuda13 = BuildFact("13", f"{SITE}/cupy/.data/_wheel.json", "cuda = '13.x'")
+    build = dataclasses.replace(cupy_build(loads), distribution="cupy-cuda13x", cuda=cuda13)
+    b = EnvBuilder().with_driver(version="550.54.15", cuda_version_raw=12040)
+    b.frameworks.append(build)
+    findings = diagnose(b.build())
+    errors = [f for f in findings if f.severity.value == "error"]
+    assert [f.code for f in errors] == ["framework-driver-too-old", "framework-library-missing"]
+    assert errors[1].summary == f"CuPy 14.2.0 cannot use the GPU: it cannot load {', '.join(names)}"
+    assert errors[1].fix == (
+        'pip install "cupy-cuda13x[ctk]" (CuPy\'s extra that installs the CUDA libraries it loads from PyPI), or add '
+        "the folders that hold them to LD_LIBRARY_PATH"
+    )
+    assert verdict(findings).summary == (
+        "cannot run GPU work: CuPy 14.2.0 cannot run here: it is built for CUDA 13, which needs driver 580.65.06 or "
+        "newer; the driver is 550.54.15 (and 1 more error)"
+    )
 
 
 def test_a_cupy_only_environment_needs_no_cuda_runtime_file() -> None:

@@ -47,11 +47,14 @@ def framework_rules(env: Environment) -> Iterator[Finding]:
             if not _own_rules(build):
                 yield _cpu_only(build, any_gpu)
             continue
+        if not _own_rules(build):
+            # First: on this driver the build runs whatever else is mended, so its fix comes before theirs (CuPy
+            # for CUDA 13 on driver 550 led with the NVRTC it could not load; installing it left CuPy unable to run).
+            yield from _driver(env, build)
         yield from _not_importable(build)
         yield from _missing(env, build)
         if _own_rules(build):
             continue
-        yield from _driver(env, build)
         yield from _cudnn(env, build)
         if _kernels_in_fatbin(build):
             yield from _kernels(env, build)
@@ -155,7 +158,8 @@ def _not_importable(build: FrameworkBuild) -> Iterator[Finding]:
 
 def _missing(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
     """Each library the framework cannot load; those with one fix (ONNX Runtime without its preload: five
-    libraries, one ``preload_dlls()``) are one finding naming them all: one cause, one error."""
+    libraries, one ``preload_dlls()``; CuPy without the CUDA libraries its ``[ctk]`` extra installs) are one
+    finding naming them all: one cause, one error."""
     entry = framework(build.name)
     imported = _import_objects(build)
     grouped: dict[tuple[str, str | None, str], list[LoadedLibrary]] = {}
@@ -167,9 +171,15 @@ def _missing(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
             continue
         own = entry.unloadable(env, build, load) if entry is not None and entry.unloadable is not None else None
         requirement = None if own is not None else _wheel_requirement(env, build, load)
-        fix = own.fix if own is not None else (_requirement_fix(requirement, load) or missing_fix(build, load))
+        if own is not None:
+            fix = own.fix
+        elif requirement is None and build.name == "cupy":
+            fix = _CUPY_CTK  # one fix for all of them, worded once they are known
+        else:
+            fix = _requirement_fix(requirement, load) or missing_fix(build, load)
         grouped.setdefault((fix, requirement, own.said if own else ""), []).append(load)
-    for (fix, requirement, said), loads in grouped.items():
+    for (grouped_by, requirement, said), loads in grouped.items():
+        fix = _cupy_fix(build, loads) if grouped_by is _CUPY_CTK else grouped_by
         names = listing([load.name for load in loads], 12, separator=", ")
         many = len(loads) > 1
         yield make_finding(
@@ -263,7 +273,7 @@ def _through_meta_pin(build: FrameworkBuild, package: str) -> str | None:
 def missing_fix(build: FrameworkBuild, load: LoadedLibrary) -> str:
     """What makes ``build``'s own search find ``load``, a library it found nowhere."""
     if build.name == "cupy":
-        return _cupy_fix(build, load)
+        return _cupy_fix(build, [load])
     wheel = provider(load.name, cuda_major(build))
     if load.shadowed:
         return (
@@ -279,14 +289,25 @@ def missing_fix(build: FrameworkBuild, load: LoadedLibrary) -> str:
 _PRELOADER = {"cupy": "cuda.pathfinder's load_nvidia_dynamic_lib (CuPy's locator)"}
 
 
-def _cupy_fix(build: FrameworkBuild, load: LoadedLibrary) -> str:
-    """CuPy's own extra first ("cupy-install-ctk"), then the one wheel for the soname of CuPy's CUDA major."""
+_CUPY_CTK = "cupy's [ctk] extra"  # the grouping key of the libraries CuPy's extra installs
+
+
+def _cupy_fix(build: FrameworkBuild, loads: Sequence[LoadedLibrary]) -> str:
+    """CuPy's own extra first ("cupy-install-ctk"), then the wheels for the sonames of CuPy's CUDA major (only when
+    there is one for each library: a list that left one out would not mend it), then the loader's variable."""
     major = cuda_major(build)
-    wheels = [p for name in load.name.split(" or ") if (p := provider(name, major)) and p.cuda_major == major]
-    wheel = f", or pip install {wheels[0].requirement}" if wheels and wheels[0].requirement else ""
+    wheels: list[str] = []
+    for load in loads:
+        found = [p for name in load.name.split(" or ") if (p := provider(name, major)) and p.cuda_major == major]
+        if not found or not found[0].requirement:
+            wheels = []
+            break
+        wheels.append(found[0].requirement)
+    wheel = f", or pip install {' '.join(dict.fromkeys(wheels))}" if wheels else ""
+    where = f"the folder that holds {loads[0].name}" if len(loads) == 1 else "the folders that hold them"
     return (
         f"{_ctk_fix(build.distribution)} (CuPy's extra that installs the CUDA libraries it loads from PyPI){wheel}, "
-        f"or add the folder that holds {load.name} to LD_LIBRARY_PATH"
+        f"or add {where} to LD_LIBRARY_PATH"
     )
 
 
