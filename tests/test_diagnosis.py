@@ -888,7 +888,10 @@ def test_a_gpu_the_cuda_runtime_dropped_gets_the_last_cuda_that_targets_it() -> 
 def test_a_cpu_only_torch_from_the_cpu_index_is_removed_before_the_cuda_build_is_installed() -> None:
     # With torch 2.15.0+cpu installed, "pip install torch" is already satisfied: the fix changed nothing.
     finding = _only(torch_on("550.54.15", 12040, version="2.15.0+cpu", cuda=None)(), "framework-cpu-only")
-    assert finding.fix.startswith("pip uninstall -y torch (the 2.15.0+cpu build is CPU-only), then pip install torch")
+    assert finding.fix.startswith(
+        'pip uninstall -y torch (the 2.15.0+cpu build is CPU-only), then pip install "torch<2.11" (2.11.0 and later '
+        "are built for CUDA 13.0, which cannot run here: driver 550.54.15 is below 580.65.06)"
+    ), finding.fix  # a plain "pip install torch" would bring 2.15.0+cu132, which driver 550 cannot run
 
 
 @pytest.mark.parametrize(

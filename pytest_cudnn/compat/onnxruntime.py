@@ -14,7 +14,7 @@ from packaging.version import InvalidVersion, Version
 
 from ..versions import major_of
 
-__all__ = ["RELEASES", "OrtRelease", "accepts_cudnn", "release"]
+__all__ = ["PYPI_BUILDS", "RELEASES", "OrtBuild", "OrtRelease", "accepts_cudnn", "release"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,27 @@ RELEASES: tuple[OrtRelease, ...] = (
     OrtRelease("1.18.1", "1.18.99", "12.x", 9, "ort-cuda-ep-requirements"),
     OrtRelease("1.19.0", "1.19.99", "12.x", 9, "ort-cuda-ep-requirements"),
     OrtRelease("1.31.1", "1.31.1", "13.0", 9, "ort-wheel-1.31.1"),
+)
+
+
+@dataclass(frozen=True)
+class OrtBuild:
+    """The releases ``first`` to ``last`` of ``onnxruntime-gpu`` on PyPI, whose default build is for CUDA ``cuda``
+    ("12.2", "13.0", its ``capi/build_and_package_info.py`` ``cuda_version``), each with the ``cuda`` and ``cudnn``
+    extras that install the CUDA libraries and cuDNN it loads."""
+
+    first: str
+    last: str
+    cuda: str
+    source: str
+
+
+# Oldest first; from 1.21, the first release with the extras (and preload_dlls()). Every release in each range was
+# read, 1.21.0 to 1.31.1. Source: "ort-wheels-cuda-versions".
+PYPI_BUILDS: tuple[OrtBuild, ...] = (
+    OrtBuild("1.21.0", "1.23.2", "12.2", "ort-wheels-cuda-versions"),
+    OrtBuild("1.24.1", "1.26.0", "12.8", "ort-wheels-cuda-versions"),
+    OrtBuild("1.27.0", "1.31.1", "13.0", "ort-wheels-cuda-versions"),
 )
 
 

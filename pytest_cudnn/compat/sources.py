@@ -472,6 +472,16 @@ SOURCES: dict[str, str] = {
         "'1.18.0 12.x 8.x', '1.17.x 12.x 8.x'; CUDA 11.x table: '1.19.x 11.8 8.x', '1.18.x 11.8 8.x', "
         "'1.17 1.16 1.15 11.8 8.2.4 (Linux)'), as published on onnxruntime.ai and in its copies read 2026-11-26"
     ),
+    "ort-wheels-cuda-versions": (
+        "The onnxruntime-gpu wheels from PyPI (cp311 manylinux_2_27/2_28 x86_64) of every release from 1.21.0 to "
+        "1.31.1 (1.21.0, 1.21.1, 1.22.0, 1.23.0, 1.23.2, 1.24.1, 1.24.4, 1.25.0, 1.25.1, 1.26.0, 1.27.0, 1.28.0, "
+        "1.29.0, 1.30.0, 1.31.0, 1.31.1), read 2026-11-29: onnxruntime/capi/build_and_package_info.py "
+        "\"cuda_version = '12.2'\" (1.21.0 to 1.23.2), \"cuda_version = '12.8'\" (1.24.1 to 1.26.0), "
+        "\"cuda_version = '13.0'\" (1.27.0 to 1.31.1); METADATA extras 'cuda' ('nvidia-cuda-runtime-cu12~=12.0; "
+        "extra == \"cuda\"' to 1.26.0, 'nvidia-cuda-runtime-cu13~=13.0' in 1.27.0, 'nvidia-cuda-runtime~=13.0' from "
+        "1.28.0) and 'cudnn' ('nvidia-cudnn-cu12~=9.0; extra == \"cudnn\"' to 1.26.0, 'nvidia-cudnn-cu13~=9.0' from "
+        "1.27.0)"
+    ),
     "ort-wheel-1.31.1": (
         "The onnxruntime-gpu 1.31.1 wheel from PyPI (cp311 manylinux_2_28_x86_64), read 2026-11-26: "
         'onnxruntime/capi/build_and_package_info.py ("package_name = \'onnxruntime-gpu\'", "__version__ = '

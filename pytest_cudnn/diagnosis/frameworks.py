@@ -45,7 +45,7 @@ def framework_rules(env: Environment) -> Iterator[Finding]:
     for build in builds:
         if build.is_cuda_build is False:
             if not _own_rules(build):
-                yield _cpu_only(build, any_gpu)
+                yield _cpu_only(env, build, any_gpu)
             continue
         if not _own_rules(build):
             # First: on this driver the build runs whatever else is mended, so its fix comes before theirs (CuPy
@@ -97,7 +97,7 @@ def _where(load: LoadedLibrary) -> str:
     return "wheel" if load.path and "/nvidia/" in load.path else "system"
 
 
-def _cpu_only(build: FrameworkBuild, any_gpu: bool) -> Finding:
+def _cpu_only(env: Environment, build: FrameworkBuild, any_gpu: bool) -> Finding:
     # With no GPU framework at all, a CPU-only build means nothing here will use the GPU: an error of its own.
     return make_finding(
         "framework-cpu-only",
@@ -105,16 +105,23 @@ def _cpu_only(build: FrameworkBuild, any_gpu: bool) -> Finding:
         "framework",
         f"{label(build)} ({build.distribution}) is a CPU-only build: it will not use the GPU",
         (f"{build.location}: no CUDA build ({build.reason or 'its files name no CUDA'})",),
-        _install_hint(build),
+        _install_hint(env, build),
         subjects(build),
     )
 
 
-def _install_hint(build: FrameworkBuild) -> str:
-    """How to get a CUDA build. A CPU-only build with a local version ("2.5.1+cpu", from a CPU-only index) is
-    removed first: with it installed, ``pip install torch`` is satisfied and changes nothing."""
+def _install_hint(env: Environment, build: FrameworkBuild) -> str:
+    """How to get a CUDA build that runs here (a plain install may bring a CUDA 13 build the driver or the GPUs
+    cannot run: :func:`.releases.install`). A CPU-only build with a local version ("2.5.1+cpu", from a CPU-only
+    index) is removed first: with it installed, ``pip install torch`` is satisfied and changes nothing."""
+    from .releases import install  # here: only a fix that says what to install pays for the release tables
+
     entry = framework(build.name)
-    hint = (entry.install_hint if entry else None) or f"install a CUDA build of {phrases.framework(build.name)}"
+    hint = (
+        install(env, build.name)
+        or (entry.install_hint if entry else None)
+        or f"install a CUDA build of {phrases.framework(build.name)}"
+    )
     if build.version and "+" in build.version and build.distribution:
         return f"pip uninstall -y {build.distribution} (the {build.version} build is CPU-only), then {hint}"
     return hint
@@ -368,9 +375,16 @@ def _driver(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
         "framework",
         f"{label(build)} cannot run here: {what}, which needs driver {floor[0]} or newer; {said}",
         (f"{label(build)} at {build.location}: {read}", evidence, cite(floor[1].source)),
-        f"install a driver >= {floor[0]}, or a {phrases.framework(build.name)} build for an older CUDA",
+        f"install a driver >= {floor[0]}, or {_older(env, build)}",
         subjects(build, runtime.path if runtime is not None and load is not None else None),
     )
+
+
+def _older(env: Environment, build: FrameworkBuild) -> str:
+    """The build for an older CUDA that runs here: the release bound where the tables know it."""
+    from .releases import install  # here: only a framework the driver is too old for pays for the release tables
+
+    return install(env, build.name) or f"a {phrases.framework(build.name)} build for an older CUDA"
 
 
 def _cudnn(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:

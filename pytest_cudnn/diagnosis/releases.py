@@ -1,0 +1,120 @@
+"""The newest published build of a framework that runs on this host, for the fixes that say what to install.
+
+PyPI's default builds moved to CUDA 13 (PyTorch from 2.11, ONNX Runtime's ``onnxruntime-gpu`` from 1.27), and a
+CUDA 13 build needs driver 580.65.06 or newer ("cuda-13-driver") and a GPU of
+compute capability 7.5 or newer ("cuda-13-arch-removal"). A plain ``pip install torch`` on a driver-550 host, or on
+a V100, installs a build that cannot run there. So a fix that says "install a CUDA build" names the release bound
+of the newest line of builds whose CUDA the driver runs and whose GPU code every GPU here can run, and says why the
+newer ones cannot. Where the host says too little to tell (no driver read, no GPU), the plain hint stands.
+
+Pure: reads the Environment and the sourced tables (:mod:`pytest_cudnn.compat.torch`,
+:mod:`pytest_cudnn.compat.onnxruntime`) only.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..compat import cuda as cuda_facts
+from ..environment import Environment, State
+from ..versions import decimal
+from .kernels import runs_on
+from .stack import gpu_text, gpus_with_capability
+
+__all__ = ["Line", "install", "newest_that_runs", "onnxruntime_lines", "torch_lines", "why_not"]
+
+
+@dataclass(frozen=True)
+class Line:
+    """The releases ``first`` to ``last`` of a package on PyPI, built alike: for CUDA ``cuda``, with GPU code for
+    ``targets`` (the sm_XX its build lists; empty: whatever its CUDA can target)."""
+
+    first: str
+    last: str
+    cuda: str
+    targets: tuple[str, ...] = ()
+
+    @property
+    def below(self) -> str:
+        """The first minor release after ``last`` ("2.10.0" -> "2.11"): the bound that keeps pip on this line or
+        older, also where a release after ``last`` was not read."""
+        parts = self.last.split(".")
+        return f"{parts[0]}.{(decimal(parts[1], 9) or 0) + 1}" if len(parts) > 1 else self.last
+
+
+def why_not(env: Environment, line: Line) -> str | None:
+    """Why builds of ``line`` cannot run here ("driver 550.54.15 is below 580.65.06"); None where they can, or where
+    the host does not say (no driver version read)."""
+    driver = env.driver
+    floor = cuda_facts.minimum_driver(line.cuda, env.host.system)
+    if floor is not None and driver.state is State.FOUND and driver.version:
+        have, need = cuda_facts.driver_tuple(driver.version), cuda_facts.driver_tuple(floor[0])
+        if have is not None and need is not None and have < need:
+            return f"driver {driver.version} is below {floor[0]}"
+    supported = cuda_facts.supported_capabilities(line.cuda)
+    for gpu in gpus_with_capability(env):
+        capability = gpu.compute_capability or ""
+        if line.targets:
+            if runs_on(line.targets, capability) is None:
+                return f"{gpu_text(gpu)} is not among its GPU targets ({', '.join(line.targets)})"
+        elif supported is not None and _cc(capability) < _cc(supported.oldest):
+            return f"{gpu_text(gpu)} is below compute capability {supported.oldest}, CUDA {line.cuda}'s oldest"
+    return None
+
+
+def newest_that_runs(env: Environment, lines: Sequence[Line]) -> tuple[Line, Line, str] | None:
+    """Where the newest of ``lines`` (newest first) cannot run here: the newest that can, the line just newer than
+    it, and why that one cannot. None where the newest runs, where none does, or where the host says too little."""
+    if not lines or why_not(env, lines[0]) is None:
+        return None
+    for newer, line in itertools.pairwise(lines):
+        if why_not(env, line) is None:
+            return line, newer, why_not(env, newer) or ""
+    return None
+
+
+def install(env: Environment, name: str) -> str | None:
+    """``pip install`` of the newest release of framework ``name`` that runs here, with why a newer one does not,
+    where a plain install would bring one that cannot run; None otherwise (and for frameworks not tabled here)."""
+    known = _PACKAGES.get(name)
+    found = newest_that_runs(env, known[1]()) if known else None
+    if known is None or found is None:
+        return None
+    line, newer, why = found
+    return (
+        f'pip install "{known[0]}<{line.below}" ({newer.first} and later are built for CUDA {newer.cuda}, which '
+        f"cannot run here: {why})"
+    )
+
+
+def torch_lines() -> tuple[Line, ...]:
+    """PyTorch's PyPI builds, newest first, one line per run of releases with the same CUDA and GPU targets
+    (source "torch-pypi-wheels", through :data:`pytest_cudnn.compat.torch.RELEASES`)."""
+    from ..compat.torch import RELEASES
+
+    lines: list[Line] = []
+    for row in RELEASES:  # oldest first
+        if lines and (lines[-1].cuda, lines[-1].targets) == (row.cuda, row.architectures):
+            lines[-1] = Line(lines[-1].first, row.version, row.cuda, row.architectures)
+        else:
+            lines.append(Line(row.version, row.version, row.cuda, row.architectures))
+    return tuple(reversed(lines))
+
+
+def onnxruntime_lines() -> tuple[Line, ...]:
+    """``onnxruntime-gpu``'s PyPI builds with the ``cuda`` and ``cudnn`` extras, newest first (source
+    "ort-wheels-cuda-versions", through :data:`pytest_cudnn.compat.onnxruntime.PYPI_BUILDS`)."""
+    from ..compat.onnxruntime import PYPI_BUILDS
+
+    return tuple(Line(row.first, row.last, row.cuda) for row in reversed(PYPI_BUILDS))
+
+
+def _cc(text: str) -> tuple[int, int]:
+    major, _, minor = text.partition(".")
+    return decimal(major, 4) or 0, decimal(minor, 4) or 0
+
+
+# The frameworks whose PyPI builds are tabled: the requirement a fix names, and its lines.
+_PACKAGES = {"torch": ("torch", torch_lines), "onnxruntime": ("onnxruntime-gpu[cuda,cudnn]", onnxruntime_lines)}
