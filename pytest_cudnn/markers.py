@@ -57,6 +57,7 @@ class Requirement:
     name: str | None = None
     gpu: bool = True
     framework: str | None = None  # requires_cudnn / requires_cuda: the framework whose copy is judged
+    preload: str | None = None  # requires_onnxruntime(preload_dlls=True): judged after that call ("onnxruntime...")
 
     def describe(self) -> str:
         if self.marker == "requires_gpu":
@@ -78,7 +79,7 @@ class Requirement:
         if self.framework:
             text += f" as {phrases.framework(self.framework)} loads it"
         if self.marker in _ALL_FRAMEWORK_MARKERS and self.gpu:
-            text += " with a usable GPU build"
+            text += " with a usable GPU build" + (f" after {self.preload}" if self.preload else "")
         return text
 
 
@@ -190,7 +191,8 @@ def parse_marker(name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> R
             name=gpu_name,
         )
     if name in _ALL_FRAMEWORK_MARKERS:
-        extra = set(kwargs) - {"spec", "gpu"}
+        entry = next(entry for entry in REGISTRY if entry.marker == name)
+        extra = set(kwargs) - {"spec", "gpu"} - ({"preload_dlls"} if entry.preload else set())
         if extra:
             raise InvalidMarker(
                 f"unknown argument {sorted(extra)[0]!r}; the signature is {MARKERS[name].split(':')[0]}"
@@ -202,7 +204,10 @@ def parse_marker(name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> R
         if not isinstance(gpu, bool):
             raise InvalidMarker(f"gpu must be True or False, not {gpu!r}")
         spec = None if not values or values[0] is None else _spec(values[0], "spec")
-        return Requirement(name, spec=spec, gpu=gpu)
+        preload = kwargs.get("preload_dlls", False)
+        if not isinstance(preload, bool):
+            raise InvalidMarker(f"preload_dlls must be True or False, not {clip(repr(preload), 60)}")
+        return Requirement(name, spec=spec, gpu=gpu, preload=entry.preload[0] if preload and entry.preload else None)
     raise InvalidMarker(f"unknown marker {name!r}")  # pragma: no cover - the plugin asks only for its own
 
 
@@ -407,6 +412,8 @@ def _judge_framework(requirement: Requirement, diagnosis: Diagnosis) -> Outcome:
     gpu=True, exactly what the framework's verdict in the diagnosis says."""
     name = _FRAMEWORK_MARKERS[requirement.marker]
     judged = diagnosis.framework(name)
+    if judged is not None and requirement.preload and judged.preloaded is not None:
+        judged = judged.preloaded  # the test calls the preload first: judged as the host is once it has
     if judged is None or judged.build.state is State.ABSENT:
         return _fail(requirement, f"no {phrases.framework(name)} installed", f"{name}-missing")
     where = _where(judged)

@@ -392,7 +392,7 @@ def _framework_line(style: Style, index: _Index, judged: FrameworkJudgement, sho
     elif cause is not None and not judged.ok:
         about = [cause, *about]
     version = judged.version or "(version unknown)"
-    text = f"{version}: {said}{_references(about, shown)}"
+    text = f"{version}: {said}{_references(about, shown)}{judged.after_preload}"
     return [_row(style, status, phrases.framework(judged.name), text)]
 
 

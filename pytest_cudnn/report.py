@@ -11,7 +11,7 @@ from typing import Any
 from . import phrases
 from .diagnosis import Finding, Severity, Verdict
 from .diagnosis.frameworks import copies_text, gpu_code, how_found, label
-from .diagnosis.result import Diagnosis
+from .diagnosis.result import Diagnosis, FrameworkJudgement
 from .diagnosis.stack import visible_gpus
 from .environment import (
     ALLOWED_VARIABLES,
@@ -262,7 +262,8 @@ def _framework_lines(diagnosis: Diagnosis, build: FrameworkBuild) -> list[str]:
     if build.reason:
         lines.append(_line("", build.reason))
     if build.state is State.FOUND:
-        lines.append(_line("", f"verdict: {_judged(diagnosis, build).summary}"))
+        judged = _judgement(diagnosis, build)
+        lines.append(_line("", f"verdict: {judged.summary}{judged.after_preload}"))
     return lines
 
 
@@ -451,15 +452,25 @@ def framework_verdicts(diagnosis: Diagnosis) -> list[dict[str, Any]]:
     without parsing the text."""
     return [
         {"name": judged.name, "version": judged.version, "ok": judged.ok, "summary": judged.summary,
-         **({"cause": judged.cause} if judged.cause else {})}
+         **({"cause": judged.cause} if judged.cause else {}), **_after_preload(judged)}
         for judged in diagnosis.frameworks
     ]  # fmt: skip
 
 
-def _judged(diagnosis: Diagnosis, build: FrameworkBuild) -> Verdict:
+def _after_preload(judged: FrameworkJudgement) -> dict[str, Any]:
+    """Its verdict once its own preload call has run, where that call changes it (requires_onnxruntime's
+    preload_dlls=True reads this one)."""
+    after = judged.preloaded
+    if after is None or judged.preload is None:
+        return {}
+    cause = {"cause": after.cause} if after.cause else {}
+    return {"after_preload": {"call": judged.preload, "ok": after.ok, "summary": after.summary, **cause}}
+
+
+def _judgement(diagnosis: Diagnosis, build: FrameworkBuild) -> FrameworkJudgement:
     judged = diagnosis.framework(build.name)
     assert judged is not None  # the diagnosis judges every build of its environment
-    return judged.verdict
+    return judged
 
 
 def _driver_headline(env: Environment, findings: Sequence[Finding]) -> str:
@@ -488,7 +499,8 @@ def _framework_headline(diagnosis: Diagnosis, build: FrameworkBuild) -> str:
     if build.is_cuda_build is False:
         facts.append("CPU-only build")
     detail = ", ".join(fact for fact in facts if fact)
-    return label(build) + (f": {detail}" if detail else "") + f": {_judged(diagnosis, build).summary}"
+    judgement = _judgement(diagnosis, build)
+    return label(build) + (f": {detail}" if detail else "") + f": {judgement.summary}{judgement.after_preload}"
 
 
 def probed_line(env: Environment, probe: str | None) -> str:

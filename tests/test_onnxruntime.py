@@ -8,6 +8,7 @@ loader. The real wheel itself is checked in tests/test_real_frameworks.py (tox -
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import sys
@@ -17,11 +18,16 @@ import pytest
 
 from pytest_cudnn.compat import onnxruntime as ort_facts
 from pytest_cudnn.compat.sources import SOURCES
-from pytest_cudnn.environment import FrameworkBuild, TensorFlow
+from pytest_cudnn.diagnosis import judge_environment
+from pytest_cudnn.environment import BuildFact, Environment, FrameworkBuild, LoadedLibrary, State, TensorFlow
 from pytest_cudnn.frameworks import REGISTRY, Reading, framework
 from pytest_cudnn.frameworks.onnxruntime import PROVIDER, build_info
+from pytest_cudnn.markers import InvalidMarker, judge, parse_marker
+from pytest_cudnn.overview import doctor_summary
 from pytest_cudnn.probe.distributions import installed_distributions
+from pytest_cudnn.report import framework_verdicts, header_lines
 
+from .envbuilder import SITE, EnvBuilder
 from .frameworkhosts import Load, plant_nvidia_wheel, plant_onnxruntime, plant_torch, run_child
 from .simhost import Compiler, SimHost
 from .test_framework_stories import (
@@ -37,6 +43,20 @@ from .test_framework_stories import (
 
 LINUX_GCC = pytest.mark.skipif(sys.platform != "linux" or shutil.which("gcc") is None, reason="needs Linux and gcc")
 PYTHON = sys.executable
+# A test that calls preload_dlls() first, as ONNX Runtime documents, beside one that does not.
+PRELOADING = {
+    "test_ort.py": """
+        import pytest
+
+        @pytest.mark.requires_onnxruntime
+        def test_plain():
+            pass
+
+        @pytest.mark.requires_onnxruntime(preload_dlls=True)
+        def test_preloading():
+            pass
+    """
+}
 # What the provider cannot find on a pip-only host: its CUDA DT_NEEDED and the cuDNN it dlopens later.
 MISSING = ("libcublasLt.so.13", "libcublas.so.13", "libcurand.so.10", "libcudart.so.13", "libcudnn.so.9")
 MARKED = {
@@ -157,7 +177,9 @@ def test_its_entry_is_in_every_view_the_registry_feeds() -> None:
     from pytest_cudnn.signatures import FRAMEWORK_NAMES, MARKERS
 
     assert "onnxruntime" in FRAMEWORK_NAMES
-    assert MARKERS["requires_onnxruntime"].startswith("requires_onnxruntime(spec=None, *, gpu=True)")
+    assert MARKERS["requires_onnxruntime"].startswith(
+        "requires_onnxruntime(spec=None, *, gpu=True, preload_dlls=False)"
+    )
     assert phrases.framework("onnxruntime") == "ONNX Runtime"
     assert relevant("onnxruntime-gpu")
     assert relevant("onnxruntime")
@@ -215,14 +237,23 @@ def test_a_pip_only_provider_loads_only_after_preload_dlls_and_the_verdict_says_
     )
     for name in MISSING:
         assert f"{name}: searched: " in " ".join(missing["evidence"])
-    assert verdict_line(text, "ONNX Runtime") == f"cannot run: {missing['summary']}"
-    assert next(v for v in report["frameworks"] if v["name"] == "onnxruntime")["ok"] is False
+    # Both verdicts, as requires_onnxruntime and requires_onnxruntime(preload_dlls=True) read them.
+    both = "; after onnxruntime.preload_dlls(): can run GPU work here"
+    assert verdict_line(text, "ONNX Runtime") == f"cannot run: {missing['summary']}{both}"
+    ort = next(v for v in report["frameworks"] if v["name"] == "onnxruntime")
+    assert ort["ok"] is False
+    assert ort["after_preload"] == {
+        "call": "onnxruntime.preload_dlls()",
+        "ok": True,
+        "summary": "can run GPU work here",
+    }
     assert host.run("doctor", "--framework", "onnxruntime").returncode == 1
 
-    ran = host.pytest(files=MARKED)
-    assert "1 skipped" in ran.stdout, ran.stdout + ran.stderr
+    ran = host.pytest(files=PRELOADING)
+    assert "1 passed, 1 skipped" in ran.stdout, ran.stdout + ran.stderr
     assert f"cannot load {MISSING[0]}" in ran.stdout
     assert "pytest-cudnn: ✗ ONNX Runtime 1.31.1: CUDA 13.0, cuDNN 9: cannot run: " in ran.stdout, ran.stdout
+    assert both in ran.stdout  # the header says which of the two holds
 
     # The real loader agrees: a plain load of the provider fails on a library the model says it cannot find, and
     # loading the wheels' copies by path first (what preload_dlls does) lets it load, with those very files.
@@ -320,3 +351,110 @@ def test_a_cpu_only_onnxruntime_is_reported_as_one_never_as_a_gpu_framework(host
     assert "package is CPU-only" in ran.stdout  # said once, by the finding
     assert "(a CPU-only build)" not in ran.stdout
     assert "pytest-cudnn: ✗ ONNX Runtime 1.30.0: CPU-only build: it will not use the GPU" in ran.stdout, ran.stdout
+
+
+# requires_onnxruntime(preload_dlls=True) ---------------------------------------------------------------------------
+def ort_pip_only(driver: str, raw: int) -> Environment:
+    """onnxruntime-gpu 1.31.1 on a pip-only host: the provider's search finds none of its libraries, and each has
+    a copy in the nvidia wheels of its own site-packages folder (what preload_dlls() loads by path)."""
+    location = f"{SITE}/onnxruntime"
+    provider = f"{location}/capi/{PROVIDER}"
+    loads = tuple(
+        LoadedLibrary(
+            name,
+            provider,
+            "dlopen" if name.startswith("libcudnn") else "DT_NEEDED",
+            True,
+            None,
+            None,
+            ("/usr/lib/x86_64-linux-gnu",),
+            (f"{SITE}/nvidia/{'cudnn' if name.startswith('libcudnn') else 'cu13'}/lib/{name}",),
+        )
+        for name in MISSING
+    )
+    info = f"{location}/capi/build_and_package_info.py"
+    build = FrameworkBuild(
+        "onnxruntime",
+        State.FOUND,
+        None,
+        "onnxruntime-gpu",
+        "1.31.1",
+        location,
+        True,
+        BuildFact("13.0", info, "cuda_version = '13.0'"),
+        BuildFact("9", info, "its 'cudnn' extra pins nvidia-cudnn-cu13~=9.0"),
+        (),
+        (),
+        loads,
+    )
+    b = EnvBuilder().with_driver(version=driver, cuda_version_raw=raw)
+    b.frameworks.append(build)
+    return b.build()
+
+
+@pytest.mark.parametrize(
+    ("driver", "raw", "plain_cause", "preloaded", "cause"),
+    [
+        ("580.65.06", 13000, "framework-library-missing", True, ""),
+        # After the preload the libraries load, and the driver still cannot run CUDA 13: a test that preloads is
+        # skipped for the driver, not for the libraries.
+        ("550.54.15", 12040, "framework-driver-too-old", False, "framework-driver-too-old"),
+    ],
+)
+def test_a_test_that_calls_preload_dlls_is_judged_as_the_host_is_after_it(
+    driver: str, raw: int, plain_cause: str, preloaded: bool, cause: str
+) -> None:
+    diagnosis = judge_environment(ort_pip_only(driver, raw))
+    judged = diagnosis.framework("onnxruntime")
+    assert judged is not None
+    assert judged.preloaded is not None
+    assert judged.preload == "onnxruntime.preload_dlls()"
+    assert judged.ok is False
+    assert judged.preloaded.ok is preloaded
+    assert judged.preloaded.cause == cause
+    after = judged.preloaded.build.loads
+    assert [load.found_by for load in after] == ["onnxruntime.preload_dlls() (by path, from the nvidia wheels)"] * 5
+    assert [load.path for load in after] == [load.shadowed[0] for load in judged.build.loads]
+
+    plain_marker = judge(parse_marker("requires_onnxruntime", (), {}), diagnosis)
+    assert plain_marker.ok is False
+    assert plain_marker.cause == plain_cause
+    marker = judge(parse_marker("requires_onnxruntime", (), {"preload_dlls": True}), diagnosis)
+    assert marker.ok is preloaded, marker.message
+    if not preloaded:
+        assert marker.cause == cause
+        assert "requires ONNX Runtime with a usable GPU build after onnxruntime.preload_dlls()" in marker.message
+    # Every view says both verdicts: the doctor's line, the header's, and the JSON report's.
+    said = f"; after onnxruntime.preload_dlls(): {judged.preloaded.summary}"
+    assert judged.after_preload == said
+    assert said in "\n".join(header_lines(diagnosis, runtime=None, cudnn=None))
+    assert said in doctor_summary(diagnosis)
+    [verdict] = [v for v in framework_verdicts(diagnosis) if v["name"] == "onnxruntime"]
+    assert verdict["after_preload"]["ok"] is preloaded
+
+
+def test_a_preload_that_changes_nothing_leaves_one_verdict() -> None:
+    env = ort_pip_only("580.65.06", 13000)
+    [build] = env.frameworks
+    before = dataclasses.replace(build, version="1.20.0")  # no preload_dlls() before 1.21.0
+    judged = judge_environment(dataclasses.replace(env, frameworks=(before,))).framework("onnxruntime")
+    assert judged is not None
+    assert judged.preloaded is None
+    assert judged.after_preload == ""
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"preload_dlls": "yes"}, "preload_dlls must be True or False, not 'yes'"),
+        ({"preload_dlls": 1}, "preload_dlls must be True or False, not 1"),
+    ],
+)
+def test_preload_dlls_takes_a_bool(kwargs: dict[str, object], error: str) -> None:
+    with pytest.raises(InvalidMarker, match=error):
+        parse_marker("requires_onnxruntime", (), kwargs)
+
+
+def test_only_a_framework_with_a_preload_call_takes_preload_dlls() -> None:
+    with pytest.raises(InvalidMarker, match="unknown argument 'preload_dlls'"):
+        parse_marker("requires_torch", (), {"preload_dlls": True})

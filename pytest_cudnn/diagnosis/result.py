@@ -14,10 +14,12 @@ that loads one must meet it; with none, the copy the loader (or TensorFlow's sea
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from ..compat.cupy import NO_CUDNN, STATIC_CUDA_RUNTIME
 from ..environment import BuildFact, CudaRuntime, Cudnn, Environment, FrameworkBuild, State
+from ..frameworks import framework
 from ..versions import major_of
 from .frameworks import blocking_finding
 from .model import Finding, Severity, Verdict, verdict
@@ -62,6 +64,10 @@ class FrameworkJudgement:
     runtime: CudaRuntime | None  # the CUDA runtime it loads, as probed
     cudnn: Cudnn | None  # the cuDNN it loads, as probed
     copies_read: bool = True  # its own search said which copies; False: those a plain dlopen gives stand for them
+    # Its verdict once its own preload call has run (ONNX Runtime's preload_dlls(): ``preload`` names the call),
+    # where that call supplies libraries its search cannot find; None where it changes nothing.
+    preloaded: FrameworkJudgement | None = None
+    preload: str | None = None
 
     @property
     def name(self) -> str:
@@ -79,6 +85,14 @@ class FrameworkJudgement:
     @property
     def verdict(self) -> Verdict:
         return Verdict(self.ok, self.summary)
+
+    @property
+    def after_preload(self) -> str:
+        """What its own preload call changes, as the views say it after its verdict: "; after
+        onnxruntime.preload_dlls(): can run GPU work here"; "" where the call changes nothing."""
+        if self.preloaded is None or self.preload is None:
+            return ""
+        return f"; after {self.preload}: {self.preloaded.summary}"
 
     @property
     def static_runtime(self) -> bool:
@@ -185,6 +199,22 @@ def _judge(
     return judged(True, "can run GPU work here", "")
 
 
+def _preloading(env: Environment, judged: FrameworkJudgement) -> FrameworkJudgement:
+    """``judged`` with its verdict after its framework's own preload call, judged on the host as that call leaves
+    it (every finding worked out again: the libraries it supplies are judged like any others); itself unchanged
+    where there is no such call or it changes nothing."""
+    entry = framework(judged.name)
+    if entry is None or entry.preload is None or judged.build.state is not State.FOUND:
+        return judged
+    call, preloaded = entry.preload
+    after = preloaded(judged.build)
+    if after is None:
+        return judged
+    frameworks = tuple(after if build is judged.build else build for build in env.frameworks)
+    again = judge_environment(dataclasses.replace(env, frameworks=frameworks)).framework(judged.name)
+    return dataclasses.replace(judged, preloaded=again, preload=call) if again is not None else judged
+
+
 def builds(env: Environment) -> tuple[FrameworkBuild, ...]:
     """Every installed framework in the shape all share. An environment made before TensorFlow joined the frameworks
     (or by hand) holds it only in ``env.tensorflow``: it is judged from there, with the facts its build info gave."""
@@ -215,7 +245,7 @@ def judge_environment(env: Environment, findings: tuple[Finding, ...] | None = N
     put in cause order too, so that every diagnosis lists a cause right before what follows from it)."""
     findings = tuple(diagnose(env) if findings is None else cause_first(findings))
     host = host_blocker(env, findings)
-    frameworks = tuple(_judge(env, build, findings, host) for build in builds(env))
+    frameworks = tuple(_preloading(env, _judge(env, build, findings, host)) for build in builds(env))
     in_use = (selected_runtime(env), selected_cudnn(env))
     return Diagnosis(env, findings, verdict(list(findings)), host, frameworks, *in_use)
 

@@ -72,6 +72,10 @@ class Framework(NamedTuple):
     # The shared objects of a CUDA build that `import <name>` itself loads, relative to its package folder: one
     # missing, or a library in their DT_NEEDED that the loader cannot find, and the import fails.
     import_objects: tuple[str, ...] = ()
+    # Its own call that loads libraries into the process before use (ONNX Runtime's "onnxruntime.preload_dlls()"),
+    # and its build as that call leaves it: the loads the call supplies, or None where it changes nothing. Judged
+    # as a second verdict, which requires_<name>(preload_dlls=True) reads.
+    preload: tuple[str, Callable[[FrameworkBuild], FrameworkBuild | None]] | None = None
 
     @property
     def marker(self) -> str:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from ..environment import BuildFact, Cudnn, Environment, FrameworkBuild, LinkedObject, LoadedLibrary
     from ..probe.loads import Search
 
-__all__ = ["FRAMEWORK", "PROVIDER", "build_info"]
+__all__ = ["FRAMEWORK", "PRELOAD", "PROVIDER", "build_info"]
 
 PROVIDER = "libonnxruntime_providers_cuda.so"
 _DISTRIBUTIONS = ("onnxruntime-gpu", "onnxruntime")
@@ -224,15 +224,37 @@ def _unloadable(env: Environment, build: FrameworkBuild, load: LoadedLibrary) ->
     return Unloadable(said, ", or ".join(fix for fix in fixes if fix))
 
 
+def _preloaded(build: FrameworkBuild) -> FrameworkBuild | None:
+    """The build as ``onnxruntime.preload_dlls()`` leaves it: each library the provider's search cannot find, loaded
+    from the copy in the nvidia wheels of its own site-packages folder (it loads by absolute path from there,
+    "ort-preload-dlls"). None where it changes nothing: no such call (before 1.21), or no missing library with a
+    copy there. A library the search already finds elsewhere stays as found: the wheels' copy of it is not read."""
+    import dataclasses
+
+    if not _has_preload(build.version) or not build.location:
+        return None
+    wheels = os.path.join(os.path.dirname(build.location), "nvidia") + os.sep
+    loads = []
+    for load in build.loads:
+        copy = next((path for path in load.shadowed if path.startswith(wheels)), None) if load.path is None else None
+        found_by = f"{PRELOAD} (by path, from the nvidia wheels)"
+        loads.append(load if copy is None else dataclasses.replace(load, path=copy, found_by=found_by))
+    return dataclasses.replace(build, loads=tuple(loads)) if tuple(loads) != build.loads else None
+
+
+PRELOAD = "onnxruntime.preload_dlls()"
+
 FRAMEWORK = Framework(
     name="onnxruntime",
     display="ONNX Runtime",
     distributions="onnxruntime(?:-gpu)?",
-    marker_help="requires_onnxruntime(spec=None, *, gpu=True): skip unless ONNX Runtime is installed within spec "
-    "and, with gpu=True, its CUDA execution provider can run GPU work here (a CPU-only onnxruntime cannot).",
+    marker_help="requires_onnxruntime(spec=None, *, gpu=True, preload_dlls=False): skip unless ONNX Runtime is "
+    "installed within spec and, with gpu=True, its CUDA execution provider can run GPU work here (a CPU-only "
+    "onnxruntime cannot); with preload_dlls=True, as it can once the test has called onnxruntime.preload_dlls().",
     install_hint="pip install 'onnxruntime-gpu[cuda,cudnn]' (the 'onnxruntime' package is CPU-only)",
     read=_read,
     loads=_loads,
     cudnn_problem=_cudnn_problem,
     unloadable=_unloadable,
+    preload=(PRELOAD, _preloaded),
 )
