@@ -331,6 +331,41 @@ def test_tensorflow_221_cannot_load_the_cusolver_its_runpath_misses(host: SimHos
     assert verdict_line(text, "TensorFlow") == f"cannot run: {missing['summary']}"
 
 
+def test_the_cusolver_fix_round_trips_through_tensorflows_own_search(host: SimHost, compiler: Compiler) -> None:
+    """Real-wheels report D2: with nvidia-cusolver-cu12 uninstalled, the fix was "pip install nvidia-cusolver-cu12,
+    or add the folder ... to LD_LIBRARY_PATH"; the wheel lands in nvidia/cusolver/lib, where TensorFlow 2.21's
+    search never looks, so following it left TensorFlow unable to run. Each step of the fix is applied here as
+    written, and the doctor reads TensorFlow's real RUNPATH again after each."""
+    name = "libcusolver.so.11"
+    if cache_or_default_folders_have(name):
+        pytest.skip(f"this machine's loader finds {name} by itself")
+    host.add_driver([A100], version=DRIVER_580[0], cuda_version=DRIVER_580[1])
+    plant_tensorflow(host.site_packages, compiler)  # 2.21.0, RUNPATH without cusolver
+    nvidia = plant_cuda12_wheels(host.site_packages, compiler, cudart=12050, cudnn=(9, 3, 0))
+    cusolver = nvidia / "cusolver" / "lib"
+    shutil.rmtree(cusolver.parent)  # pip uninstall nvidia-cusolver-cu12
+
+    code, report, text = doctor(host)
+    assert code == 1, text
+    missing = finding(report, "framework-library-missing")
+    assert missing["fix"] == (
+        f"pip install nvidia-cusolver-cu12, then add {cusolver} to LD_LIBRARY_PATH (TensorFlow's search never looks "
+        "there)"
+    )
+    # Step 1, pip install nvidia-cusolver-cu12: the wheel's folder, and TensorFlow still cannot load it.
+    plant_nvidia_wheel(host.site_packages, compiler, "cusolver", others=(name,))
+    code, report, text = doctor(host)
+    assert code == 1, text
+    assert finding(report, "framework-library-missing")["summary"].endswith(f"it cannot load {name}")
+    # Step 2, the folder on LD_LIBRARY_PATH: TensorFlow's search finds it there, and it can run.
+    host.ld_library_path.append(str(cusolver))
+    code, report, text = doctor(host)
+    assert "framework-library-missing" not in [f["code"] for f in report["findings"]], text
+    assert load_of(report, "tensorflow", name)["path"] == str(cusolver / name)
+    assert verdict_line(text, "TensorFlow") == "can run GPU work here"
+    assert code == 0, text
+
+
 # 7. A CPU-only build alone is not a GPU stack, whatever the system toolkit says -----------------------------------
 
 

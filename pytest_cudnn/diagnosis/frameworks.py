@@ -288,8 +288,25 @@ def missing_fix(build: FrameworkBuild, load: LoadedLibrary) -> str:
             f"a {phrases.framework(build.name)} release whose search does"
         )
     if wheel and wheel.requirement:
+        unsearched = _unsearched_wheel_folder(build, load, wheel.folder) if wheel.exact else None
+        if unsearched is not None:
+            # The wheel puts it where the framework's own search never looks (TensorFlow 2.21's RUNPATH has no
+            # nvidia/cusolver/lib): installing it alone changes nothing, so the fix says both steps.
+            return (
+                f"pip install {wheel.requirement}, then add {unsearched} to LD_LIBRARY_PATH "
+                f"({phrases.framework(build.name)}'s search never looks there)"
+            )
         return f"pip install {wheel.requirement}, or add the folder that holds {load.name} to LD_LIBRARY_PATH"
     return f"install {load.name}, or add the folder that holds it to LD_LIBRARY_PATH"
+
+
+def _unsearched_wheel_folder(build: FrameworkBuild, load: LoadedLibrary, folder: str | None) -> str | None:
+    """The folder the wheel installs ``load`` into, beside the framework, where its search does not look (the
+    folders it searched are known); None where it looks there, or where that cannot be told."""
+    if not folder or not build.location or not load.searched:
+        return None
+    wheel = posixpath.normpath(f"{folder_of(build.location)}/{folder}")
+    return None if wheel in {posixpath.normpath(step) for step in load.searched} else wheel
 
 
 # Who loads a framework's libraries from Python when no object asks for them by name.
