@@ -545,7 +545,12 @@ SOURCES: dict[str, str] = {
         "https://github.com/NVIDIA/nvidia-container-toolkit/blob/main/CHANGELOG.md; its "
         "internal/config/image/capabilities.go: "
         "'DefaultDriverCapabilities = NewDriverCapabilities(\"utility,compute\")'; "
-        "the 'utility' alone of older READMEs is that of releases before 1.4.0)"
+        "the 'utility' alone of older READMEs is that of releases before 1.4.0). How the values are matched: "
+        "internal/config/image/cuda_image.go DevicesFromEnvvars (each comma-separated entry trimmed of spaces, empty "
+        "entries dropped; 'Environment variable unset or empty or \"void\": return nil') and "
+        "internal/config/image/devices.go NewVisibleDevices ('case envvar == \"none\"', 'case envvar == \"all\"': "
+        "exact and case-sensitive, 'The order of precedence for the special values is void > none > all'; any other "
+        "entry is a device ID), capabilities.go NewDriverCapabilities (entries trimmed, compared as written)"
     ),
     "cudnn-wheel-first-releases": (
         "The release lists of nvidia-cudnn-cu13 and nvidia-cudnn-cu12 on the package index, read 2026-11-26 with "

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from ..environment import Environment, State
 from .model import Finding, Severity, cite, make_finding
 
-__all__ = ["container_rules", "kernel_evidence"]
+__all__ = ["container_rules", "kernel_evidence", "requested_devices"]
 
 _SOURCE = "container-toolkit-variables"
 _GPUS = (
@@ -41,8 +41,25 @@ def kernel_evidence(env: Environment) -> tuple[str, ...]:
 
 
 def _capabilities(value: str) -> set[str]:
-    named = {part.strip().lower() for part in value.split(",") if part.strip()}
+    """The capabilities as the toolkit reads them: each comma-separated entry trimmed, compared as written (so
+    "COMPUTE" is not "compute")."""
+    named = {part.strip() for part in value.split(",") if part.strip()}
     return named or {"utility", "compute"}  # empty: the toolkit's default since v1.4.0 (compat/sources.py)
+
+
+def requested_devices(value: str) -> str:
+    """What NVIDIA_VISIBLE_DEVICES asks the toolkit for, matched as the toolkit matches it: "void" (nothing at all:
+    empty, or a "void" entry), "none" (the driver's libraries, no GPU), "all", or "devices" (a list of IDs). Each
+    comma-separated entry is trimmed, and the special values are exact and case-sensitive, with void before none
+    before all: "ALL" or "None" is a device ID, not the special value.
+
+    >>> [requested_devices(v) for v in ("", " void ", "none,0", "0,all", "ALL", "None", "GPU-1f0c8a2e")]
+    ['void', 'void', 'none', 'all', 'devices', 'devices', 'devices']
+    """
+    entries = {part.strip() for part in value.split(",") if part.strip()}
+    return next(
+        (special for special in ("void", "none", "all") if special in entries), "devices" if entries else "void"
+    )
 
 
 def container_rules(env: Environment) -> Iterator[Finding]:
@@ -50,7 +67,8 @@ def container_rules(env: Environment) -> Iterator[Finding]:
     capabilities = env.variables.get("NVIDIA_DRIVER_CAPABILITIES")
     no_nvml = env.driver.state is State.ABSENT
     no_libcuda = env.cuda_driver.state is State.ABSENT
-    hidden = visible is not None and visible.strip().lower() in ("", "void", "none")
+    requested = requested_devices(visible) if visible is not None else None
+    hidden = requested in ("void", "none")
     # "none" still mounts the driver's libraries (NVML answers, and lists no GPU): judged before that early return.
     no_gpu = env.driver.state is State.FOUND and not env.driver.gpus
     if not (no_nvml or no_libcuda or (hidden and no_gpu)):
@@ -62,7 +80,7 @@ def container_rules(env: Environment) -> Iterator[Finding]:
             Severity.ERROR,
             "environment",
             f"NVIDIA_VISIBLE_DEVICES={visible!r} asks the NVIDIA container toolkit for no GPU"
-            + (" and no driver library" if visible.strip().lower() != "none" else ""),
+            + (" and no driver library" if requested == "void" else ""),
             (*shown, *kernel_evidence(env), cite(_SOURCE)),
             f"start the container with the GPUs it needs: {_GPUS}",
         )
