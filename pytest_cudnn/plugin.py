@@ -22,7 +22,7 @@ import pytest
 
 from ._run import outputs
 from .session import REPORT_ATTRIBUTE, inspect_only, leave, run_of
-from .settings import ENV_CACHE, ENV_REQUIRE_GPU
+from .settings import ENV_CACHE, ENV_REQUIRE_GPU, typed
 from .signatures import MARKERS, USES_GPU
 from .text import REPORT_WHOLE, line, summarised
 
@@ -110,8 +110,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini("require_gpu", type="bool", default=False, help="as --require-gpu (a CI GPU runner's switch)")
     parser.addini("gpu_cache", type="bool", default=True, help="as --gpu-cache")
-    parser.addini("gpu_probe_timeout", default="10", help="as --gpu-probe-timeout, in seconds")
-    parser.addini("gpus_per_worker", default="1", help="GPUs given to each xdist worker")
+    # Typed where pytest can (8.4 added the "float" and "int" ini types): a number in native TOML ([tool.pytest]
+    # gpu_probe_timeout = 30) is then taken, where a string option refuses it ("expects a string, got int"), and
+    # pytest --help says the type. The settings check the range either way.
+    parser.addini("gpu_probe_timeout", default="10", help="as --gpu-probe-timeout, in seconds", type=typed("float"))
+    parser.addini("gpus_per_worker", default="1", help="GPUs given to each xdist worker", type=typed("int"))
     parser.addini("gpu_assign", type="bool", default=True, help="give each xdist worker its own GPU(s)")
     parser.addini("assert_gpu_used", type="bool", default=False, help="as --assert-gpu-used")
 

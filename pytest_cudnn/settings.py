@@ -10,6 +10,7 @@ import os
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
@@ -26,6 +27,7 @@ __all__ = [
     "number_setting",
     "path_option",
     "require_gpu_setting",
+    "typed",
     "whole_setting",
 ]
 
@@ -79,16 +81,30 @@ def bool_setting(config: pytest.Config, environ: dict[str, str], option: str, va
     return ini_bool(config, ini)
 
 
-def setting(config: pytest.Config, option: str, flag: str, ini: str) -> tuple[object, str]:
-    """A setting's raw value and where it came from, for error messages."""
+def typed(kind: Literal["float", "int"]) -> Literal["float", "int"] | None:
+    """``kind`` as the ``type`` of ``Parser.addini`` where this pytest has it (8.4 added "float" and "int"), else
+    None: a string option, as before."""
+    return kind if pytest.version_tuple[:2] >= (8, 4) else None
+
+
+def setting(config: pytest.Config, option: str, flag: str, ini: str, wanted: str = "") -> tuple[object, str]:
+    """A setting's raw value and where it came from, for error messages. A value a typed ini option refuses is
+    said as the others are: where it was set, pytest's own words for what is wrong with it, and what is
+    ``wanted``."""
     cli = config.getoption(option)
     if cli is not None:
         return cli, flag
-    return config.getini(ini), ini_where(config, ini)
+    try:
+        return config.getini(ini), ini_where(config, ini)
+    except (pytest.UsageError, ValueError, TypeError) as error:
+        said = str(error).removeprefix(f"{config.inipath}: ")  # pytest's words name the file; ini_where does
+        raise pytest.UsageError(
+            f"{ini_where(config, ini)}: {said}" + (f"; it takes {wanted}" if wanted else "")
+        ) from None
 
 
 def number_setting(config: pytest.Config, option: str, flag: str, ini: str, low: float, high: float) -> float:
-    raw, where = setting(config, option, flag, ini)
+    raw, where = setting(config, option, flag, ini, f"a number between {low:g} and {high:g}")
     try:
         value = float(str(raw))
     except ValueError:
@@ -99,7 +115,7 @@ def number_setting(config: pytest.Config, option: str, flag: str, ini: str, low:
 
 
 def whole_setting(config: pytest.Config, option: str, flag: str, ini: str, low: int, high: int) -> int:
-    raw, where = setting(config, option, flag, ini)
+    raw, where = setting(config, option, flag, ini, f"a whole number between {low} and {high}")
     text = str(raw).strip()
     if not (text.isascii() and text.isdigit()) or not low <= int(text) <= high:
         raise pytest.UsageError(f"{where}: {raw!r} is not a whole number between {low} and {high}")

@@ -408,9 +408,43 @@ def test_a_bad_timeout_is_a_usage_error_naming_its_source(pytester: pytest.Pytes
     pytester.makepyfile("def test_a(): pass\n")
     result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(
-        ["*the gpu_probe_timeout ini key in */tox.ini: 'soon' is not a number between 0.001 and 3600"]
-    )
+    # pytest 8.4 and later read the typed option themselves: their words, then the range.
+    result.stderr.fnmatch_lines(["*the gpu_probe_timeout ini key in */tox.ini: *'soon'*number between 0.001 and 3600"])
+
+
+TYPED_INI = pytest.mark.skipif(pytest.version_tuple[:2] < (8, 4), reason="pytest 8.4 added the float and int ini types")
+
+
+@TYPED_INI
+def test_numbers_in_native_toml_are_taken_and_help_says_their_type(pytester: pytest.Pytester) -> None:
+    """A string option refused a TOML number ("config option 'gpu_probe_timeout' expects a string, got int: 30")."""
+    pytester.makefile(".toml", pytest="[pytest]\ngpu_probe_timeout = 30\ngpus_per_worker = 2\n")
+    pytester.makepyfile("def test_a(): pass\n")
+    result = pytester.runpytest("-p", "no:randomly", "--gpu-env", snapshot(pytester, healthy()))
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str() + result.stderr.str()
+    helped = pytester.runpytest("--help").stdout.str()
+    assert "gpu_probe_timeout (float):" in helped
+    assert "gpus_per_worker (int):" in helped
+
+
+@TYPED_INI
+@pytest.mark.parametrize(
+    ("toml", "said"),
+    [
+        ('gpu_probe_timeout = "30"', "expects a float, got str: '30'; it takes a number between 0.001 and 3600"),
+        ("gpus_per_worker = 2.5", "expects an int, got float: 2.5; it takes a whole number between 1 and 1024"),
+        ("gpu_probe_timeout = 0", "0 is not a number between 0.001 and 3600"),
+    ],
+)
+def test_a_typed_ini_value_refused_says_where_and_what_it_takes(
+    pytester: pytest.Pytester, toml: str, said: str
+) -> None:
+    pytester.makefile(".toml", pytest=f"[pytest]\n{toml}\n")
+    pytester.makepyfile("def test_a(): pass\n")
+    result = pytester.runpytest("--gpu-env", snapshot(pytester, healthy()))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    key = toml.split(maxsplit=1)[0]
+    result.stderr.fnmatch_lines([f"ERROR: the {key} ini key in */pytest.toml: *{said}"])
 
 
 def test_an_unreadable_snapshot_is_a_usage_error_naming_the_file(pytester: pytest.Pytester) -> None:
@@ -777,7 +811,11 @@ def test_a_malformed_marker_is_said_once(pytester: pytest.Pytester) -> None:
     [
         ("require_gpu = maybe", (), "the require_gpu ini key in */tox.ini: invalid truth value 'maybe'; expected *"),
         ("gpu_assign = maybe", (), "the gpu_assign ini key in */tox.ini: invalid truth value 'maybe'; expected *"),
-        ("gpus_per_worker = 1.5", (), "the gpus_per_worker ini key in */tox.ini: '1.5' is not a whole number *"),
+        (
+            "gpus_per_worker = 1.5",
+            (),
+            "the gpus_per_worker ini key in */tox.ini: *'1.5'*whole number between 1 and 1024",
+        ),
         ("", ("--gpus-per-worker", "1.5"), "--gpus-per-worker: '1.5' is not a whole number between 1 and 1024"),
         ("", ("--gpus-per-worker=0",), "--gpus-per-worker: '0' is not a whole number between 1 and 1024"),
         ("", ("--gpu-env=",), "--gpu-env: an empty value; write --gpu-env=FILE"),
