@@ -305,14 +305,22 @@ def test_tensorflow_in_a_target_folder_has_the_copies_beside_it_probed(host: Sim
 # 6. TensorFlow 2.21's RUNPATH has no nvidia/cusolver/lib ----------------------------------------------------------
 
 
-def test_tensorflow_221_cannot_load_the_cusolver_its_runpath_misses(host: SimHost, compiler: Compiler) -> None:
-    name = "libcusolver.so.11"
-    if cache_or_default_folders_have(name):
-        pytest.skip(f"this machine's loader finds {name} by itself")
+CUSOLVER = "libcusolver.so.11"
+
+
+def tensorflow_221_with_its_wheels(host: SimHost, compiler: Compiler) -> Path:
+    """TensorFlow 2.21.0 (its RUNPATH without nvidia/cusolver/lib) and the CUDA 12 wheels, on driver 580; returns the
+    cuSOLVER wheel's folder."""
+    if cache_or_default_folders_have(CUSOLVER):
+        pytest.skip(f"this machine's loader finds {CUSOLVER} by itself")
     host.add_driver([A100], version=DRIVER_580[0], cuda_version=DRIVER_580[1])
-    plant_tensorflow(host.site_packages, compiler)  # 2.21.0, RUNPATH without cusolver
-    nvidia = plant_cuda12_wheels(host.site_packages, compiler, cudart=12050, cudnn=(9, 3, 0))
-    cusolver = nvidia / "cusolver" / "lib"
+    plant_tensorflow(host.site_packages, compiler)
+    return plant_cuda12_wheels(host.site_packages, compiler, cudart=12050, cudnn=(9, 3, 0)) / "cusolver" / "lib"
+
+
+def test_tensorflow_221_cannot_load_the_cusolver_its_runpath_misses(host: SimHost, compiler: Compiler) -> None:
+    name = CUSOLVER
+    cusolver = tensorflow_221_with_its_wheels(host, compiler)
     assert (cusolver / name).is_file()
     assert "cusolver" not in TF_2_21_RUNPATH
 
@@ -336,13 +344,8 @@ def test_the_cusolver_fix_round_trips_through_tensorflows_own_search(host: SimHo
     or add the folder ... to LD_LIBRARY_PATH"; the wheel lands in nvidia/cusolver/lib, where TensorFlow 2.21's
     search never looks, so following it left TensorFlow unable to run. Each step of the fix is applied here as
     written, and the doctor reads TensorFlow's real RUNPATH again after each."""
-    name = "libcusolver.so.11"
-    if cache_or_default_folders_have(name):
-        pytest.skip(f"this machine's loader finds {name} by itself")
-    host.add_driver([A100], version=DRIVER_580[0], cuda_version=DRIVER_580[1])
-    plant_tensorflow(host.site_packages, compiler)  # 2.21.0, RUNPATH without cusolver
-    nvidia = plant_cuda12_wheels(host.site_packages, compiler, cudart=12050, cudnn=(9, 3, 0))
-    cusolver = nvidia / "cusolver" / "lib"
+    name = CUSOLVER
+    cusolver = tensorflow_221_with_its_wheels(host, compiler)
     shutil.rmtree(cusolver.parent)  # pip uninstall nvidia-cusolver-cu12
 
     code, report, text = doctor(host)
