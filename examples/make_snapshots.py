@@ -73,7 +73,7 @@ H100 = SimGpu(
     81559 * 1024**2,
     80724 * 1024**2,
 )
-# What torch 2.15's libtorch_cuda.so carries (shared/docs/frameworks.md), as nvcc 13 builds it (sm_75 and newer).
+# What torch 2.15's libtorch_cuda.so carries (docs/build-facts.md), as nvcc 13 builds it (sm_75 and newer).
 TORCH_2_15_SASS = ("sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120")
 # The CUDA 12 wheels jax[cuda12] installs beside cuDNN and the runtime, by nvidia/<component>/lib folder.
 JAX_CUDA12_WHEELS = {
@@ -102,7 +102,7 @@ def jax_cuda12(host: SimHost, runtime: str) -> None:
     nvidia-cudnn-cu12 9.10.2.21 (built for CUDA 12.9), and the other CUDA 12 libraries."""
     site, compiler = host.site_packages, host.compiler
     plugin = plant_jax(site, compiler).cuda_object
-    # The real plugin carries SASS for sm_50 to sm_120 (shared/docs/frameworks.md): give the stand-in the part of
+    # The real plugin carries SASS for sm_50 to sm_120 (docs/build-facts.md): give the stand-in the part of
     # that nvcc 13 builds, with the same DT_RPATH.
     (rpath,) = dynamic_strings(plugin)["RPATH"]
     shutil.copyfile(libtorch_cuda(compiler, (), rpath, TORCH_2_15_SASS), plugin)

@@ -45,7 +45,7 @@ WHEEL_RUNTIME = f"{SITE}/nvidia/cuda_runtime/lib"
 GiB = 1024**3
 
 
-# The SASS in torch 2.15.0's libtorch_cuda.so, no PTX (shared/docs/frameworks.md, measured).
+# The SASS in torch 2.15.0's libtorch_cuda.so, no PTX (docs/build-facts.md, measured).
 def rpath_load(
     path: str, requester: str = f"{SITE}/torch/lib/libtorch_cuda.so", how: str = "DT_NEEDED"
 ) -> LoadedLibrary:

@@ -1,4 +1,4 @@
-"""Framework installs as pip lays them out (shared/docs/frameworks.md), with real shared objects built in the session.
+"""Framework installs as pip lays them out (docs/build-facts.md), with real shared objects built in the session.
 
 Each ``plant_*`` helper writes a framework's files into a site-packages folder: its Python package (whose
 ``__init__.py`` raises, since pytest-cudnn must never import a framework), its ``*.dist-info`` with the
@@ -53,7 +53,7 @@ __all__ = [
     "run_child",
 ]
 
-# The toolkit these machines and CI carry (shared/docs/frameworks.md); NVCC names another.
+# The toolkit these machines and CI carry (docs/build-facts.md); NVCC names another.
 NVCC = os.environ.get("NVCC", "/usr/local/cuda-13.0/bin/nvcc")
 
 # A dlopen by name from inside the object, as XLA and TensorFlow load their CUDA libraries: glibc searches for the

@@ -6,7 +6,7 @@ site-packages with TensorFlow's files. :meth:`SimHost.run` starts ``python -m py
 child process whose loader path is set to those folders, so the product's real discovery, loading and
 isolation code runs end to end. Nothing here is imported by the product: fakes live only in tests/.
 
-The stand-ins follow the behaviour measured on real libraries (shared/docs/field-notes.md):
+The stand-ins follow the behaviour measured on the real libraries (docs/build-facts.md, "Stand-in fidelity"):
 * NVML: pynvml loads only ``libnvidia-ml.so.1``; versioned entry points (_v2, _v3); error codes 9/12/18.
 * libcudart: cudaDriverGetVersion gives 0 when no libcuda.so.1 loads; cudaGetDeviceCount then answers 35,
   and 100 when the driver has no device; the count is written only on success.

@@ -24,7 +24,7 @@ from .simhost import Compiler
 from .test_binaries_elf import gcc
 
 FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-# The toolkit these machines and CI carry (shared/docs/frameworks.md); NVCC names another.
+# The toolkit these machines and CI carry (docs/build-facts.md); NVCC names another.
 NVCC = os.environ.get("NVCC", "/usr/local/cuda-13.0/bin/nvcc")
 KERNEL = """\
 __global__ void scale(float *x, float a) { x[threadIdx.x] *= a; }

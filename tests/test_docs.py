@@ -132,3 +132,18 @@ def test_the_nav_names_every_page_written_by_hand() -> None:
     in_nav = set(re.findall(r"^\s+- (?:[^:\n]+|\"[^\"]+\"): (\S+\.md)$", config, re.M))
     by_hand = {str(path.relative_to(DOCS)) for path in DOCS.rglob("*.md") if path.parent.name != "codes"}
     assert in_nav == {*by_hand, "codes/index.md"}
+
+
+def test_nothing_cites_a_file_outside_the_repository() -> None:
+    """The developers' notebook (../shared/docs) is not shipped: what the code, the tests and the docs rely on is
+    said in docs/ in this project's words (docs/build-facts.md, docs/loading.md), and cited there."""
+    cited = []
+    for folder in ("pytest_cudnn", "tests", "docs", "examples", "benchmarks", ".ci"):
+        for path in sorted((ROOT / folder).rglob("*")):
+            if path.suffix in {".py", ".md", ".sh", ".toml", ".yml"} or path.name == "run":
+                text = path.read_text(encoding="utf-8", errors="replace")
+                cited += [f"{path.relative_to(ROOT)}: {m.group(0)}" for m in re.finditer(r"shared/docs/[\w.-]+", text)]
+    for name in ("README.md", "ARCHITECTURE.md", "CHANGELOG.md", "mkdocs.yml", "pyproject.toml", "tox.ini"):
+        text = (ROOT / name).read_text(encoding="utf-8")
+        cited += [f"{name}: {m.group(0)}" for m in re.finditer(r"shared/docs/[\w.-]+", text)]
+    assert cited == [], cited

@@ -1,4 +1,4 @@
-"""JAX read from its files as jax[cuda12] lays them out (shared/docs/frameworks.md), never imported."""
+"""JAX read from its files as jax[cuda12] lays them out (docs/build-facts.md), never imported."""
 
 from __future__ import annotations
 

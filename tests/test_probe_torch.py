@@ -1,4 +1,4 @@
-"""PyTorch read from its files as the real wheels lay them out (shared/docs/frameworks.md), never imported."""
+"""PyTorch read from its files as the real wheels lay them out (docs/build-facts.md), never imported."""
 
 from __future__ import annotations
 

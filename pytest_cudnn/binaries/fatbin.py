@@ -2,7 +2,7 @@
 
 A library runs its kernels on a GPU only if it carries SASS for that GPU's architecture, or PTX the driver can
 compile for it. nvcc puts that code in the ELF section ``.nv_fatbin`` as fatbin containers one after another.
-NVIDIA documents no layout; this reader relies on the fields shared/docs/frameworks.md ("The fatbin format")
+NVIDIA documents no layout; this reader relies on the fields docs/build-facts.md ("The fatbin format")
 names, checked against fatbins that CUDA 13.0's nvcc built (tests/test_binaries_fatbin.py):
 
 * container header, 16 bytes: u32 magic 0xBA55ED50, u16 version, u16 header size, u64 size of the entries;

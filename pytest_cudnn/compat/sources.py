@@ -432,7 +432,7 @@ SOURCES: dict[str, str] = {
     "cupy-static-cudart": (
         "CuPy 14 links the CUDA runtime statically: cupy-cuda13x 14.2.0 on an H100 had no libcudart mapped after "
         "cupy.ones(4).sum(), and cupy.cuda.runtime.runtimeGetVersion() said 13020 on a driver whose CUDA is 13.0 "
-        "(tests/data/real-gpu/h100-facts.json, README.md beside it); shared/docs/frameworks.md, 'Who wins'"
+        "(tests/data/real-gpu/h100-facts.json, README.md beside it); docs/loading.md, 'CuPy'"
     ),
     "cupy-install-ctk": (
         "CuPy's wheel description on PyPI (cupy-cuda13x, cupy-cuda12x 14.x): 'You need to install CUDA Toolkit 13.x "

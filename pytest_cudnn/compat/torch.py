@@ -60,7 +60,7 @@ def _sms(*numbers: int) -> tuple[str, ...]:
 
 # NVCC_FLAGS_EXTRA in torch/include/ATen/cuda/CUDAConfig.h: every "-gencode;arch=compute_N,code=sm_N" pair, no PTX.
 # The fatbins also hold a few arch-specific kernels outside this list (2.15: sm_90a, sm_100a, sm_103; measured in
-# shared/docs/frameworks.md), so this is the floor of what the build targets, not every cubin.
+# docs/build-facts.md), so this is the floor of what the build targets, not every cubin.
 _SM_37_86 = _sms(37, 50, 60, 70, 75, 80, 86)
 _SM_50_90 = _sms(50, 60, 70, 75, 80, 86, 90)
 _SM_70_120 = _sms(70, 75, 80, 86, 90, 100, 120)

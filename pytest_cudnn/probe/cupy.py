@@ -1,6 +1,6 @@
 """CuPy as its files describe it, never imported.
 
-Where each fact lives (shared/docs/frameworks.md, measured with cupy-cuda12x 14.2):
+Where each fact lives (docs/build-facts.md, measured with cupy-cuda12x 14.2):
 * the distribution's name says the CUDA major it was built for: ``cupy-cuda12x``, ``cupy-cuda11x``, ...;
 * ``cupy/.data/_wheel.json`` says it too: ``{"cuda": "12.x", ...}``;
 * no cuDNN since CuPy 14 (its cuDNN code was removed); the CUDA runtime is linked in statically, so its build's

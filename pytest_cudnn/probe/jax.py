@@ -1,6 +1,6 @@
 """JAX as its files describe it, never imported: the build the diagnosis judges and every view shows.
 
-Where each fact lives (shared/docs/frameworks.md, measured with jax[cuda12] 0.10.2):
+Where each fact lives (docs/build-facts.md, measured with jax[cuda12] 0.10.2):
 * ``jax`` and ``jaxlib`` are CPU-only; GPU support is a PJRT plugin, ``jax_plugins/xla_cuda12/`` (distribution
   ``jax-cuda12-pjrt``, with ``xla_cuda_plugin.so``) plus ``jax_cuda12_plugin`` (distribution
   ``jax-cuda12-plugin``). The plugin's folder name says the CUDA major it was built for.

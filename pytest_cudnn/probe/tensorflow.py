@@ -26,7 +26,7 @@ from .distributions import metadata_fields, metadata_header, metadata_of, nvidia
 __all__ = ["BuildInfo", "InvalidBuildInfo", "parse_build_info", "probe_tensorflow", "tensorflow_build"]
 
 # TensorFlow's shared object that dlopens the CUDA libraries: its DT_RUNPATH is the one that counts
-# (shared/docs/frameworks.md). libtensorflow_cc.so.2 holds the kernels, but its 1.1 GB are not read: the build
+# (docs/build-facts.md). libtensorflow_cc.so.2 holds the kernels, but its 1.1 GB are not read: the build
 # info's compute capabilities list exactly what its fatbins hold (measured on 2.21), and a cold read of its
 # fatbin headers alone took 193 ms.
 FRAMEWORK_OBJECTS = ("libtensorflow_framework.so.2",)

@@ -1,6 +1,6 @@
 """PyTorch as its files describe it, never imported: the build the diagnosis judges and every view shows.
 
-Where each fact lives (shared/docs/frameworks.md, measured with the real wheels):
+Where each fact lives (docs/build-facts.md, measured with the real wheels):
 * ``torch/version.py``: ``__version__ = '2.15.0+cu132'`` and ``cuda = '13.2'`` (None on CPU builds), read with ast.
 * ``torch/include/caffe2/core/macros.h``: ``{"CUDNN_VERSION", "9.26.0"}`` and ``{"USE_CUDNN", "ON"}`` in recent
   releases; torch 2.5.1 ships no macros.h (the same strings sit only inside the 436 MB libtorch_cpu.so, not read
