@@ -183,3 +183,25 @@ def test_junit_xml_under_xdist_has_no_properties_in_testcases(four_gpus: SimHost
     assert "<testcase" in text
     assert "<properties>" not in text
     assert "pytest_cudnn" not in text
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        ["popen"] * 4,  # -n 4
+        ["2*popen"],
+        ["3*popen//python=python3.12", "ssh=box//python=python3"],
+        ["socket=10.0.0.5:8888", "2*socket=10.0.0.6:8888//chdir=/work"],
+        ["0*popen", "popen"],
+    ],
+)
+def test_tx_values_expand_as_xdist_expands_them(values: list[str]) -> None:
+    """The expansion is restated (xdist.workermanage.parse_tx_spec_config is private): it must agree with it."""
+    from types import SimpleNamespace
+
+    from xdist.workermanage import parse_tx_spec_config  # type: ignore[import-untyped]
+
+    from pytest_cudnn._run.xdist import expand_tx
+
+    config = SimpleNamespace(getvalue=lambda name: values)
+    assert expand_tx(values) == parse_tx_spec_config(config)

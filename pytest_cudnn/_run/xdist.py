@@ -5,9 +5,12 @@ and its judgement, each host's devices per worker, and what each worker is hande
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
+
+from ..versions import decimal
 
 if TYPE_CHECKING:
     from ..devices import CudaDevice
@@ -16,7 +19,7 @@ if TYPE_CHECKING:
     from ..hosts import Host, Plan, Spec
     from ..remote import Answer
 
-__all__ = ["XdistController", "xdist_specs", "xdist_worker_ids"]
+__all__ = ["XdistController", "expand_tx", "xdist_specs", "xdist_worker_ids"]
 
 _HOSTS = 16  # xdist hosts in the header, one line each; --gpu-report lists them all
 
@@ -28,13 +31,28 @@ def xdist_specs(config: pytest.Config) -> list[Spec]:
         return []
     if hasattr(config, "workerinput"):
         return []
-    try:  # only an xdist controller gets here, and xdist has imported both already
+    try:  # only an xdist controller gets here, and xdist has imported execnet already
         import execnet
-        from xdist.workermanage import parse_tx_spec_config  # type: ignore[import-untyped]
 
-        return [execnet.XSpec(text) for text in parse_tx_spec_config(config)]
-    except (ImportError, ValueError, AttributeError, IndexError, TypeError, pytest.UsageError):
+        return [execnet.XSpec(text) for text in expand_tx(config.option.tx)]
+    except (ImportError, ValueError, AttributeError, IndexError, TypeError):
         return []
+
+
+def expand_tx(values: Sequence[str]) -> list[str]:
+    """The worker specs that ``--tx`` values give, each ``N*spec`` repeated N times, as pytest-xdist's
+    documentation writes them ("--tx 3*popen//python=python3.9", "-n N" being N times "popen"); this is xdist's own
+    expansion, restated here so that no private function of xdist is imported.
+
+    >>> expand_tx(["2*popen", "ssh=box//python=python3", "socket=10.0.0.5:8888"])
+    ['popen', 'popen', 'ssh=box//python=python3', 'socket=10.0.0.5:8888']
+    """
+    specs: list[str] = []
+    for value in values:
+        count, star, spec = value.partition("*")
+        times = decimal(count.strip(), 6) if star else None
+        specs += [spec] * times if times is not None else [value]
+    return specs
 
 
 def xdist_worker_ids(config: pytest.Config) -> list[str]:
