@@ -11,8 +11,10 @@ from pytest_cudnn.compat.onnxruntime import PYPI_BUILDS
 from pytest_cudnn.compat.sources import SOURCES
 from pytest_cudnn.compat.torch import RELEASES
 from pytest_cudnn.diagnosis import diagnose
-from pytest_cudnn.diagnosis.releases import Line, install, onnxruntime_lines, torch_lines
+from pytest_cudnn.diagnosis.releases import install
 from pytest_cudnn.environment import Environment, FrameworkBuild, State
+from pytest_cudnn.frameworks import framework
+from pytest_cudnn.frameworks.base import BuildLine
 
 from .envbuilder import SITE, EnvBuilder, gpu
 
@@ -101,8 +103,15 @@ def test_a_torch_too_new_for_the_driver_is_told_the_release_that_runs() -> None:
     )
 
 
+def lines(name: str) -> tuple[BuildLine, ...]:
+    entry = framework(name)
+    assert entry is not None
+    assert entry.pypi is not None
+    return tuple(entry.pypi[1]())
+
+
 def test_the_lines_follow_the_tables_newest_first() -> None:
-    torch = torch_lines()
+    torch = lines("torch")
     assert [(line.first, line.last, line.cuda) for line in torch[:3]] == [
         ("2.15.0", "2.15.0", "13.2"),
         ("2.11.0", "2.14.1", "13.0"),
@@ -110,7 +119,7 @@ def test_the_lines_follow_the_tables_newest_first() -> None:
     ]
     # Every release is in exactly one line.
     assert sum(1 for row in RELEASES for line in torch if line.first <= row.version <= line.last) >= len(RELEASES)
-    assert [(line.first, line.last, line.cuda) for line in onnxruntime_lines()] == [
+    assert [(line.first, line.last, line.cuda) for line in lines("onnxruntime")] == [
         (row.first, row.last, row.cuda) for row in reversed(PYPI_BUILDS)
     ]
     assert all(row.source in SOURCES for row in PYPI_BUILDS)
@@ -118,4 +127,4 @@ def test_the_lines_follow_the_tables_newest_first() -> None:
 
 @pytest.mark.parametrize(("last", "below"), [("2.10.0", "2.11"), ("1.26.0", "1.27"), ("2.9.1", "2.10"), ("3", "3")])
 def test_the_bound_is_the_next_minor_after_the_last_release_read(last: str, below: str) -> None:
-    assert Line("0", last, "12.8").below == below
+    assert BuildLine("0", last, "12.8").below == below

@@ -180,13 +180,14 @@ def _missing(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
         requirement = None if own is not None else _wheel_requirement(env, build, load)
         if own is not None:
             fix = own.fix
-        elif requirement is None and build.name == "cupy":
-            fix = _CUPY_CTK  # one fix for all of them, worded once they are known
+        elif requirement is None and entry is not None and entry.missing_fix is not None:
+            fix = _ONE_FIX  # the framework's one fix for all of them, worded once they are known
         else:
             fix = _requirement_fix(requirement, load) or missing_fix(build, load)
         grouped.setdefault((fix, requirement, own.said if own else ""), []).append(load)
     for (grouped_by, requirement, said), loads in grouped.items():
-        fix = _cupy_fix(build, loads) if grouped_by is _CUPY_CTK else grouped_by
+        one_fix = entry.missing_fix if entry is not None and grouped_by is _ONE_FIX else None
+        fix = one_fix(build, loads) if one_fix is not None else grouped_by
         names = listing([load.name for load in loads], 12, separator=", ")
         many = len(loads) > 1
         yield make_finding(
@@ -199,7 +200,7 @@ def _missing(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
                 for load in loads
                 for line in (
                     f"{load.name + ': ' if many else ''}{load.how} by "
-                    f"{load.requester or _PRELOADER.get(build.name, 'its Python preload')}",
+                    f"{load.requester or (entry.preloader if entry else None) or 'its Python preload'}",
                     f"{load.name + ': ' if many else ''}searched: {_searched_text(load)}",
                     f"installed where its search never looks: {', '.join(load.shadowed)}" if load.shadowed else "",
                 )
@@ -279,8 +280,9 @@ def _through_meta_pin(build: FrameworkBuild, package: str) -> str | None:
 
 def missing_fix(build: FrameworkBuild, load: LoadedLibrary) -> str:
     """What makes ``build``'s own search find ``load``, a library it found nowhere."""
-    if build.name == "cupy":
-        return _cupy_fix(build, [load])
+    entry = framework(build.name)
+    if entry is not None and entry.missing_fix is not None:
+        return entry.missing_fix(build, [load])
     wheel = provider(load.name, cuda_major(build))
     if load.shadowed:
         return (
@@ -309,36 +311,7 @@ def _unsearched_wheel_folder(build: FrameworkBuild, load: LoadedLibrary, folder:
     return None if wheel in {posixpath.normpath(step) for step in load.searched} else wheel
 
 
-# Who loads a framework's libraries from Python when no object asks for them by name.
-_PRELOADER = {"cupy": "cuda.pathfinder's load_nvidia_dynamic_lib (CuPy's locator)"}
-
-
-_CUPY_CTK = "cupy's [ctk] extra"  # the grouping key of the libraries CuPy's extra installs
-
-
-def _cupy_fix(build: FrameworkBuild, loads: Sequence[LoadedLibrary]) -> str:
-    """CuPy's own extra first ("cupy-install-ctk"), then the wheels for the sonames of CuPy's CUDA major (only when
-    there is one for each library: a list that left one out would not mend it), then the loader's variable."""
-    major = cuda_major(build)
-    wheels: list[str] = []
-    for load in loads:
-        found = [p for name in load.name.split(" or ") if (p := provider(name, major)) and p.cuda_major == major]
-        if not found or not found[0].requirement:
-            wheels = []
-            break
-        wheels.append(found[0].requirement)
-    wheel = f", or pip install {' '.join(dict.fromkeys(wheels))}" if wheels else ""
-    where = f"the folder that holds {loads[0].name}" if len(loads) == 1 else "the folders that hold them"
-    return (
-        f"{_ctk_fix(build.distribution)} (CuPy's extra that installs the CUDA libraries it loads from PyPI){wheel}, "
-        f"or add {where} to LD_LIBRARY_PATH"
-    )
-
-
-def _ctk_fix(distribution: str | None) -> str:
-    from ..compat.cupy import ctk_fix  # here: only a CuPy that cannot load a library pays for CuPy's table
-
-    return ctk_fix(distribution)
+_ONE_FIX = "the framework's one fix"  # the grouping key of the libraries its entry's missing_fix covers
 
 
 def cuda_major(build: FrameworkBuild) -> int | None:

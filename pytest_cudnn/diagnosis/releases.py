@@ -7,44 +7,27 @@ a V100, installs a build that cannot run there. So a fix that says "install a CU
 of the newest line of builds whose CUDA the driver runs and whose GPU code every GPU here can run, and says why the
 newer ones cannot. Where the host says too little to tell (no driver read, no GPU), the plain hint stands.
 
-Pure: reads the Environment and the sourced tables (:mod:`pytest_cudnn.compat.torch`,
-:mod:`pytest_cudnn.compat.onnxruntime`) only.
+Pure: reads the Environment, and each framework's lines of builds from its registry entry (``Framework.pypi``,
+from the sourced tables in :mod:`pytest_cudnn.compat`).
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from ..compat import cuda as cuda_facts
 from ..environment import Environment, State
+from ..frameworks import framework
+from ..frameworks.base import BuildLine
 from ..versions import decimal
 from .kernels import runs_on
 from .stack import gpu_text, gpus_with_capability
 
-__all__ = ["Line", "install", "newest_that_runs", "onnxruntime_lines", "torch_lines", "why_not"]
+__all__ = ["install", "newest_that_runs", "why_not"]
 
 
-@dataclass(frozen=True)
-class Line:
-    """The releases ``first`` to ``last`` of a package on PyPI, built alike: for CUDA ``cuda``, with GPU code for
-    ``targets`` (the sm_XX its build lists; empty: whatever its CUDA can target)."""
-
-    first: str
-    last: str
-    cuda: str
-    targets: tuple[str, ...] = ()
-
-    @property
-    def below(self) -> str:
-        """The first minor release after ``last`` ("2.10.0" -> "2.11"): the bound that keeps pip on this line or
-        older, also where a release after ``last`` was not read."""
-        parts = self.last.split(".")
-        return f"{parts[0]}.{(decimal(parts[1], 9) or 0) + 1}" if len(parts) > 1 else self.last
-
-
-def why_not(env: Environment, line: Line) -> str | None:
+def why_not(env: Environment, line: BuildLine) -> str | None:
     """Why builds of ``line`` cannot run here ("driver 550.54.15 is below 580.65.06"); None where they can, or where
     the host does not say (no driver version read)."""
     driver = env.driver
@@ -64,7 +47,7 @@ def why_not(env: Environment, line: Line) -> str | None:
     return None
 
 
-def newest_that_runs(env: Environment, lines: Sequence[Line]) -> tuple[Line, Line, str] | None:
+def newest_that_runs(env: Environment, lines: Sequence[BuildLine]) -> tuple[BuildLine, BuildLine, str] | None:
     """Where the newest of ``lines`` (newest first) cannot run here: the newest that can, the line just newer than
     it, and why that one cannot. None where the newest runs, where none does, or where the host says too little."""
     if not lines or why_not(env, lines[0]) is None:
@@ -78,7 +61,8 @@ def newest_that_runs(env: Environment, lines: Sequence[Line]) -> tuple[Line, Lin
 def install(env: Environment, name: str) -> str | None:
     """``pip install`` of the newest release of framework ``name`` that runs here, with why a newer one does not,
     where a plain install would bring one that cannot run; None otherwise (and for frameworks not tabled here)."""
-    known = _PACKAGES.get(name)
+    entry = framework(name)
+    known = entry.pypi if entry is not None else None
     found = newest_that_runs(env, known[1]()) if known else None
     if known is None or found is None:
         return None
@@ -89,32 +73,6 @@ def install(env: Environment, name: str) -> str | None:
     )
 
 
-def torch_lines() -> tuple[Line, ...]:
-    """PyTorch's PyPI builds, newest first, one line per run of releases with the same CUDA and GPU targets
-    (source "torch-pypi-wheels", through :data:`pytest_cudnn.compat.torch.RELEASES`)."""
-    from ..compat.torch import RELEASES
-
-    lines: list[Line] = []
-    for row in RELEASES:  # oldest first
-        if lines and (lines[-1].cuda, lines[-1].targets) == (row.cuda, row.architectures):
-            lines[-1] = Line(lines[-1].first, row.version, row.cuda, row.architectures)
-        else:
-            lines.append(Line(row.version, row.version, row.cuda, row.architectures))
-    return tuple(reversed(lines))
-
-
-def onnxruntime_lines() -> tuple[Line, ...]:
-    """``onnxruntime-gpu``'s PyPI builds with the ``cuda`` and ``cudnn`` extras, newest first (source
-    "ort-wheels-cuda-versions", through :data:`pytest_cudnn.compat.onnxruntime.PYPI_BUILDS`)."""
-    from ..compat.onnxruntime import PYPI_BUILDS
-
-    return tuple(Line(row.first, row.last, row.cuda) for row in reversed(PYPI_BUILDS))
-
-
 def _cc(text: str) -> tuple[int, int]:
     major, _, minor = text.partition(".")
     return decimal(major, 4) or 0, decimal(minor, 4) or 0
-
-
-# The frameworks whose PyPI builds are tabled: the requirement a fix names, and its lines.
-_PACKAGES = {"torch": ("torch", torch_lines), "onnxruntime": ("onnxruntime-gpu[cuda,cudnn]", onnxruntime_lines)}

@@ -13,15 +13,16 @@ the shapes are named tuples (a frozen dataclass costs about 0.5 ms to make, four
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from packaging.version import Version
 
     from ..environment import Cudnn, Distribution, Environment, FrameworkBuild, LoadedLibrary, TensorFlow
+    from ..probe.answers import Asked, Batch
     from ..probe.loads import Search
 
-__all__ = ["CudnnProblem", "Framework", "Reading", "Unloadable"]
+__all__ = ["BuildLine", "ChildQuestion", "CudnnProblem", "Framework", "Reading", "Unloadable"]
 
 
 class Reading(NamedTuple):
@@ -38,6 +39,34 @@ class CudnnProblem(NamedTuple):
 
     problem: str
     source: str
+
+
+class ChildQuestion(NamedTuple):
+    """A question a framework's build asks the probe's child process (JAX's compiled ``_versions`` module, CuPy's
+    own locator): ``ask`` adds its job to the batch and gives back what was asked, ``answer`` the build as the
+    child's answer leaves it. The probe loops over the entries' questions without knowing whose they are."""
+
+    ask: Callable[[Batch], Asked[Any]]
+    answer: Callable[[FrameworkBuild, Any], FrameworkBuild]
+
+
+class BuildLine(NamedTuple):
+    """The releases ``first`` to ``last`` of a framework's package on PyPI, built alike: for CUDA ``cuda``, with GPU
+    code for ``targets`` (the sm_XX its build lists; empty: whatever its CUDA can target)."""
+
+    first: str
+    last: str
+    cuda: str
+    targets: tuple[str, ...] = ()
+
+    @property
+    def below(self) -> str:
+        """The first minor release after ``last`` ("2.10.0" -> "2.11"): the bound that keeps pip on this line or
+        older, also where a release after ``last`` was not read."""
+        from ..versions import decimal
+
+        parts = self.last.split(".")
+        return f"{parts[0]}.{(decimal(parts[1], 9) or 0) + 1}" if len(parts) > 1 else self.last
 
 
 class Unloadable(NamedTuple):
@@ -76,6 +105,16 @@ class Framework(NamedTuple):
     # and its build as that call leaves it: the loads the call supplies, or None where it changes nothing. Judged
     # as a second verdict, which requires_<name>(preload_dlls=True) reads.
     preload: tuple[str, Callable[[FrameworkBuild], FrameworkBuild | None]] | None = None
+    # Who loads its libraries from Python when no object asks for them by name (CuPy: its locator); None: "its
+    # Python preload".
+    preloader: str | None = None
+    # One fix for all the libraries its search cannot find, given them (CuPy's [ctk] extra); None: a fix for each.
+    missing_fix: Callable[[FrameworkBuild, Sequence[LoadedLibrary]], str] | None = None
+    # The requirement that installs its CUDA build from PyPI, and its lines of builds there, newest first: a fix that
+    # says what to install names the newest line that runs on the host (diagnosis/releases.py). None: not tabled.
+    pypi: tuple[str, Callable[[], Sequence[BuildLine]]] | None = None
+    # What its build asks the probe's child process, given the Python path (None: nothing to ask).
+    questions: Callable[[FrameworkBuild, Sequence[str]], Sequence[ChildQuestion]] | None = None
 
     @property
     def marker(self) -> str:

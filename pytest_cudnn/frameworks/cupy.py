@@ -4,9 +4,11 @@ where it is installed). Its CUDA runtime is static: no libcudart is loaded."""
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .base import Framework, Reading
+from .base import ChildQuestion, Framework, Reading
 
 if TYPE_CHECKING:
     from ..environment import FrameworkBuild, LoadedLibrary
@@ -27,6 +29,43 @@ def _loads(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
     return cupy_loads(build, search, places(search.variables))
 
 
+def _questions(build: FrameworkBuild, site_path: Sequence[str]) -> tuple[ChildQuestion, ...]:
+    """CuPy's locator's own search, run in the probe's child where ``cuda.pathfinder`` is installed (not on
+    Windows, where the re-stated search stands)."""
+    if sys.platform == "win32":
+        return ()
+    from ..probe.pathfinder import pathfinder_job, with_pathfinder
+
+    job = pathfinder_job(build, site_path)
+    if job is None:
+        return ()
+    return (ChildQuestion(lambda batch: batch.pathfinder(job), with_pathfinder),)
+
+
+def _missing_fix(build: FrameworkBuild, loads: Sequence[LoadedLibrary]) -> str:
+    """One fix for the libraries its locator cannot find: CuPy's own extra first ("cupy-install-ctk"), then the
+    wheels for the sonames of its CUDA major (only when there is one for each library: a list that left one out
+    would not mend it), then the loader's variable."""
+    from ..compat.cupy import ctk_fix  # here: only a CuPy that cannot load a library pays for CuPy's table
+    from ..compat.libraries import provider
+    from ..versions import major_of
+
+    major = major_of(build.cuda.value if build.cuda else None)
+    wheels: list[str] = []
+    for load in loads:
+        found = [p for name in load.name.split(" or ") if (p := provider(name, major)) and p.cuda_major == major]
+        if not found or not found[0].requirement:
+            wheels = []
+            break
+        wheels.append(found[0].requirement)
+    wheel = f", or pip install {' '.join(dict.fromkeys(wheels))}" if wheels else ""
+    where = f"the folder that holds {loads[0].name}" if len(loads) == 1 else "the folders that hold them"
+    return (
+        f"{ctk_fix(build.distribution)} (CuPy's extra that installs the CUDA libraries it loads from PyPI){wheel}, "
+        f"or add {where} to LD_LIBRARY_PATH"
+    )
+
+
 FRAMEWORK = Framework(
     name="cupy",
     display="CuPy",
@@ -37,4 +76,7 @@ FRAMEWORK = Framework(
     read=_read,
     loads=_loads,
     loads_at_import=False,
+    questions=_questions,
+    preloader="cuda.pathfinder's load_nvidia_dynamic_lib (CuPy's locator)",
+    missing_fix=_missing_fix,
 )

@@ -5,10 +5,11 @@ not judged."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..versions import decimal
-from .base import CudnnProblem, Framework, Reading
+from .base import ChildQuestion, CudnnProblem, Framework, Reading
 
 if TYPE_CHECKING:
     from packaging.version import Version
@@ -29,6 +30,19 @@ def _loads(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
     from ..probe.loads import jax_loads
 
     return jax_loads(build, search)
+
+
+def _questions(build: FrameworkBuild, site_path: Sequence[str]) -> tuple[ChildQuestion, ...]:
+    """Its CUDA plugin's compiled ``_versions`` module, asked in the probe's child for the CUDA and cuDNN it was
+    built with (they are in no text file)."""
+    from ..probe.jax import versions_job, with_versions
+
+    job = versions_job(build)
+    if job is None:
+        return ()
+    return (
+        ChildQuestion(lambda batch: batch.jax_versions(job), lambda built, answer: with_versions(built, job, answer)),
+    )
 
 
 def cudnn_number(text: str) -> int | None:
@@ -72,4 +86,5 @@ FRAMEWORK = Framework(
     read=_read,
     loads=_loads,
     cudnn_problem=_cudnn_problem,
+    questions=_questions,
 )

@@ -22,7 +22,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ..versions import major_of
-from .base import CudnnProblem, Framework, Reading, Unloadable
+from .base import BuildLine, CudnnProblem, Framework, Reading, Unloadable
 
 if TYPE_CHECKING:
     from packaging.version import Version
@@ -244,6 +244,15 @@ def _preloaded(build: FrameworkBuild) -> FrameworkBuild | None:
 
 PRELOAD = "onnxruntime.preload_dlls()"
 
+
+def _pypi_lines() -> tuple[BuildLine, ...]:
+    """``onnxruntime-gpu``'s PyPI builds with the ``cuda`` and ``cudnn`` extras, newest first (source
+    "ort-wheels-cuda-versions", through :data:`pytest_cudnn.compat.onnxruntime.PYPI_BUILDS`)."""
+    from ..compat.onnxruntime import PYPI_BUILDS
+
+    return tuple(BuildLine(row.first, row.last, row.cuda) for row in reversed(PYPI_BUILDS))
+
+
 FRAMEWORK = Framework(
     name="onnxruntime",
     display="ONNX Runtime",
@@ -257,4 +266,5 @@ FRAMEWORK = Framework(
     cudnn_problem=_cudnn_problem,
     unloadable=_unloadable,
     preload=(PRELOAD, _preloaded),
+    pypi=("onnxruntime-gpu[cuda,cudnn]", _pypi_lines),
 )

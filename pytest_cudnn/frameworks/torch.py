@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .base import CudnnProblem, Framework, Reading
+from .base import BuildLine, CudnnProblem, Framework, Reading
 
 if TYPE_CHECKING:
     from packaging.version import Version
@@ -42,6 +42,20 @@ def _cudnn_problem(build: FrameworkBuild, cudnn: Cudnn, lowest: Version | None, 
     return CudnnProblem(problem, "torch-cudnn-rule")
 
 
+def _pypi_lines() -> tuple[BuildLine, ...]:
+    """Its PyPI builds, newest first, one line per run of releases with the same CUDA and GPU targets (source
+    "torch-pypi-wheels", through :data:`pytest_cudnn.compat.torch.RELEASES`)."""
+    from ..compat.torch import RELEASES
+
+    lines: list[BuildLine] = []
+    for row in RELEASES:  # oldest first
+        if lines and (lines[-1].cuda, lines[-1].targets) == (row.cuda, row.architectures):
+            lines[-1] = lines[-1]._replace(last=row.version)
+        else:
+            lines.append(BuildLine(row.version, row.version, row.cuda, row.architectures))
+    return tuple(reversed(lines))
+
+
 FRAMEWORK = Framework(
     name="torch",
     display="PyTorch",
@@ -56,4 +70,5 @@ FRAMEWORK = Framework(
     # torch/__init__.py loads lib/libtorch_global_deps.so with ctypes (_load_global_deps) and re-raises an error
     # that names no CUDA library; torch._C links libtorch_cuda.so (through libtorch.so) on every CUDA build.
     import_objects=("lib/libtorch_global_deps.so", "lib/libtorch_cuda.so"),
+    pypi=("torch", _pypi_lines),
 )

@@ -52,7 +52,7 @@ from ..environment import (
     soname_order,
 )
 from ..files import FileRefused, read_regular
-from ..frameworks import REGISTRY, Reading
+from ..frameworks import REGISTRY, Reading, framework
 from ..native import bounded
 from ..native.isolation import Child, ProbeFailure, start_child
 from ..versions import InvalidVersionValue, cuda_version_from_int, cudnn_version_from_int, is_pep440
@@ -68,7 +68,6 @@ from .discovery import (
 )
 from .distributions import installed_distributions
 from .facts import FileFacts, remembered, using
-from .jax import versions_job, with_versions
 from .kernel import read_kernel_driver
 from .tensorflow import probe_tensorflow
 
@@ -81,7 +80,6 @@ if TYPE_CHECKING:
         MigAnswer,
         NvmlAnswer,
         Outcome,
-        PathfinderJob,
         ResolveAnswer,
     )
 
@@ -164,14 +162,14 @@ def _probe_environment(
         asked_runtimes = [(copy, batch.cudart(copy[0].path)) for copy in cudart_copies]
         asked_cudnns = [(copy, batch.cudnn(copy[0].path)) for copy in cudnn_copies]
         asked_loaded = {name: batch.resolve(name) for name in names} if not windows else {}
-        versions = [
-            (i, job, batch.jax_versions(job))
+        # Each framework's own questions for the child (JAX's _versions module, CuPy's locator), from its entry.
+        questions = [
+            (i, question, question.ask(batch))
             for i, build in enumerate(frameworks)
-            if (job := versions_job(build)) is not None
+            for entry in [framework(build.name)]
+            if entry is not None and entry.questions is not None
+            for question in entry.questions(build, site_path)
         ]
-        located = (
-            [(i, batch.pathfinder(job)) for i, job in _pathfinder_jobs(frameworks, site_path)] if not windows else []
-        )
         if child is None:
             answers = batch.unanswered(start_failure)
         else:
@@ -184,17 +182,10 @@ def _probe_environment(
     runtimes = tuple(_runtime(copy, answers[asked]) for copy, asked in asked_runtimes)
     cudnns = tuple(_cudnn(layout, fs, copy, answers[asked]) for copy, asked in asked_cudnns)
     loaded = {name: answers[asked] for name, asked in asked_loaded.items()}
-    if versions:
+    if questions:
         updated = list(frameworks)
-        for i, job, asked_versions in versions:
-            updated[i] = with_versions(updated[i], job, answers[asked_versions])
-        frameworks = tuple(updated)
-    if located:
-        from .pathfinder import with_pathfinder
-
-        updated = list(frameworks)
-        for i, asked_located in located:
-            updated[i] = with_pathfinder(updated[i], answers[asked_located])
+        for i, question, asked in questions:
+            updated[i] = question.answer(updated[i], answers[asked])
         frameworks = tuple(updated)
 
     wheel_files: tuple[WheelFile, ...] = ()
@@ -293,15 +284,6 @@ def _versioned(build: FrameworkBuild) -> FrameworkBuild:
         return build
     said = f"its metadata gives version {build.version[:64]!r}, which is not a PEP 440 version"
     return dataclasses.replace(build, version=None, reason="; ".join(filter(None, (build.reason, said))))
-
-
-def _pathfinder_jobs(frameworks: Sequence[FrameworkBuild], site_path: Sequence[str]) -> list[tuple[int, PathfinderJob]]:
-    """CuPy's locator's own search, for the child to run, where cuda.pathfinder is installed."""
-    if not any(build.name == "cupy" for build in frameworks):
-        return []
-    from .pathfinder import pathfinder_job
-
-    return [(i, job) for i, build in enumerate(frameworks) if (job := pathfinder_job(build, site_path)) is not None]
 
 
 def _framework_folders(frameworks: Iterable[FrameworkBuild]) -> list[tuple[str, Via]]:

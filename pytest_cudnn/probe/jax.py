@@ -88,7 +88,7 @@ def probe_jax(search_path: Sequence[str], installed: Sequence[Distribution] = ()
 
 def versions_job(build: FrameworkBuild) -> JaxVersionsJob | None:
     """The probe child's job that reads ``jax_cudaNN_plugin._versions``, when the plugin has that module."""
-    if build.name != "jax" or build.cuda is None or not build.is_cuda_build:
+    if build.cuda is None or not build.is_cuda_build:
         return None
     major = build.cuda.value.split(".")[0]
     plugin_site = os.path.dirname(os.path.dirname(build.cuda.source))

@@ -92,7 +92,7 @@ def uses_pathfinder(build: FrameworkBuild) -> bool:
 
 def cupy_loads(build: FrameworkBuild, search: Search, where: Places) -> tuple[LoadedLibrary, ...]:
     """What ``load_nvidia_dynamic_lib`` gives CuPy for each library it loads, by pathfinder's documented order."""
-    if build.name != "cupy" or build.is_cuda_build is False or not uses_pathfinder(build):
+    if build.is_cuda_build is False or not uses_pathfinder(build):
         return ()
     done: dict[str, LoadedLibrary] = {}
     for library in CUPY_LIBRARIES:
@@ -162,7 +162,7 @@ def _in_folders(library: PathfinderLibrary, folders: Sequence[str], exists: Call
 def pathfinder_job(build: FrameworkBuild, site_path: Sequence[str]) -> PathfinderJob | None:
     """The probe child's job that runs ``cuda.pathfinder``'s own search for CuPy's libraries, when the locator is
     installed on ``site_path`` (found as the import system would; not imported here)."""
-    if build.name != "cupy" or build.is_cuda_build is False or not uses_pathfinder(build):
+    if build.is_cuda_build is False or not uses_pathfinder(build):
         return None
     if not any(os.path.isfile(os.path.join(entry, "cuda", "pathfinder", "__init__.py")) for entry in site_path):
         return None
