@@ -147,68 +147,87 @@ def _spec(value: object, what: str) -> SpecifierSet:
 def parse_marker(name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Requirement:
     """Validate one marker's arguments. Raises InvalidMarker naming the bad value."""
     if name in ("requires_cudnn", "requires_cuda", "requires_driver"):
-        extra = set(kwargs) - {"spec", *(("framework",) if name != "requires_driver" else ())}
-        if extra:
-            raise InvalidMarker(
-                f"unknown argument {sorted(extra)[0]!r}; the signature is {MARKERS[name].split(':')[0]}"
-            )
-        values = list(args) + ([kwargs["spec"]] if "spec" in kwargs else [])
-        if len(values) > 1:
-            raise InvalidMarker(f"takes at most one specifier, got {len(values)}")
-        framework = kwargs.get("framework")
-        if framework is not None and framework not in FRAMEWORK_NAMES:
-            names = ", ".join(repr(n) for n in FRAMEWORK_NAMES)
-            raise InvalidMarker(f"framework must be one of {names}, not {clip(repr(framework), 60)}")
-        # Bare (@requires_cudnn): any version, as requires_tensorflow() takes it; a copy must still be found, its
-        # version read, and nothing stop it.
-        wanted = _spec(values[0], "spec") if values else SpecifierSet()
-        return Requirement(name, spec=wanted, framework=framework)
+        return _library_marker(name, args, kwargs)
     if name == "requires_gpu":
-        params = ("count", "memory", "compute_capability", "name")
-        if len(args) > len(params):
-            raise InvalidMarker(f"takes at most {len(params)} arguments, got {len(args)}")
-        given = dict(zip(params[: len(args)], args, strict=True))
-        for key, value in kwargs.items():
-            if key not in params:
-                raise InvalidMarker(f"unknown argument {key!r}; the signature is {MARKERS[name].split(':')[0]}")
-            if key in given:
-                raise InvalidMarker(f"argument {key!r} given twice")
-            given[key] = value
-        count = given.get("count", 1)
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise InvalidMarker(f"count must be a whole number of GPUs, at least 1, not {count!r}")
-        memory = given.get("memory")
-        cc = given.get("compute_capability")
-        gpu_name = given.get("name")
-        if gpu_name is not None and (not isinstance(gpu_name, str) or not gpu_name.strip()):
-            raise InvalidMarker(f"name must be a non-empty glob string such as '*A100*', not {gpu_name!r}")
-        return Requirement(
-            name,
-            count=count,
-            memory=None if memory is None else parse_memory(memory),
-            memory_text=memory.strip() if isinstance(memory, str) else None,
-            compute_capability=None if cc is None else _spec(cc, "compute_capability"),
-            name=gpu_name,
-        )
+        return _gpu_marker(name, args, kwargs)
     if name in _ALL_FRAMEWORK_MARKERS:
-        entry = next(entry for entry in REGISTRY if entry.marker == name)
-        extra = set(kwargs) - {"spec", "gpu"} - ({"preload_dlls"} if entry.preload else set())
-        if extra:
-            raise InvalidMarker(
-                f"unknown argument {sorted(extra)[0]!r}; the signature is {MARKERS[name].split(':')[0]}"
-            )
-        values = list(args) + ([kwargs["spec"]] if "spec" in kwargs else [])
-        if len(values) > 1:
-            raise InvalidMarker(f"takes at most one specifier, got {len(values)}")
-        gpu = kwargs.get("gpu", True)
-        if not isinstance(gpu, bool):
-            raise InvalidMarker(f"gpu must be True or False, not {gpu!r}")
-        spec = None if not values or values[0] is None else _spec(values[0], "spec")
-        preload = kwargs.get("preload_dlls", False)
-        if not isinstance(preload, bool):
-            raise InvalidMarker(f"preload_dlls must be True or False, not {clip(repr(preload), 60)}")
-        return Requirement(name, spec=spec, gpu=gpu, preload=entry.preload[0] if preload and entry.preload else None)
+        return _framework_marker(name, args, kwargs)
     raise InvalidMarker(f"unknown marker {name!r}")  # pragma: no cover - the plugin asks only for its own
+
+
+def _unknown(name: str, extra: set[str]) -> InvalidMarker:
+    return InvalidMarker(f"unknown argument {sorted(extra)[0]!r}; the signature is {MARKERS[name].split(':')[0]}")
+
+
+def _one_spec(args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[Any]:
+    """The marker's specifier, given by position or as ``spec=``: at most one."""
+    values = list(args) + ([kwargs["spec"]] if "spec" in kwargs else [])
+    if len(values) > 1:
+        raise InvalidMarker(f"takes at most one specifier, got {len(values)}")
+    return values
+
+
+def _library_marker(name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Requirement:
+    """requires_cudnn, requires_cuda, requires_driver: one specifier, and (not for the driver) ``framework=``."""
+    extra = set(kwargs) - {"spec", *(("framework",) if name != "requires_driver" else ())}
+    if extra:
+        raise _unknown(name, extra)
+    values = _one_spec(args, kwargs)
+    framework = kwargs.get("framework")
+    if framework is not None and framework not in FRAMEWORK_NAMES:
+        names = ", ".join(repr(n) for n in FRAMEWORK_NAMES)
+        raise InvalidMarker(f"framework must be one of {names}, not {clip(repr(framework), 60)}")
+    # Bare (@requires_cudnn): any version, as requires_tensorflow() takes it; a copy must still be found, its
+    # version read, and nothing stop it.
+    wanted = _spec(values[0], "spec") if values else SpecifierSet()
+    return Requirement(name, spec=wanted, framework=framework)
+
+
+def _gpu_marker(name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Requirement:
+    """requires_gpu(count, memory, compute_capability, name), by position or by keyword."""
+    params = ("count", "memory", "compute_capability", "name")
+    if len(args) > len(params):
+        raise InvalidMarker(f"takes at most {len(params)} arguments, got {len(args)}")
+    given = dict(zip(params[: len(args)], args, strict=True))
+    for key, value in kwargs.items():
+        if key not in params:
+            raise _unknown(name, {key})
+        if key in given:
+            raise InvalidMarker(f"argument {key!r} given twice")
+        given[key] = value
+    count = given.get("count", 1)
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise InvalidMarker(f"count must be a whole number of GPUs, at least 1, not {count!r}")
+    memory = given.get("memory")
+    cc = given.get("compute_capability")
+    gpu_name = given.get("name")
+    if gpu_name is not None and (not isinstance(gpu_name, str) or not gpu_name.strip()):
+        raise InvalidMarker(f"name must be a non-empty glob string such as '*A100*', not {gpu_name!r}")
+    return Requirement(
+        name,
+        count=count,
+        memory=None if memory is None else parse_memory(memory),
+        memory_text=memory.strip() if isinstance(memory, str) else None,
+        compute_capability=None if cc is None else _spec(cc, "compute_capability"),
+        name=gpu_name,
+    )
+
+
+def _framework_marker(name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Requirement:
+    """requires_<framework>(spec=None, *, gpu=True), and ``preload_dlls=`` where the framework has a preload."""
+    entry = next(entry for entry in REGISTRY if entry.marker == name)
+    extra = set(kwargs) - {"spec", "gpu"} - ({"preload_dlls"} if entry.preload else set())
+    if extra:
+        raise _unknown(name, extra)
+    values = _one_spec(args, kwargs)
+    gpu = kwargs.get("gpu", True)
+    if not isinstance(gpu, bool):
+        raise InvalidMarker(f"gpu must be True or False, not {gpu!r}")
+    spec = None if not values or values[0] is None else _spec(values[0], "spec")
+    preload = kwargs.get("preload_dlls", False)
+    if not isinstance(preload, bool):
+        raise InvalidMarker(f"preload_dlls must be True or False, not {clip(repr(preload), 60)}")
+    return Requirement(name, spec=spec, gpu=gpu, preload=entry.preload[0] if preload and entry.preload else None)
 
 
 @dataclass(frozen=True)

@@ -88,19 +88,7 @@ def _describe(data: Any) -> str:
 def _decode(tp: Any, data: Any, where: str) -> Any:
     origin = get_origin(tp)
     if origin in (Union, types.UnionType):
-        options = get_args(tp)
-        if data is None and type(None) in options:
-            return None
-        real = [option for option in options if option is not type(None)]
-        if len(real) == 1:
-            return _decode(real[0], data, where)
-        errors = []
-        for option in real:
-            try:
-                return _decode(option, data, where)
-            except DecodeError as error:
-                errors.append(error.problem)
-        raise DecodeError(where, " or ".join(errors))
+        return _decode_union(get_args(tp), data, where)
     if tp is Any:
         return data
     if origin is tuple:
@@ -109,13 +97,7 @@ def _decode(tp: Any, data: Any, where: str) -> Any:
             raise DecodeError(where, f"expected a list, got {_describe(data)}")
         return tuple(_decode(item_type, item, f"{where}[{index}]") for index, item in enumerate(data))
     if origin in (Mapping, dict):
-        key_type, value_type = get_args(tp)
-        if not isinstance(data, dict):
-            raise DecodeError(where, f"expected an object, got {_describe(data)}")
-        return {
-            _decode(key_type, key, where): _decode(value_type, value, f"{where}.{key}" if where else key)
-            for key, value in data.items()
-        }
+        return _decode_mapping(get_args(tp), data, where)
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         try:
             return tp(data)
@@ -125,14 +107,43 @@ def _decode(tp: Any, data: Any, where: str) -> Any:
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return _decode_dataclass(tp, data, where)
     if tp in _SCALARS:
-        # bool is an int in Python, and an int is acceptable where a float is expected; nothing else mixes.
-        ok = isinstance(data, tp) and not (tp is int and isinstance(data, bool))
-        if tp is float and isinstance(data, int) and not isinstance(data, bool):
-            return float(data)
-        if not ok:
-            raise DecodeError(where, f"expected {_SCALARS[tp]}, got {_describe(data)}")
-        return data
+        return _decode_scalar(tp, data, where)
     raise TypeError(f"pytest-cudnn model has an undecodable type at {where}: {tp!r}")
+
+
+def _decode_union(options: tuple[Any, ...], data: Any, where: str) -> Any:
+    """The first of ``options`` that takes ``data`` (None where the union allows it); each one's refusal said."""
+    if data is None and type(None) in options:
+        return None
+    real = [option for option in options if option is not type(None)]
+    if len(real) == 1:
+        return _decode(real[0], data, where)
+    errors = []
+    for option in real:
+        try:
+            return _decode(option, data, where)
+        except DecodeError as error:
+            errors.append(error.problem)
+    raise DecodeError(where, " or ".join(errors))
+
+
+def _decode_mapping(types_: tuple[Any, ...], data: Any, where: str) -> dict[Any, Any]:
+    key_type, value_type = types_
+    if not isinstance(data, dict):
+        raise DecodeError(where, f"expected an object, got {_describe(data)}")
+    return {
+        _decode(key_type, key, where): _decode(value_type, value, f"{where}.{key}" if where else key)
+        for key, value in data.items()
+    }
+
+
+def _decode_scalar(tp: type, data: Any, where: str) -> Any:
+    # bool is an int in Python, and an int is acceptable where a float is expected; nothing else mixes.
+    if tp is float and isinstance(data, int) and not isinstance(data, bool):
+        return float(data)
+    if not isinstance(data, tp) or (tp is int and isinstance(data, bool)):
+        raise DecodeError(where, f"expected {_SCALARS[tp]}, got {_describe(data)}")
+    return data
 
 
 @functools.cache

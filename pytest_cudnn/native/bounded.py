@@ -71,80 +71,114 @@ def communicate(
     goes on: a caller that stops waiting leaves no process behind.
     """
     deadline = monotonic() + timeout
-    stdout_fd = process.stdout.fileno() if process.stdout is not None else -1
-    stderr_fd = process.stderr.fileno() if process.stderr is not None else -1
-    output = {fd: bytearray() for fd in (stdout_fd, stderr_fd) if fd >= 0}
-    reading = set(output)
-    pending = memoryview(data)
-    input_error: OSError | None = None
-    timed_out = False
-    exit_fd = None
+    talk: _Talk | None = None
     try:
         with selectors.DefaultSelector() as selector:
-            for fd in reading:
-                selector.register(fd, selectors.EVENT_READ)
-            stdin_fd = -1
-            writing = process.stdin is not None and bool(pending)
-            if process.stdin is not None:
-                if writing:
-                    stdin_fd = process.stdin.fileno()
-                    selector.register(stdin_fd, selectors.EVENT_WRITE)
-                else:
-                    process.stdin.close()
-            exit_fd = _exit_fd(process)
-            if exit_fd is not None:
-                selector.register(exit_fd, selectors.EVENT_READ)
-            exited = exit_fd is None  # without a pidfd the exit is awaited after the output ends
-            if not writing:
-                _call(meanwhile)
-                meanwhile = None
-            while reading or writing or not exited:
-                remaining = deadline - monotonic()
-                if remaining <= 0:
-                    timed_out = True
-                    break
-                for key, _ in selector.select(min(remaining, WAKE)):  # a pending Ctrl-C is run between turns
-                    if key.fd == exit_fd:
-                        exited = True
-                        selector.unregister(exit_fd)
-                    elif key.fd == stdin_fd:
-                        try:
-                            pending = pending[os.write(stdin_fd, pending[:_PIPE_BUF]) :]
-                        except OSError as error:  # BrokenPipeError: it ended, or closed its input, first
-                            input_error, pending = error, pending[:0]
-                        if not pending:
-                            writing = False
-                            selector.unregister(stdin_fd)
-                            process.stdin.close()  # type: ignore[union-attr]
-                            _call(meanwhile)
-                            meanwhile = None
-                    else:
-                        _read(key.fd, output, reading, selector)
-                if exit_fd is not None and exited and reading:
-                    # It has exited, yet its pipes are open: a process it started holds them. Take what is there
-                    # and stop, rather than wait on a writer that is not the process.
-                    break
+            talk = _Talk(process, data, selector, meanwhile)
+            timed_out = talk.run(deadline)
             if timed_out:
                 _kill(process)
             returncode = process.wait()  # one blocking waitpid: no polling
-            for _ in range(256):  # what is left in the pipes; bounded, in case another writer still holds them
-                ready = [key.fd for key, _ in selector.select(0) if key.fd in reading]
-                if not ready:
-                    break
-                for fd in ready:
-                    _read(fd, output, reading, selector)
+            talk.drain()
     except BaseException:
         _kill(process)
         process.wait()
         raise
     finally:
-        if exit_fd is not None:
-            os.close(exit_fd)
+        if talk is not None and talk.exit_fd is not None:
+            os.close(talk.exit_fd)
         for stream in (process.stdin, process.stdout, process.stderr):
             if stream is not None:
                 stream.close()
-    stdout, stderr = (bytes(output.get(fd, b"")) for fd in (stdout_fd, stderr_fd))
-    return Finished(returncode, stdout, stderr, timed_out, input_error)
+    return Finished(returncode, *talk.outputs(), timed_out, talk.input_error)
+
+
+class _Talk:
+    """One process's pipes and exit, watched by one selector: its input written, its output read to EOF."""
+
+    def __init__(
+        self,
+        process: subprocess.Popen[bytes],
+        data: bytes,
+        selector: selectors.BaseSelector,
+        meanwhile: Callable[[], object] | None,
+    ) -> None:
+        self.process = process
+        self.selector = selector
+        self.meanwhile = meanwhile
+        self.stdout_fd = process.stdout.fileno() if process.stdout is not None else -1
+        self.stderr_fd = process.stderr.fileno() if process.stderr is not None else -1
+        self.output = {fd: bytearray() for fd in (self.stdout_fd, self.stderr_fd) if fd >= 0}
+        self.reading = set(self.output)
+        self.pending = memoryview(data)
+        self.input_error: OSError | None = None
+        for fd in self.reading:
+            selector.register(fd, selectors.EVENT_READ)
+        self.stdin_fd = -1
+        self.writing = process.stdin is not None and bool(self.pending)
+        if process.stdin is not None:
+            if self.writing:
+                self.stdin_fd = process.stdin.fileno()
+                selector.register(self.stdin_fd, selectors.EVENT_WRITE)
+            else:
+                process.stdin.close()
+        self.exit_fd = _exit_fd(process)
+        if self.exit_fd is not None:
+            try:
+                selector.register(self.exit_fd, selectors.EVENT_READ)
+            except BaseException:  # not yet the caller's to close
+                os.close(self.exit_fd)
+                raise
+        self.exited = self.exit_fd is None  # without a pidfd the exit is awaited after the output ends
+        if not self.writing:
+            self._meanwhile()
+
+    def run(self, deadline: float) -> bool:
+        """Until the output ends and the process exits, or the deadline: whether the deadline came first."""
+        while self.reading or self.writing or not self.exited:
+            remaining = deadline - monotonic()
+            if remaining <= 0:
+                return True
+            for key, _ in self.selector.select(min(remaining, WAKE)):  # a pending Ctrl-C is run between turns
+                if key.fd == self.exit_fd:
+                    self.exited = True
+                    self.selector.unregister(key.fd)
+                elif key.fd == self.stdin_fd:
+                    self._write()
+                else:
+                    _read(key.fd, self.output, self.reading, self.selector)
+            if self.exit_fd is not None and self.exited and self.reading:
+                # It has exited, yet its pipes are open: a process it started holds them. Take what is there and
+                # stop, rather than wait on a writer that is not the process.
+                return False
+        return False
+
+    def _write(self) -> None:
+        try:
+            self.pending = self.pending[os.write(self.stdin_fd, self.pending[:_PIPE_BUF]) :]
+        except OSError as error:  # BrokenPipeError: it ended, or closed its input, first
+            self.input_error, self.pending = error, self.pending[:0]
+        if not self.pending:
+            self.writing = False
+            self.selector.unregister(self.stdin_fd)
+            self.process.stdin.close()  # type: ignore[union-attr]
+            self._meanwhile()
+
+    def _meanwhile(self) -> None:
+        _call(self.meanwhile)
+        self.meanwhile = None
+
+    def drain(self) -> None:
+        """What is left in the pipes once the process is reaped; bounded, in case another writer still holds them."""
+        for _ in range(256):
+            ready = [key.fd for key, _ in self.selector.select(0) if key.fd in self.reading]
+            if not ready:
+                break
+            for fd in ready:
+                _read(fd, self.output, self.reading, self.selector)
+
+    def outputs(self) -> tuple[bytes, bytes]:
+        return bytes(self.output.get(self.stdout_fd, b"")), bytes(self.output.get(self.stderr_fd, b""))
 
 
 def _call(meanwhile: Callable[[], object] | None) -> None:
