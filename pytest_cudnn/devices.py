@@ -28,6 +28,7 @@ from .environment import Gpu, MigDevice
 
 __all__ = [
     "CudaDevice",
+    "Holder",
     "VisibleDevices",
     "assign_devices",
     "cuda_visible_value",
@@ -36,6 +37,16 @@ __all__ = [
     "parse_visible_devices",
     "with_free",
 ]
+
+
+@dataclass(frozen=True)
+class Holder:
+    """A compute process on a device, as NVML lists it (read live: :mod:`pytest_cudnn.live`). ``pid`` is the
+    host's: the driver ignores PID namespaces."""
+
+    pid: int
+    used: int | None  # bytes; None where NVML does not say (NVML_VALUE_NOT_AVAILABLE, e.g. Windows WDDM)
+    name: str | None  # nvmlSystemGetProcessName, when NVML may tell
 
 
 @dataclass(frozen=True)

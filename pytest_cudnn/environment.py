@@ -29,6 +29,7 @@ from .versions import is_pep440
 __all__ = [
     "ALLOWED_VARIABLES",
     "CONTAINER_VARIABLES",
+    "HIDDEN",
     "INSTALL_VARIABLES",
     "MAX_SNAPSHOT_BYTES",
     "OBJECT_MISSING",
@@ -85,6 +86,26 @@ ALLOWED_VARIABLES = (
     "NVIDIA_VISIBLE_DEVICES",
     "NVIDIA_DRIVER_CAPABILITIES",
 )
+HIDDEN = "\u2026"  # what stands for a value that is not shown
+
+
+def shown_spec(spec: str) -> str:
+    """An execnet spec (or a host key made of one) with the value of each ``env:`` variable off the allowlist
+    hidden; execnet splits a spec at ``//``, so no value holds one.
+
+    >>> shown_spec("socket=10.0.0.2:8888//env:CUDA_VISIBLE_DEVICES=1//env:HF_TOKEN=hf_abc")
+    'socket=10.0.0.2:8888//env:CUDA_VISIBLE_DEVICES=1//env:HF_TOKEN=\u2026'
+    """
+    return "//".join(_shown_setting(part) for part in spec.split("//"))
+
+
+def _shown_setting(part: str) -> str:
+    name, equals, value = part.partition("=")
+    if not (name.startswith("env:") and equals) or value.startswith(HIDDEN):  # hidden already (` #2` kept)
+        return part
+    return f"{name}={value if name[4:] in ALLOWED_VARIABLES else HIDDEN}"
+
+
 # Set by NVIDIA's CUDA images and read by the NVIDIA container toolkit: which GPUs and which driver libraries it
 # mounts into a container (compat/sources.py "container-toolkit-variables"). Shown only where set.
 CONTAINER_VARIABLES = ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES")

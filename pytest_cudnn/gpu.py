@@ -18,7 +18,8 @@ from .environment import MigDevice
 from .text import printable
 
 if TYPE_CHECKING:
-    from .live import Holder, Reading
+    from .devices import Holder
+    from .live import Reading
 
 __all__ = ["CudnnError", "CudnnHandle", "GpuDevice", "LiveReadError", "create_cudnn_handle"]
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .devices import CudaDevice, assign_devices, devices_per_worker
-from .environment import ALLOWED_VARIABLES
+from .environment import shown_spec
 from .text import PYTEST_LINE, line
 
 if TYPE_CHECKING:
@@ -45,7 +45,6 @@ __all__ = [
 ]
 
 LOCAL = "local"
-HIDDEN = "\u2026"  # what stands for a value that is not shown
 
 
 class Spec(Protocol):
@@ -136,23 +135,6 @@ def group_hosts(specs: Sequence[Spec]) -> list[Host]:
             key = f"{key} #{numbers[key]}"
         hosts.append(replace(host, key=key, workers=tuple(workers)))
     return sorted(hosts, key=lambda host: not host.local)
-
-
-def shown_spec(spec: str) -> str:
-    """An execnet spec (or a host key made of one) with the value of each ``env:`` variable off the allowlist
-    hidden; execnet splits a spec at ``//``, so no value holds one.
-
-    >>> shown_spec("socket=10.0.0.2:8888//env:CUDA_VISIBLE_DEVICES=1//env:HF_TOKEN=hf_abc")
-    'socket=10.0.0.2:8888//env:CUDA_VISIBLE_DEVICES=1//env:HF_TOKEN=\u2026'
-    """
-    return "//".join(_shown_setting(part) for part in spec.split("//"))
-
-
-def _shown_setting(part: str) -> str:
-    name, equals, value = part.partition("=")
-    if not (name.startswith("env:") and equals) or value.startswith(HIDDEN):  # hidden already (` #2` kept)
-        return part
-    return f"{name}={value if name[4:] in ALLOWED_VARIABLES else HIDDEN}"
 
 
 def _host_of(spec: Spec) -> tuple[str, Host]:

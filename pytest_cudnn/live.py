@@ -29,18 +29,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import deadline
+from .devices import Holder
 from .text import printable
 
 __all__ = ["Holder", "Reading", "close", "read"]
-
-
-@dataclass(frozen=True)
-class Holder:
-    """A compute process on the device. ``pid`` is the host's: the driver ignores PID namespaces."""
-
-    pid: int
-    used: int | None  # bytes; None where NVML does not say (NVML_VALUE_NOT_AVAILABLE, e.g. Windows WDDM)
-    name: str | None  # nvmlSystemGetProcessName, when NVML may tell
 
 
 @dataclass(frozen=True)

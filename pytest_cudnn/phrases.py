@@ -16,7 +16,7 @@ from .devices import CudaDevice
 from .environment import CudaRuntime, Cudnn, Gpu, Via
 
 if TYPE_CHECKING:
-    from .live import Holder
+    from .devices import Holder
 
 __all__ = [
     "copy",

@@ -1,52 +1,52 @@
-"""The layers keep their order: a short walk over every module's imports (at the top, inside functions, and for
-type checking alike) holds each package to what it may use. The layout (ARCHITECTURE.md):
-
-    native/            the probe's child: the standard library only
-    compat/, versions  sourced facts
-    environment, devices, binaries/, files, serde, text     the model and its reading
-    probe/, probing    reading a host into an Environment
-    diagnosis/         Environment -> Diagnosis (findings, verdicts, copies in use): pure
-    markers, report, overview, style, explain    questions to a Diagnosis, its renderings, what a code means
-    fleet/             reports of many runners, read as they decided
-    session, _run/, plugin, settings, gpu, live, hosts, remote    the pytest run (only here: pytest)
-    cli                the doctor, snapshot, fleet and explain commands
-"""
+"""The layers keep their order: the table of ARCHITECTURE.md ("Layers") names every top-level module of the package
+in exactly one row, lowest first, and a short walk over every module's imports (at the top, inside functions, and
+for type checking alike) holds each module to its own row and the rows above it. The upward imports the document
+names in its second table are allowed, and no other. Beside the order: only the run layer imports pytest, and
+native/ (the probe's child) nothing of the package but itself."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "pytest_cudnn"
-
-# module (or package) -> the pytest_cudnn modules and packages it must never import
-FORBIDDEN = {
-    "diagnosis": {"probe", "probing", "native", "markers", "report", "explain", "fleet", "session", "plugin",
-                  "settings", "cli", "hosts", "remote", "gpu", "live"},
-    "probe": {"diagnosis", "markers", "report", "explain", "fleet", "session", "plugin", "settings", "cli", "hosts",
-              "remote"},
-    "probing": {"diagnosis", "markers", "report", "explain", "fleet", "session", "plugin", "settings", "cli", "hosts"},
-    "markers": {"report", "explain", "probe", "probing", "native", "fleet", "session", "plugin", "settings", "cli",
-                "hosts"},
-    "report": {"markers", "probe", "probing", "native", "fleet", "session", "plugin", "settings", "cli", "hosts"},
-    "explain": {"markers", "probe", "probing", "native", "fleet", "session", "plugin", "settings", "cli", "hosts"},
-    "overview": {"markers", "probe", "probing", "native", "fleet", "session", "plugin", "settings", "cli", "hosts",
-                 "report"},
-    "style": {"markers", "probe", "probing", "native", "fleet", "session", "plugin", "settings", "cli", "hosts",
-              "report", "overview", "diagnosis", "environment"},
-    "fleet": {"probe", "probing", "native", "markers", "session", "_run", "plugin", "settings", "gpu", "live"},
-    "environment": {"diagnosis", "probe", "probing", "markers", "report", "explain", "fleet", "session", "plugin",
-                    "cli"},
-    "cli": {"session", "_run", "plugin", "settings", "gpu"},
-}  # fmt: skip
-# module (or package) -> all it may import of pytest_cudnn
-ONLY = {"compat": {"compat", "versions"}, "native": {"native"}, "versions": set(), "text": set(), "serde": set()}
-# Only these may import pytest: everything else is pure, and the doctor never pays for pytest.
-PYTEST_USERS = {"plugin", "session", "settings", "_run"}
+ARCHITECTURE = PACKAGE.parent / "ARCHITECTURE.md"
 TOP_LEVEL = {path.stem if path.is_file() else path.name for path in PACKAGE.iterdir() if path.suffix == ".py" or (
     path.is_dir() and (path / "__init__.py").exists())} - {"__init__", "__main__"}  # fmt: skip
+
+
+def _tables() -> tuple[list[tuple[str, list[str]]], set[tuple[str, str]]]:
+    """ARCHITECTURE.md's layers (name, modules), lowest first, and the upward imports it names (from, to)."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    section = text[text.index("## Layers") : text.index("\n## ", text.index("## Layers") + 1)]
+    layers: list[tuple[str, list[str]]] = []
+    upward: set[tuple[str, str]] = set()
+    for row in re.findall(r"^\| (.+) \|$", section, re.M):
+        cells = [cell.strip() for cell in row.split(" | ")]
+        if cells[0] in ("layer", "from") or set(cells[0]) <= {"-", " "}:
+            continue
+        names = re.findall(r"`([\w.]+)`", cells[1])
+        if cells[0].startswith("`"):  # the table of upward imports: `from` | `to` | why
+            upward.add((cells[0].strip("`"), names[0]))
+        else:
+            layers.append((cells[0], names))
+    return layers, upward
+
+
+LAYERS, UPWARD = _tables()
+LAYER_OF = {module: index for index, (_, modules) in enumerate(LAYERS) for module in modules}
+PYTEST_LAYERS = {"run"}
+CHILD = "native"
+
+
+def test_the_table_names_every_top_level_module_once() -> None:
+    named = [module for _, modules in LAYERS for module in modules]
+    assert sorted(named) == sorted(set(named)), "a module is named in two rows"
+    assert set(named) == TOP_LEVEL, (sorted(TOP_LEVEL - set(named)), sorted(set(named) - TOP_LEVEL))
+    assert {upper for pair in UPWARD for upper in pair} <= TOP_LEVEL
 
 
 def _imports(path: Path) -> tuple[set[str], set[str]]:
@@ -83,19 +83,41 @@ def _layer_of(path: Path) -> str:
     return parts[0]
 
 
-MODULES = sorted(PACKAGE.rglob("*.py"))
+MODULES = sorted(path for path in PACKAGE.rglob("*.py") if _layer_of(path) not in ("__init__", "__main__"))
+# The top-level modules whose own files import pytest.
+PYTEST_IMPORTERS = {_layer_of(path) for path in MODULES if {"pytest", "_pytest", "pluggy"} & _imports(path)[1]}
 
 
 @pytest.mark.parametrize("path", MODULES, ids=[str(p.relative_to(PACKAGE)) for p in MODULES])
-def test_each_module_imports_only_what_its_layer_may(path: Path) -> None:
-    layer = _layer_of(path)
+def test_each_module_imports_only_from_its_row_and_the_rows_above(path: Path) -> None:
+    top = _layer_of(path)
     ours, others = _imports(path)
-    forbidden = FORBIDDEN.get(layer, set())
-    assert sorted((ours - {layer}) & forbidden) == [], f"{path.relative_to(PACKAGE)} imports a layer above its own"
-    if layer in ONLY:  # native/: the probe's child imports nothing of pytest_cudnn but native/
-        assert sorted(ours - ONLY[layer] - {layer}) == [], f"{path.relative_to(PACKAGE)} imports beyond its layer"
-    if layer not in PYTEST_USERS:
+    above = sorted(
+        module for module in ours - {top} if LAYER_OF[module] > LAYER_OF[top] and (top, module) not in UPWARD
+    )
+    assert above == [], (
+        f"{path.relative_to(PACKAGE)} imports from a higher layer (a later row of ARCHITECTURE.md's table): {above}"
+    )
+    if top == CHILD:  # the probe's child imports nothing of pytest_cudnn but native/
+        assert sorted(ours - {CHILD}) == [], f"{path.relative_to(PACKAGE)} imports beyond native/"
+    if LAYERS[LAYER_OF[top]][0] not in PYTEST_LAYERS:
         assert not {"pytest", "_pytest", "pluggy"} & others, f"{path.relative_to(PACKAGE)} imports pytest"
+        # Nor through a module that does: the doctor never pays for pytest.
+        assert sorted(ours & PYTEST_IMPORTERS) == [], f"{path.relative_to(PACKAGE)} imports pytest's users"
+
+
+def test_the_order_reads_as_the_architecture_says() -> None:
+    assert LAYERS[0] == ("child", ["native"])
+    assert LAYERS[-1] == ("commands", ["cli"])
+    assert LAYER_OF["compat"] < LAYER_OF["environment"] < LAYER_OF["frameworks"] < LAYER_OF["probe"]
+    assert LAYER_OF["probe"] < LAYER_OF["diagnosis"] < LAYER_OF["markers"] < LAYER_OF["plugin"]
+    assert {"plugin", "session", "settings", "_run"} <= PYTEST_IMPORTERS
+
+
+def test_each_upward_import_named_is_still_there() -> None:
+    """An upward import the document allows and the code no longer makes is taken off the table."""
+    made = {(_layer_of(path), module) for path in MODULES for module in _imports(path)[0]}
+    assert made >= UPWARD, sorted(UPWARD - made)
 
 
 def _module_imports(path: Path) -> set[str]:
@@ -169,7 +191,7 @@ REGISTRY_CYCLE = {
 
 def test_no_import_cycle_but_the_registrys() -> None:
     graph = {}
-    for path in MODULES:
+    for path in sorted(PACKAGE.rglob("*.py")):  # the package's own __init__ and __main__ too
         dotted = ".".join(path.relative_to(PACKAGE).with_suffix("").parts).removesuffix(".__init__")
         graph[dotted] = _module_imports(path)
 

@@ -19,9 +19,8 @@ from typing import Any
 
 from ..diagnosis import Severity, Verdict, selected_cudnn, selected_runtime, visible_gpus
 from ..environment import SCHEMA as ENVIRONMENT_SCHEMA
-from ..environment import Environment, InvalidSnapshot, State
+from ..environment import Environment, InvalidSnapshot, State, shown_spec
 from ..files import DocumentRefused, read_json_document
-from ..hosts import shown_spec
 from ..report import REPORT_SCHEMA, REPORT_SCHEMA_VERSION
 from ..serde import DecodeError, from_json
 from ..text import clip, group_reason, listing
@@ -377,7 +376,7 @@ def _hosts(value: Any) -> tuple[str, ...]:
 
 def _host_line(item: Any) -> str:
     # A host's key hides env: values off the allowlist since they were found in reports; one written before
-    # still holds them (hosts.shown_spec).
+    # still holds them (environment.shown_spec).
     if isinstance(item, str):
         return shown_spec(item)
     if isinstance(item, dict) and isinstance(item.get("host"), str):
