@@ -18,12 +18,14 @@ TOP_LEVEL = {path.stem if path.is_file() else path.name for path in PACKAGE.iter
     path.is_dir() and (path / "__init__.py").exists())} - {"__init__", "__main__"}  # fmt: skip
 
 
-def _tables() -> tuple[list[tuple[str, list[str]]], set[tuple[str, str]]]:
-    """ARCHITECTURE.md's layers (name, modules), lowest first, and the upward imports it names (from, to)."""
+def _tables() -> tuple[list[tuple[str, list[str]]], set[tuple[str, str]], dict[str, int]]:
+    """ARCHITECTURE.md's layers (name, modules), lowest first, the upward imports it names (from, to), and each
+    layer's budget of lines."""
     text = ARCHITECTURE.read_text(encoding="utf-8")
     section = text[text.index("## Layers") : text.index("\n## ", text.index("## Layers") + 1)]
     layers: list[tuple[str, list[str]]] = []
     upward: set[tuple[str, str]] = set()
+    budgets: dict[str, int] = {}
     for row in re.findall(r"^\| (.+) \|$", section, re.M):
         cells = [cell.strip() for cell in row.split(" | ")]
         if cells[0] in ("layer", "from") or set(cells[0]) <= {"-", " "}:
@@ -33,10 +35,11 @@ def _tables() -> tuple[list[tuple[str, list[str]]], set[tuple[str, str]]]:
             upward.add((cells[0].strip("`"), names[0]))
         else:
             layers.append((cells[0], names))
-    return layers, upward
+            budgets[cells[0]] = int(cells[2].replace(",", ""))
+    return layers, upward, budgets
 
 
-LAYERS, UPWARD = _tables()
+LAYERS, UPWARD, BUDGETS = _tables()
 LAYER_OF = {module: index for index, (_, modules) in enumerate(LAYERS) for module in modules}
 PYTEST_LAYERS = {"run"}
 CHILD = "native"
@@ -104,6 +107,24 @@ def test_each_module_imports_only_from_its_row_and_the_rows_above(path: Path) ->
         assert not {"pytest", "_pytest", "pluggy"} & others, f"{path.relative_to(PACKAGE)} imports pytest"
         # Nor through a module that does: the doctor never pays for pytest.
         assert sorted(ours & PYTEST_IMPORTERS) == [], f"{path.relative_to(PACKAGE)} imports pytest's users"
+
+
+def lines_of_code(path: Path) -> int:
+    """Non-blank lines that are not comments (docstrings count: they are what the module says)."""
+    return sum(
+        1
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    )
+
+
+def test_each_layer_keeps_within_its_budget_of_lines() -> None:
+    """Growth is a decision: a layer past its budget fails until the change raises the number in ARCHITECTURE.md."""
+    counted = dict.fromkeys(BUDGETS, 0)
+    for path in MODULES:
+        counted[LAYERS[LAYER_OF[_layer_of(path)]][0]] += lines_of_code(path)
+    over = {layer: f"{counted[layer]:,} > {BUDGETS[layer]:,}" for layer in BUDGETS if counted[layer] > BUDGETS[layer]}
+    assert over == {}, over
 
 
 def test_the_order_reads_as_the_architecture_says() -> None:
