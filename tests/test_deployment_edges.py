@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pytest_cudnn.diagnosis import judge_environment
 from pytest_cudnn.environment import READS, SCHEMA_VERSION, Driver, Environment, KernelDriver, Pin, State
+from pytest_cudnn.frameworks.torch import FRAMEWORK
 from pytest_cudnn.probe.torch import probe_torch
 
 from .envbuilder import EnvBuilder, gpu
@@ -102,7 +103,7 @@ def test_a_torch_without_a_record_naming_its_objects_is_not_called_broken(tmp_pa
     (package / "lib").mkdir(parents=True)
     (package / "version.py").write_text("__version__ = '2.5.1+cu124'\ncuda = '12.4'\n")
     (package / "lib" / "torch_cuda.dll").write_bytes(b"MZ")
-    assert probe_torch([str(tmp_path)]).objects == ()
+    assert probe_torch([str(tmp_path)], (), FRAMEWORK.import_objects).objects == ()
 
 
 def test_snapshots_are_written_at_version_2_and_version_1_still_loads() -> None:

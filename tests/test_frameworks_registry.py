@@ -12,8 +12,7 @@ import pytest
 
 from pytest_cudnn import loader, phrases
 from pytest_cudnn.environment import LinkedObject
-from pytest_cudnn.frameworks import NAMES, REGISTRY
-from pytest_cudnn.probe.distributions import relevant
+from pytest_cudnn.frameworks import NAMES, REGISTRY, relevant
 from pytest_cudnn.probe.loads import Search, by_name
 from pytest_cudnn.signatures import FRAMEWORK_NAMES, MARKERS
 

@@ -20,7 +20,7 @@ from pytest_cudnn.compat import onnxruntime as ort_facts
 from pytest_cudnn.compat.sources import SOURCES
 from pytest_cudnn.diagnosis import judge_environment
 from pytest_cudnn.environment import BuildFact, Environment, FrameworkBuild, LoadedLibrary, State, TensorFlow
-from pytest_cudnn.frameworks import REGISTRY, Reading, framework
+from pytest_cudnn.frameworks import REGISTRY, Reading, framework, relevant
 from pytest_cudnn.frameworks.onnxruntime import PROVIDER, build_info
 from pytest_cudnn.markers import InvalidMarker, judge, parse_marker
 from pytest_cudnn.overview import doctor_summary
@@ -114,7 +114,7 @@ def read(site: Path) -> FrameworkBuild:
     entry = framework("onnxruntime")
     assert entry is not None
     tf = TensorFlow.not_read("not planted")
-    return entry.read(Reading([str(site)], installed_distributions([str(site)]), tf))
+    return entry.read(Reading([str(site)], installed_distributions([str(site)], wanted=relevant), tf))
 
 
 def write_package(site: Path, info: str, metadata: str | None = None) -> Path:
@@ -173,7 +173,6 @@ def test_both_packages_installed_in_one_folder_is_said_and_the_files_decide(tmp_
 
 def test_its_entry_is_in_every_view_the_registry_feeds() -> None:
     from pytest_cudnn import phrases
-    from pytest_cudnn.probe.distributions import relevant
     from pytest_cudnn.signatures import FRAMEWORK_NAMES, MARKERS
 
     assert "onnxruntime" in FRAMEWORK_NAMES

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from pytest_cudnn.environment import Distribution
+from pytest_cudnn.frameworks import relevant
 from pytest_cudnn.probe import probe_environment
-from pytest_cudnn.probe.distributions import installed_distributions, metadata_header, relevant
+from pytest_cudnn.probe.distributions import installed_distributions, metadata_header
 
 from .fakefs import FakeFileSystem
 from .simhost import SimHost
@@ -73,7 +74,7 @@ def test_only_relevant_distributions_with_a_name_and_a_version_are_recorded(host
     (site / "nvidia_nccl_cu12-2.21.5.dist-info").mkdir()  # no METADATA at all
     (site / "nvidia_cufft_cu12-11.0.0.dist-info.tmp").mkdir()  # not a dist-info folder
     (site / "nvidia").mkdir(exist_ok=True)  # the wheels' package folder, not metadata
-    found = installed_distributions([str(site), str(site) + "/", str(host.root / "missing")])
+    found = installed_distributions([str(site), str(site) + "/", str(host.root / "missing")], wanted=relevant)
     assert found == (
         Distribution("jax-cuda12-plugin", "0.4.30", str(site)),
         Distribution("nvidia-cuda-runtime-cu12", "12.5.82", str(site)),
@@ -86,7 +87,7 @@ def test_the_same_distribution_in_two_folders_is_listed_in_import_order(host: Si
     user = host.folder("home/.local/lib/python3.11/site-packages")
     host.add_distribution("nvidia-cudnn-cu12", "9.3.0.75")
     host.add_distribution("nvidia-cudnn-cu12", "8.9.7.29", site=user)
-    found = installed_distributions([str(user), str(host.site_packages)])
+    found = installed_distributions([str(user), str(host.site_packages)], wanted=relevant)
     assert [(d.version, d.location) for d in found] == [
         ("8.9.7.29", str(user)),
         ("9.3.0.75", str(host.site_packages)),
@@ -104,13 +105,15 @@ def test_only_dist_info_folders_with_a_relevant_name_are_opened(tmp_path: Path) 
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(module, "metadata_header", header)
-        assert installed_distributions(["/site"], fs) == (Distribution("nvidia-cudnn-cu12", "9.3.0.75", "/site"),)
+        assert installed_distributions(["/site"], fs, wanted=relevant) == (
+            Distribution("nvidia-cudnn-cu12", "9.3.0.75", "/site"),
+        )
     assert opened == ["/site/nvidia_cudnn_cu12-9.3.0.75.dist-info/METADATA"]
 
 
 def test_an_unreadable_site_folder_is_reported() -> None:
     fs = FakeFileSystem([], errors={"/site": PermissionError(13, "Permission denied")})
-    assert installed_distributions(["/site"], fs) == ()
+    assert installed_distributions(["/site"], fs, wanted=relevant) == ()
     assert fs.unreadable == {"/site": "Permission denied"}
 
 
@@ -135,14 +138,14 @@ def test_this_environment_has_the_runtime_wheel_of_the_test_extra() -> None:
 
 def test_reading_every_site_folder_costs_about_a_millisecond() -> None:
     site_path = [p for p in sys.path if os.path.isabs(p)]
-    installed_distributions(site_path)  # warm the folder cache
+    installed_distributions(site_path, wanted=relevant)  # warm the folder cache
     started = time.perf_counter()
     for _ in range(10):
-        installed_distributions(site_path)
+        installed_distributions(site_path, wanted=relevant)
     assert (time.perf_counter() - started) / 10 < 0.02  # generous: ~0.2 ms measured for this venv
 
 
-@pytest.mark.parametrize("name", ["pytest_cudnn.probe.distributions", "pytest_cudnn.native.calls"])
+@pytest.mark.parametrize("name", ["pytest_cudnn.frameworks", "pytest_cudnn.native.calls"])
 def test_docstring_examples(name: str) -> None:
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert (result.attempted > 0, result.failed) == (True, 0)

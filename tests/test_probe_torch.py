@@ -8,11 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from pytest_cudnn.environment import Distribution, State
-from pytest_cudnn.probe.torch import probe_torch, read_macros, read_version_py
+from pytest_cudnn.environment import Distribution, FrameworkBuild, State
+from pytest_cudnn.frameworks.torch import FRAMEWORK
+from pytest_cudnn.probe.torch import probe_torch as read_torch
+from pytest_cudnn.probe.torch import read_macros, read_version_py
 
 from .simhost import Compiler, SimHost
 from .test_binaries_fatbin import KERNEL, NVCC
+
+
+def probe_torch(search_path: list[str], installed: list[Distribution] | None = None) -> FrameworkBuild:
+    """The reader as the registry calls it: with the objects `import torch` loads."""
+    return read_torch(search_path, installed or (), FRAMEWORK.import_objects)
+
 
 MACROS_2_15 = """\
 #define C10_BUILD_SHARED_LIBS

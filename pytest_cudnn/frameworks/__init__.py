@@ -7,10 +7,24 @@ probe: each entry's functions import what they use when called.
 
 from __future__ import annotations
 
-from . import cupy, jax, onnxruntime, tensorflow, torch
-from .base import CudnnProblem, Framework, Reading, Unloadable
+import functools
+import re
 
-__all__ = ["NAMES", "REGISTRY", "CudnnProblem", "Framework", "Reading", "Unloadable", "framework", "maps_at_import"]
+from ..versions import canonical_name
+from . import cupy, jax, onnxruntime, tensorflow, torch
+from .base import ENTRIES, CudnnProblem, Framework, Reading, Unloadable, entry_of
+
+__all__ = [
+    "NAMES",
+    "REGISTRY",
+    "CudnnProblem",
+    "Framework",
+    "Reading",
+    "Unloadable",
+    "framework",
+    "maps_at_import",
+    "relevant",
+]
 
 REGISTRY: tuple[Framework, ...] = (
     torch.FRAMEWORK,
@@ -20,16 +34,29 @@ REGISTRY: tuple[Framework, ...] = (
     onnxruntime.FRAMEWORK,
 )
 NAMES: tuple[str, ...] = tuple(entry.name for entry in REGISTRY)
-_BY_NAME = {entry.name: entry for entry in REGISTRY}
-
-
-def framework(name: str) -> Framework | None:
-    """The registry's entry for import name ``name``; None for a name it does not know."""
-    return _BY_NAME.get(name)
+ENTRIES.update((entry.name, entry) for entry in REGISTRY)
+framework = entry_of  # the registry's entry for an import name; None for a name it does not know
 
 
 def maps_at_import(name: str) -> bool:
     """Whether importing framework ``name`` maps what it loads (its entry's ``loads_at_import``; CuPy loads on first
     use). A name the registry does not know is taken to."""
-    entry = _BY_NAME.get(name)
+    entry = entry_of(name)
     return entry is None or entry.loads_at_import
+
+
+def relevant(name: str) -> bool:
+    """Whether a distribution named ``name`` is part of the GPU stack: every nvidia-* wheel (cuDNN, the CUDA
+    components, nvidia-ml-py), cuda-toolkit (the meta-distribution torch 2.11+ pins, ``cuda-toolkit[cudart,...]``),
+    and each framework's distributions as its entry names them (the CUDA builds of JAX and CuPy too). Names are
+    compared in their normalised form (PEP 503: runs of -, _ and . are one -, lower case).
+
+    >>> [relevant(n) for n in ("nvidia_cudnn_cu12", "tensorflow-gpu", "cuda_toolkit", "tensorflow-estimator", "numpy")]
+    [True, True, True, False, False]
+    """
+    return _relevant().fullmatch(canonical_name(name)) is not None
+
+
+@functools.cache
+def _relevant() -> re.Pattern[str]:  # compiled on first use: the plugin imports the registry on every run
+    return re.compile("|".join(["nvidia-.+", "cuda-toolkit", *(entry.distributions for entry in REGISTRY)]))

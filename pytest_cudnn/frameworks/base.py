@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ..probe.answers import Asked, Batch
     from ..probe.loads import Search
 
-__all__ = ["BuildLine", "ChildQuestion", "CudnnProblem", "Framework", "Reading", "Unloadable"]
+__all__ = ["ENTRIES", "BuildLine", "ChildQuestion", "CudnnProblem", "Framework", "Reading", "Unloadable", "entry_of"]
 
 
 class Reading(NamedTuple):
@@ -119,3 +119,14 @@ class Framework(NamedTuple):
     @property
     def marker(self) -> str:
         return f"requires_{self.name}"
+
+
+# The registry by import name, filled by pytest_cudnn.frameworks once its entries are built: an entry's rules that
+# ask about another framework (ONNX Runtime: which one imported first hands it its libraries) look it up here, so
+# that no entry imports the registry that imports it.
+ENTRIES: dict[str, Framework] = {}
+
+
+def entry_of(name: str) -> Framework | None:
+    """The registry's entry for import name ``name``; None for a name it does not know."""
+    return ENTRIES.get(name)

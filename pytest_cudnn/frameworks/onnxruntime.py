@@ -22,7 +22,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ..versions import major_of
-from .base import BuildLine, CudnnProblem, Framework, Reading, Unloadable
+from .base import BuildLine, CudnnProblem, Framework, Reading, Unloadable, entry_of
 
 if TYPE_CHECKING:
     from packaging.version import Version
@@ -188,7 +188,6 @@ def _unloadable(env: Environment, build: FrameworkBuild, load: LoadedLibrary) ->
     """The libraries the provider's plain search cannot find, and which of its ways would put them in the process:
     one statement for all of them (one preload_dlls() call loads them all), so that the diagnosis makes one finding
     of one cause."""
-    from . import maps_at_import
 
     missing = [item for item in build.loads if item.required and item.path is None]
     site = os.path.dirname(build.location or "")
@@ -200,20 +199,19 @@ def _unloadable(env: Environment, build: FrameworkBuild, load: LoadedLibrary) ->
         for other in env.frameworks
         if other.name != build.name
         and other.is_cuda_build is not False
-        and maps_at_import(other.name)
+        and ((entry := entry_of(other.name)) is None or entry.loads_at_import)
         # Whatever it maps at import, preloads included, is in the process once it is imported.
         and all(any(item.name == need.name and item.path for item in other.loads) for need in missing)
     ]
     preload = _has_preload(build.version) and all(mine)  # preload_dlls() arrived in 1.21.0 ("ort-preload-dlls")
-    from .. import phrases
-
     it = "they load" if len(missing) > 1 else "it loads"
-    ways = ["after onnxruntime.preload_dlls() (it loads them from the nvidia wheels)"] if preload else []
+    ways = [f"after {PRELOAD} (it loads them from the nvidia wheels)"] if preload else []
     them = "them" if len(missing) > 1 else "it"
-    ways += [f"after {phrases.framework(other.name)} loaded {them} (import {other.name} first)" for other in donors]
+    shown = {other.name: found.display if (found := entry_of(other.name)) else other.name for other in donors}
+    ways += [f"after {shown[other.name]} loaded {them} (import {other.name} first)" for other in donors]
     shadowed = [path for item in missing for path in (item.shadowed[:1] or [])]
     folders = ":".join(dict.fromkeys(os.path.dirname(path) for path in shadowed))
-    fixes = ["call onnxruntime.preload_dlls() before the first CUDA session" if preload else ""]
+    fixes = [f"call {PRELOAD} before the first CUDA session" if preload else ""]
     fixes += [f"import {other.name} before onnxruntime" for other in donors]
     fixes.append(f"add {folders} to LD_LIBRARY_PATH" if folders else f"install {load.name} where the loader finds it")
     said = (

@@ -19,7 +19,7 @@ __all__ = ["FRAMEWORK"]
 def _read(reading: Reading) -> FrameworkBuild:
     from ..probe.torch import probe_torch
 
-    return probe_torch(reading.site_path, reading.distributions)
+    return probe_torch(reading.site_path, reading.distributions, FRAMEWORK.import_objects)
 
 
 def _loads(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:

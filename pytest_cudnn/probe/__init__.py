@@ -39,6 +39,7 @@ from ..environment import (
     FrameworkBuild,
     Gpu,
     Host,
+    LoadedLibrary,
     MigDevice,
     PathCheck,
     Resolution,
@@ -52,7 +53,7 @@ from ..environment import (
     soname_order,
 )
 from ..files import FileRefused, read_regular
-from ..frameworks import REGISTRY, Reading, framework
+from ..frameworks import REGISTRY, Reading, framework, relevant
 from ..native import bounded
 from ..native.isolation import Child, ProbeFailure, start_child
 from ..versions import InvalidVersionValue, cuda_version_from_int, cudnn_version_from_int, is_pep440
@@ -82,6 +83,7 @@ if TYPE_CHECKING:
         Outcome,
         ResolveAnswer,
     )
+    from .loads import Search
 
 __all__ = ["ProbeOptions", "cudnn_siblings_missing", "gather_layout", "probe_environment"]
 
@@ -148,7 +150,7 @@ def _probe_environment(
         fs = RealFileSystem()
         site_path = [p for p in sys.path if os.path.isabs(p)]
         tensorflow = probe_tensorflow(layout, site_path, fs)
-        distributions = installed_distributions(site_path, fs)
+        distributions = installed_distributions(site_path, fs, wanted=relevant)
         frameworks, tensorflow = _frameworks(layout, site_path, tensorflow, distributions)
         extra = _framework_folders(frameworks)
         cudart_candidates = find_candidates(layout, FAMILIES["cudart"], fs, extra=extra)
@@ -257,7 +259,7 @@ def _frameworks(
         return tuple(found), tensorflow
     # Here, not at the top: only a host with a framework pays for the loader model and the ELF reader.
     from .. import loader
-    from .loads import Search, framework_loads, framework_object, own_folders
+    from .loads import Search, framework_object, own_folders
 
     search = Search(
         loader.Process(
@@ -268,13 +270,22 @@ def _frameworks(
         site_path,
         variables=layout.variables,
     )
-    found = [dataclasses.replace(build, loads=framework_loads(build, search)) for build in found]
+    found = [dataclasses.replace(build, loads=_framework_loads(build, search)) for build in found]
     tf_build = next((build for build in found if build.name == "tensorflow"), None)
     tf_object = framework_object(tf_build, "libtensorflow_framework.so.2") if tf_build else None
     if tf_object is not None:
         # The folders TensorFlow's dlopen searches are those of this object's DT_RUNPATH, not every wheel beside it.
         tensorflow = dataclasses.replace(tensorflow, library_dirs=own_folders(tf_object))
     return tuple(found), tensorflow
+
+
+def _framework_loads(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
+    """The CUDA libraries ``build`` loads and the copy each gets, by its entry's rules; () for a build that loads
+    none."""
+    if build.is_cuda_build is False:
+        return ()
+    entry = framework(build.name)
+    return entry.loads(build, search) if entry is not None and entry.loads is not None else ()
 
 
 def _versioned(build: FrameworkBuild) -> FrameworkBuild:

@@ -12,34 +12,16 @@ from __future__ import annotations
 import importlib.machinery
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ..environment import Distribution, Pin
 from ..files import FileRefused, read_regular
-from ..frameworks import REGISTRY
 from ..versions import canonical_name
 from .discovery import FileSystem, RealFileSystem
 from .facts import maybe, maybe_decoded, remembered
 
-__all__ = ["installed_distributions", "metadata_header", "package_folders", "relevant"]
-
-# Names compared in their normalised form (PEP 503: runs of -, _ and . are one -, lower case): every nvidia-*
-# wheel (cuDNN, the CUDA components, nvidia-ml-py), the frameworks that load them, and the CUDA builds of JAX
-# and CuPy (jax-cuda12-plugin, jax-cuda12-pjrt, cupy-cuda12x), and cuda-toolkit, the meta-distribution torch 2.14+
-# pins (cuda-toolkit[cublas,cudart,...]==13.0.3).
-# NVIDIA's wheels, and every framework's distributions as its registry entry names them.
-_RELEVANT = re.compile("|".join(["nvidia-.+", "cuda-toolkit", *(entry.distributions for entry in REGISTRY)]))
-
-
-def relevant(name: str) -> bool:
-    """Whether a distribution named ``name`` is part of the GPU stack.
-
-    >>> [relevant(n) for n in ("nvidia_cudnn_cu12", "tensorflow-gpu", "cuda_toolkit", "tensorflow-estimator", "numpy")]
-    [True, True, True, False, False]
-    """
-    return _RELEVANT.fullmatch(canonical_name(name)) is not None
-
+__all__ = ["installed_distributions", "metadata_header", "package_folders"]
 
 _HEADER_BYTES = 65536  # a METADATA header is a few hundred bytes; its long description follows the blank line
 
@@ -128,10 +110,12 @@ def _decoded_requirement(parsed: Any) -> tuple[str, str]:
     return name, specifier
 
 
-def installed_distributions(site_dirs: Iterable[str], fs: FileSystem | None = None) -> tuple[Distribution, ...]:
-    """The relevant distributions installed in ``site_dirs`` (absolute folders, in import order), each with the
-    folder that holds its dist-info. A distribution installed in two folders is listed twice: both are there,
-    the first one is imported."""
+def installed_distributions(
+    site_dirs: Iterable[str], fs: FileSystem | None = None, *, wanted: Callable[[str], bool]
+) -> tuple[Distribution, ...]:
+    """The distributions installed in ``site_dirs`` (absolute folders, in import order) whose names are ``wanted``
+    (the registry's :func:`pytest_cudnn.frameworks.relevant`), each with the folder that holds its dist-info. A
+    distribution installed in two folders is listed twice: both are there, the first one is imported."""
     fs = fs or RealFileSystem()
     found: list[Distribution] = []
     seen: set[str] = set()
@@ -143,10 +127,10 @@ def installed_distributions(site_dirs: Iterable[str], fs: FileSystem | None = No
         for entry in sorted(fs.listdir(folder) or ()):
             # <name>-<version>.dist-info (the wheel spec escapes - as _ in both; old tools left it in the name,
             # never in the version): the part before the last - names it, enough to skip the rest unopened.
-            if not entry.endswith(".dist-info") or not relevant(entry[: -len(".dist-info")].rpartition("-")[0]):
+            if not entry.endswith(".dist-info") or not wanted(entry[: -len(".dist-info")].rpartition("-")[0]):
                 continue
             name, version = metadata_header(os.path.join(folder, entry, "METADATA"))
-            if name and version and relevant(name):
+            if name and version and wanted(name):
                 found.append(Distribution(name=name, version=version, location=folder))
     return tuple(found)
 

@@ -35,7 +35,6 @@ __all__ = [
     "Search",
     "by_name",
     "cuda_major",
-    "framework_loads",
     "framework_object",
     "jax_loads",
     "own_folders",
@@ -104,16 +103,6 @@ _PLACEHOLDER = "lib-pytest-cudnn-placeholder.so"
 def cuda_major(build: FrameworkBuild) -> int | None:
     """The CUDA major the build was made for, from its build facts."""
     return major_of(build.cuda.value if build.cuda else None)
-
-
-def framework_loads(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
-    """The CUDA libraries ``build`` loads and the copy each gets; () for a build that loads none."""
-    if build.is_cuda_build is False:
-        return ()
-    from ..frameworks import framework
-
-    entry = framework(build.name)
-    return entry.loads(build, search) if entry is not None and entry.loads is not None else ()
 
 
 def own_folders(item: LinkedObject) -> tuple[str, ...]:

@@ -71,8 +71,11 @@ def _text(path: str, limit: int) -> str | None:
         return None
 
 
-def probe_torch(search_path: Sequence[str], installed: Sequence[Distribution] = ()) -> FrameworkBuild:
-    """Locate ``torch`` on ``search_path`` (normally sys.path) and read its build facts from its files."""
+def probe_torch(
+    search_path: Sequence[str], installed: Sequence[Distribution] = (), import_objects: Sequence[str] = ()
+) -> FrameworkBuild:
+    """Locate ``torch`` on ``search_path`` (normally sys.path) and read its build facts from its files; in a CUDA
+    build, the ``import_objects`` (relative to the package folder: its registry entry's) are read too."""
     folders = package_folders("torch", search_path)
     if not folders:
         return FrameworkBuild.absent("torch")
@@ -108,12 +111,11 @@ def probe_torch(search_path: Sequence[str], installed: Sequence[Distribution] = 
     # libtorch_global_deps.so is loaded first and brings libcudart; libtorch_cuda.so needs the rest and holds the
     # kernels (its fatbin).
     # A CUDA build's objects are all listed, a missing one too: without it `import torch` fails.
-    from ..frameworks.torch import FRAMEWORK
     from .objects import read_objects  # here, once found: a host without it never imports the ELF reader
 
     # Where its RECORD says it installed them (a missing one is then a broken install); the names are Linux's.
     record = None if sys.platform.startswith("win") else metadata
-    objects = read_objects(location, FRAMEWORK.import_objects, record) if is_cuda_build else ()
+    objects = read_objects(location, tuple(import_objects), record) if is_cuda_build and import_objects else ()
     return FrameworkBuild(
         "torch",
         State.FOUND if source is not None else State.ERROR,
