@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pytest_cudnn.probe import probe_environment  # noqa: E402
+from pytest_cudnn.probing.host import probe_environment  # noqa: E402
 from tests.simhost import Compiler, SimGpu, SimHost  # noqa: E402
 
 GPU_COUNTS = (1, 4, 16)

@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT))
 from _timing import write_bytecode  # noqa: E402
 
 from pytest_cudnn.environment import Gpu  # noqa: E402
-from pytest_cudnn.probe import probe_environment  # noqa: E402
+from pytest_cudnn.probing.host import probe_environment  # noqa: E402
 from tests.simhost import Compiler, SimGpu, SimHost  # noqa: E402
 
 GPU_COUNTS = (10, 100, 1_000, 10_000)

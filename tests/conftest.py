@@ -7,7 +7,7 @@ import pytest
 
 # Imported before pytester takes its snapshot of sys.modules: a module first imported during a test is dropped
 # at its end, and the probe no_probing replaces would then be imported afresh, unreplaced.
-import pytest_cudnn.probe
+import pytest_cudnn.probing.host
 from pytest_cudnn.environment import Environment
 
 from .simhost import Compiler, SimHost
@@ -37,7 +37,7 @@ def no_probing(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: object, **kwargs: object) -> Environment:
         raise AssertionError("pytest-cudnn probed the host")
 
-    monkeypatch.setattr(pytest_cudnn.probe, "probe_environment", refuse)
+    monkeypatch.setattr(pytest_cudnn.probing.host, "probe_environment", refuse)
     # Hypothesis' own plugin imports much of hypothesis at every inner run's summary: 2 s a run.
     monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:hypothesispytest")
     monkeypatch.delenv("PYTEST_CUDNN_REQUIRE_GPU", raising=False)

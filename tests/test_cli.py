@@ -121,7 +121,7 @@ def test_console_script_and_version(host: SimHost) -> None:
 @pytest.mark.e2e
 def test_the_doctor_imports_no_framework_and_not_pytest() -> None:
     code = (
-        "import sys; from pytest_cudnn import cli; from pytest_cudnn.probe import probe_environment;"
+        "import sys; from pytest_cudnn import cli; from pytest_cudnn.probing.host import probe_environment;"
         "probe_environment();"
         f"print(sorted(m for m in {('pytest', *FRAMEWORK_NAMES)!r} if m in sys.modules))"
     )

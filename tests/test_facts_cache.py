@@ -30,9 +30,9 @@ from hypothesis import strategies as st
 from pytest_cudnn.cli import main
 from pytest_cudnn.diagnosis import judge_environment
 from pytest_cudnn.environment import Environment
-from pytest_cudnn.probe import probe_environment
 from pytest_cudnn.probe.facts import LIMIT, FileFacts, cache_file, identity, remembered, using
 from pytest_cudnn.probe.wheels import record_lines
+from pytest_cudnn.probing.host import probe_environment
 
 from .frameworkhosts import plant_nvidia_wheel, plant_torch
 from .simhost import Compiler, SimGpu, SimHost, SimMig

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from pytest_cudnn.environment import Unreadable
-from pytest_cudnn.probe import probe_environment
 from pytest_cudnn.probe.discovery import FAMILIES, Layout, RealFileSystem, find_candidates
+from pytest_cudnn.probing.host import probe_environment
 
 from .simhost import Compiler, SimGpu, SimHost
 from .test_simulated_hosts import planted
@@ -128,7 +128,7 @@ def test_a_library_that_cannot_be_opened_is_an_error_naming_it(host: SimHost) ->
 
 @pytest.mark.e2e
 def test_a_child_interpreter_that_cannot_start_is_an_error_not_a_crash(tmp_path: Any) -> None:
-    from pytest_cudnn.probe import ProbeOptions, probe_environment
+    from pytest_cudnn.probing.host import ProbeOptions, probe_environment
 
     env = probe_environment(ProbeOptions(python=str(tmp_path / "no-python")))
     assert env.driver.state.value == "error"

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from pytest_cudnn.diagnosis import diagnose, judge_environment, verdict
 from pytest_cudnn.environment import Environment
 from pytest_cudnn.native.isolation import ProbeFailure
-from pytest_cudnn.probe import probe_environment
+from pytest_cudnn.probing.host import probe_environment
 from pytest_cudnn.report import doctor_json, doctor_text
 
 from .frameworkhosts import plant_jax, plant_nvidia_wheel, plant_onnxruntime, plant_tensorflow, plant_torch

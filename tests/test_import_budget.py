@@ -39,7 +39,8 @@ DOCTOR_WITHOUT_FRAMEWORKS = frozenset(
         "pytest_cudnn.overview", "pytest_cudnn.phrases", "pytest_cudnn.probe", "pytest_cudnn.probe.answers",
         "pytest_cudnn.probe.cupy", "pytest_cudnn.probe.discovery", "pytest_cudnn.probe.distributions",
         "pytest_cudnn.probe.facts", "pytest_cudnn.probe.jax", "pytest_cudnn.probe.kernel",
-        "pytest_cudnn.probe.tensorflow", "pytest_cudnn.probe.torch", "pytest_cudnn.probing", "pytest_cudnn.report",
+        "pytest_cudnn.probe.tensorflow", "pytest_cudnn.probe.torch", "pytest_cudnn.probing",
+        "pytest_cudnn.probing.host", "pytest_cudnn.report",
         "pytest_cudnn.serde", "pytest_cudnn.signatures", "pytest_cudnn.style", "pytest_cudnn.text",
         "pytest_cudnn.versions",
     }

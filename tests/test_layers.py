@@ -130,8 +130,9 @@ def test_each_layer_keeps_within_its_budget_of_lines() -> None:
 def test_the_order_reads_as_the_architecture_says() -> None:
     assert LAYERS[0] == ("child", ["native"])
     assert LAYERS[-1] == ("commands", ["cli"])
-    assert LAYER_OF["compat"] < LAYER_OF["environment"] < LAYER_OF["frameworks"] < LAYER_OF["probe"]
-    assert LAYER_OF["probe"] < LAYER_OF["diagnosis"] < LAYER_OF["markers"] < LAYER_OF["plugin"]
+    assert LAYER_OF["compat"] < LAYER_OF["environment"] < LAYER_OF["probe"] < LAYER_OF["frameworks"]
+    assert LAYER_OF["frameworks"] < LAYER_OF["probing"] < LAYER_OF["diagnosis"] < LAYER_OF["markers"]
+    assert LAYER_OF["markers"] < LAYER_OF["plugin"]
     assert {"plugin", "session", "settings", "_run"} <= PYTEST_IMPORTERS
 
 

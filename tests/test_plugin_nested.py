@@ -15,7 +15,7 @@ import pytest
 
 # Imported before pytester takes its snapshot of sys.modules: a module first imported during a test is
 # dropped at its end, and the probe the tests replace would then be imported afresh, unreplaced.
-import pytest_cudnn.probe  # noqa: F401
+import pytest_cudnn.probing.host  # noqa: F401
 from pytest_cudnn.environment import Environment
 
 from .test_plugin import healthy, snapshot
@@ -39,7 +39,7 @@ class Probes:
 @pytest.fixture
 def probes(monkeypatch: pytest.MonkeyPatch) -> Probes:
     fake = Probes()
-    monkeypatch.setattr("pytest_cudnn.probe.probe_environment", fake)
+    monkeypatch.setattr("pytest_cudnn.probing.host.probe_environment", fake)
     monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:hypothesispytest")
     monkeypatch.delenv("PYTEST_CUDNN_REQUIRE_GPU", raising=False)
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)

@@ -14,8 +14,8 @@ import pytest
 
 from pytest_cudnn.environment import Distribution
 from pytest_cudnn.frameworks import relevant
-from pytest_cudnn.probe import probe_environment
 from pytest_cudnn.probe.distributions import installed_distributions, metadata_header
+from pytest_cudnn.probing.host import probe_environment
 
 from .fakefs import FakeFileSystem
 from .simhost import SimHost

@@ -13,7 +13,7 @@ import pytest
 
 from pytest_cudnn.environment import Failure, State
 from pytest_cudnn.native.isolation import _MAX_OUTPUT, Child, ProbeFailure, _answer, _collect
-from pytest_cudnn.probe import ProbeOptions, probe_environment
+from pytest_cudnn.probing.host import ProbeOptions, probe_environment
 
 from .simhost import Compiler, cudart_source, cudnn_source
 

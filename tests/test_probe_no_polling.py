@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from pytest_cudnn.environment import Environment
-from pytest_cudnn.probe import probe_environment
+from pytest_cudnn.probing.host import probe_environment
 
 from .simhost import SimGpu, SimHost
 

@@ -204,7 +204,7 @@ context = ctypes.c_void_p()
 assert cuda.cuDevicePrimaryCtxRetain(ctypes.byref(context), 0) == 0
 """
 _PROBE = """
-from pytest_cudnn.probe import probe_environment
+from pytest_cudnn.probing.host import probe_environment
 env = probe_environment()
 assert env.driver.gpus and env.cudnns, env
 """

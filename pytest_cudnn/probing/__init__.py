@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from .native.isolation import Child, start_child
+from ..native.isolation import Child, start_child
 
 if TYPE_CHECKING:
-    from .environment import Environment
-    from .probe.facts import FileFacts
+    from ..environment import Environment
+    from ..probe.facts import FileFacts
 
 __all__ = ["probe_host"]
 
@@ -27,12 +27,12 @@ def probe_host(
     facts: FileFacts | None = None,
     meanwhile: Callable[[], object] | None = None,
 ) -> Environment:
-    """:func:`~pytest_cudnn.probe.probe_environment` of ``environ`` with ``python`` as the child's interpreter;
+    """:func:`~pytest_cudnn.probing.host.probe_environment` of ``environ`` with ``python`` as the child's interpreter;
     ``total_timeout`` defaults to the probe's own; ``facts``: what files said in earlier runs (None: read all);
     ``meanwhile``: work to do while the probe's child answers."""
     child = start_child(environ, python)
     try:
-        from .probe import ProbeOptions, probe_environment
+        from .host import ProbeOptions, probe_environment
 
         bounds = {"job_timeout": job_timeout}
         if total_timeout is not None:
