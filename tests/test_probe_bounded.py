@@ -3,6 +3,7 @@ is interrupted."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -104,6 +105,31 @@ def test_ctrl_c_that_another_thread_receives_still_ends_the_wait() -> None:
     with ctrl_c_on_another_thread() as ctrl_c, pytest.raises(KeyboardInterrupt):
         bounded.communicate(process, b"", timeout=3600, meanwhile=ctrl_c)
     assert process.returncode == -signal.SIGKILL  # killed by the Ctrl-C's caller, not ended by itself
+
+
+def pidfds() -> int:
+    """The process descriptors (pidfd_open(2)) this process holds open."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):  # closed meanwhile (the listing's own descriptor)
+            count += os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:[pidfd]"
+    return count
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="Linux's /proc")
+def test_an_interrupt_from_meanwhile_kills_the_process_and_closes_its_descriptors() -> None:
+    """Ctrl-C while the caller's own work runs (the imports that overlap the child's answers): the process is
+    killed and reaped, and the descriptor that watches its exit is closed, not left for the rest of the session."""
+    before = pidfds()
+    process = python("import time; time.sleep(600)")
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        bounded.communicate(process, b"", timeout=60, meanwhile=interrupted)
+    assert process.returncode == -signal.SIGKILL
+    assert pidfds() == before
 
 
 def test_run_reads_a_command_with_no_input() -> None:

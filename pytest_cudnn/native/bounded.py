@@ -130,11 +130,13 @@ class _Talk:
                 os.close(self.exit_fd)
                 raise
         self.exited = self.exit_fd is None  # without a pidfd the exit is awaited after the output ends
-        if not self.writing:
-            self._meanwhile()
 
     def run(self, deadline: float) -> bool:
-        """Until the output ends and the process exits, or the deadline: whether the deadline came first."""
+        """Until the output ends and the process exits, or the deadline: whether the deadline came first. With no
+        input to write, ``meanwhile`` runs first (here, not in the constructor: whatever it raises, Ctrl-C
+        included, then finds the caller holding this object, which closes its descriptor)."""
+        if not self.writing:
+            self._meanwhile()
         while self.reading or self.writing or not self.exited:
             remaining = deadline - monotonic()
             if remaining <= 0:
