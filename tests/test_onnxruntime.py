@@ -18,7 +18,7 @@ import pytest
 
 from pytest_cudnn.compat import onnxruntime as ort_facts
 from pytest_cudnn.compat.sources import SOURCES
-from pytest_cudnn.diagnosis import judge_environment
+from pytest_cudnn.diagnosis import Finding, judge_environment
 from pytest_cudnn.environment import BuildFact, Environment, FrameworkBuild, LoadedLibrary, State, TensorFlow
 from pytest_cudnn.frameworks import REGISTRY, Reading, framework, relevant
 from pytest_cudnn.frameworks.onnxruntime import PROVIDER, build_info
@@ -457,3 +457,27 @@ def test_preload_dlls_takes_a_bool(kwargs: dict[str, object], error: str) -> Non
 def test_only_a_framework_with_a_preload_call_takes_preload_dlls() -> None:
     with pytest.raises(InvalidMarker, match="unknown argument 'preload_dlls'"):
         parse_marker("requires_torch", (), {"preload_dlls": True})
+
+
+def test_a_host_that_stops_every_framework_is_not_judged_again_for_the_preload(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No driver: the preload changes nothing the host stops, so the host is diagnosed once, not once more for it
+    (a second diagnosis on every run of every driverless host, measured in the frameworks environment)."""
+    from pytest_cudnn.diagnosis import result
+
+    with_driver = ort_pip_only("580.65.06", 13000)
+    env = dataclasses.replace(with_driver, driver=EnvBuilder().without_driver().build().driver)
+    from pytest_cudnn.diagnosis.rules import diagnose
+
+    calls: list[Environment] = []
+
+    def counted(env: Environment) -> list[Finding]:
+        calls.append(env)
+        return diagnose(env)
+
+    monkeypatch.setattr(result, "diagnose", counted)
+    judged = result.judge_environment(env).framework("onnxruntime")
+    assert judged is not None
+    assert judged.host_wide
+    assert judged.preloaded is None
+    assert judged.after_preload == ""
+    assert len(calls) == 1

@@ -204,8 +204,8 @@ def _preloading(env: Environment, judged: FrameworkJudgement) -> FrameworkJudgem
     it (every finding worked out again: the libraries it supplies are judged like any others); itself unchanged
     where there is no such call or it changes nothing."""
     entry = framework(judged.name)
-    if entry is None or entry.preload is None or judged.build.state is not State.FOUND:
-        return judged
+    if entry is None or entry.preload is None or judged.build.state is not State.FOUND or judged.host_wide:
+        return judged  # stopped by the host (no driver, no device): no call of its own changes that
     call, preloaded = entry.preload
     after = preloaded(judged.build)
     if after is None:
