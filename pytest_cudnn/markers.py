@@ -37,9 +37,10 @@ __all__ = [
     "parse_memory",
 ]
 
-# The framework each framework marker is about, by import name; every one is a question to its verdict.
-_FRAMEWORK_MARKERS = {entry.marker: entry.name for entry in REGISTRY}
-_ALL_FRAMEWORK_MARKERS = {entry.marker: entry.display for entry in REGISTRY}
+# The framework each framework marker is about; every one is a question to its verdict.
+_MARKER_ENTRIES = {entry.marker: entry for entry in REGISTRY}
+_FRAMEWORK_MARKERS = {marker: entry.name for marker, entry in _MARKER_ENTRIES.items()}
+_ALL_FRAMEWORK_MARKERS = {marker: entry.display for marker, entry in _MARKER_ENTRIES.items()}
 
 
 class InvalidMarker(ValueError):
@@ -215,7 +216,7 @@ def _gpu_marker(name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Re
 
 def _framework_marker(name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Requirement:
     """requires_<framework>(spec=None, *, gpu=True), and ``preload_dlls=`` where the framework has a preload."""
-    entry = next(entry for entry in REGISTRY if entry.marker == name)
+    entry = _MARKER_ENTRIES[name]
     extra = set(kwargs) - {"spec", "gpu"} - ({"preload_dlls"} if entry.preload else set())
     if extra:
         raise _unknown(name, extra)

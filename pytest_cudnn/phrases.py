@@ -87,10 +87,9 @@ def cudnn_library(system: str) -> str:
 
 def framework(name: str) -> str:
     """A framework's name as its users write it, from its import name: 'torch' -> 'PyTorch'."""
-    from .frameworks import framework as entry  # the registry imports nothing heavy; here to keep phrases a leaf
+    from .frameworks.base import display_of  # the registry imports nothing heavy; here to keep phrases a leaf
 
-    found = entry(name)
-    return found.display if found is not None else name
+    return display_of(name)
 
 
 def holders(found: Sequence[Holder], limit: int = 4) -> str:

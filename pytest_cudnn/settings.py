@@ -43,15 +43,19 @@ def ini_where(config: pytest.Config, key: str) -> str:
     return f"the {key} ini key in {config.inipath}" if config.inipath else f"the {key} ini key"
 
 
-def ini_bool(config: pytest.Config, key: str) -> bool:
+def ini_value(config: pytest.Config, key: str, wanted: str) -> object:
+    """``key``'s ini value as pytest reads it (its type, where it has one). A value pytest refuses is a usage error
+    saying where it was set, pytest's own words (which quote the value but name neither the key nor, for an ini
+    file, the file) and what is ``wanted``."""
     try:
-        return bool(config.getini(key))
+        return config.getini(key)
     except (ValueError, TypeError, pytest.UsageError) as error:
-        # pytest's own message quotes the value but names neither the key nor, for an ini file, the file.
         detail = str(error).removeprefix(f"{config.inipath}: ")
-        raise pytest.UsageError(
-            f"{ini_where(config, key)}: {detail}; expected true/false, yes/no, 1/0 or on/off"
-        ) from None
+        raise pytest.UsageError(f"{ini_where(config, key)}: {detail}; {wanted}") from None
+
+
+def ini_bool(config: pytest.Config, key: str) -> bool:
+    return bool(ini_value(config, key, "expected true/false, yes/no, 1/0 or on/off"))
 
 
 def require_gpu_setting(config: pytest.Config, environ: dict[str, str]) -> bool:
@@ -87,20 +91,13 @@ def typed(kind: Literal["float", "int"]) -> Literal["float", "int"] | None:
     return kind if pytest.version_tuple[:2] >= (8, 4) else None
 
 
-def setting(config: pytest.Config, option: str, flag: str, ini: str, wanted: str = "") -> tuple[object, str]:
-    """A setting's raw value and where it came from, for error messages. A value a typed ini option refuses is
-    said as the others are: where it was set, pytest's own words for what is wrong with it, and what is
-    ``wanted``."""
+def setting(config: pytest.Config, option: str, flag: str, ini: str, wanted: str) -> tuple[object, str]:
+    """A setting's raw value and where it came from, for error messages; a value its typed ini option refuses is
+    said as :func:`ini_value` says it, with what is ``wanted``."""
     cli = config.getoption(option)
     if cli is not None:
         return cli, flag
-    try:
-        return config.getini(ini), ini_where(config, ini)
-    except (pytest.UsageError, ValueError, TypeError) as error:
-        said = str(error).removeprefix(f"{config.inipath}: ")  # pytest's words name the file; ini_where does
-        raise pytest.UsageError(
-            f"{ini_where(config, ini)}: {said}" + (f"; it takes {wanted}" if wanted else "")
-        ) from None
+    return ini_value(config, ini, f"it takes {wanted}"), ini_where(config, ini)
 
 
 def number_setting(config: pytest.Config, option: str, flag: str, ini: str, low: float, high: float) -> float:

@@ -50,11 +50,14 @@ def why_not(env: Environment, line: BuildLine) -> str | None:
 def newest_that_runs(env: Environment, lines: Sequence[BuildLine]) -> tuple[BuildLine, BuildLine, str] | None:
     """Where the newest of ``lines`` (newest first) cannot run here: the newest that can, the line just newer than
     it, and why that one cannot. None where the newest runs, where none does, or where the host says too little."""
-    if not lines or why_not(env, lines[0]) is None:
+    blocked = why_not(env, lines[0]) if lines else None
+    if blocked is None:
         return None
     for newer, line in itertools.pairwise(lines):
-        if why_not(env, line) is None:
-            return line, newer, why_not(env, newer) or ""
+        why = why_not(env, line)
+        if why is None:
+            return line, newer, blocked
+        blocked = why
     return None
 
 

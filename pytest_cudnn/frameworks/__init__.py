@@ -12,7 +12,7 @@ import re
 
 from ..versions import canonical_name
 from . import cupy, jax, onnxruntime, tensorflow, torch
-from .base import ENTRIES, CudnnProblem, Framework, Reading, Unloadable, entry_of
+from .base import ENTRIES, CudnnProblem, Framework, Reading, Unloadable, entry_of, maps_at_import
 
 __all__ = [
     "NAMES",
@@ -36,13 +36,6 @@ REGISTRY: tuple[Framework, ...] = (
 NAMES: tuple[str, ...] = tuple(entry.name for entry in REGISTRY)
 ENTRIES.update((entry.name, entry) for entry in REGISTRY)
 framework = entry_of  # the registry's entry for an import name; None for a name it does not know
-
-
-def maps_at_import(name: str) -> bool:
-    """Whether importing framework ``name`` maps what it loads (its entry's ``loads_at_import``; CuPy loads on first
-    use). A name the registry does not know is taken to."""
-    entry = entry_of(name)
-    return entry is None or entry.loads_at_import
 
 
 def relevant(name: str) -> bool:

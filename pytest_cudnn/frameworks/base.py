@@ -22,7 +22,18 @@ if TYPE_CHECKING:
     from ..probe.answers import Asked, Batch
     from ..probe.loads import Search
 
-__all__ = ["ENTRIES", "BuildLine", "ChildQuestion", "CudnnProblem", "Framework", "Reading", "Unloadable", "entry_of"]
+__all__ = [
+    "ENTRIES",
+    "BuildLine",
+    "ChildQuestion",
+    "CudnnProblem",
+    "Framework",
+    "Reading",
+    "Unloadable",
+    "display_of",
+    "entry_of",
+    "maps_at_import",
+]
 
 
 class Reading(NamedTuple):
@@ -130,3 +141,17 @@ ENTRIES: dict[str, Framework] = {}
 def entry_of(name: str) -> Framework | None:
     """The registry's entry for import name ``name``; None for a name it does not know."""
     return ENTRIES.get(name)
+
+
+def display_of(name: str) -> str:
+    """A framework's name as its users write it, from its import name ('torch' -> 'PyTorch'); the name itself for
+    one the registry does not know."""
+    found = ENTRIES.get(name)
+    return found.display if found is not None else name
+
+
+def maps_at_import(name: str) -> bool:
+    """Whether importing framework ``name`` maps what it loads (its entry's ``loads_at_import``; CuPy loads on first
+    use). A name the registry does not know is taken to."""
+    found = ENTRIES.get(name)
+    return found is None or found.loads_at_import

@@ -22,7 +22,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ..versions import major_of
-from .base import BuildLine, CudnnProblem, Framework, Reading, Unloadable, entry_of
+from .base import BuildLine, CudnnProblem, Framework, Reading, Unloadable, display_of, maps_at_import
 
 if TYPE_CHECKING:
     from packaging.version import Version
@@ -199,7 +199,7 @@ def _unloadable(env: Environment, build: FrameworkBuild, load: LoadedLibrary) ->
         for other in env.frameworks
         if other.name != build.name
         and other.is_cuda_build is not False
-        and ((entry := entry_of(other.name)) is None or entry.loads_at_import)
+        and maps_at_import(other.name)
         # Whatever it maps at import, preloads included, is in the process once it is imported.
         and all(any(item.name == need.name and item.path for item in other.loads) for need in missing)
     ]
@@ -207,8 +207,7 @@ def _unloadable(env: Environment, build: FrameworkBuild, load: LoadedLibrary) ->
     it = "they load" if len(missing) > 1 else "it loads"
     ways = [f"after {PRELOAD} (it loads them from the nvidia wheels)"] if preload else []
     them = "them" if len(missing) > 1 else "it"
-    shown = {other.name: found.display if (found := entry_of(other.name)) else other.name for other in donors}
-    ways += [f"after {shown[other.name]} loaded {them} (import {other.name} first)" for other in donors]
+    ways += [f"after {display_of(other.name)} loaded {them} (import {other.name} first)" for other in donors]
     shadowed = [path for item in missing for path in (item.shadowed[:1] or [])]
     folders = ":".join(dict.fromkeys(os.path.dirname(path) for path in shadowed))
     fixes = [f"call {PRELOAD} before the first CUDA session" if preload else ""]
@@ -232,10 +231,10 @@ def _preloaded(build: FrameworkBuild) -> FrameworkBuild | None:
     if not _has_preload(build.version) or not build.location:
         return None
     wheels = os.path.join(os.path.dirname(build.location), "nvidia") + os.sep
+    found_by = f"{PRELOAD} (by path, from the nvidia wheels)"
     loads = []
     for load in build.loads:
         copy = next((path for path in load.shadowed if path.startswith(wheels)), None) if load.path is None else None
-        found_by = f"{PRELOAD} (by path, from the nvidia wheels)"
         loads.append(load if copy is None else dataclasses.replace(load, path=copy, found_by=found_by))
     return dataclasses.replace(build, loads=tuple(loads)) if tuple(loads) != build.loads else None
 
