@@ -50,6 +50,7 @@ __all__ = [
     "Host",
     "InvalidSnapshot",
     "KernelDriver",
+    "LibraryCopy",
     "LinkedObject",
     "LoadedLibrary",
     "MigDevice",
@@ -69,10 +70,11 @@ __all__ = [
 ]
 
 SCHEMA = "pytest-cudnn/environment"
-# 2: snapshots carry the kernel driver, the wheel files checked and where libcuda's links end (issue 21). Version 1
-# files still load (the new fields are optional); a reader of version 1 refuses version 2 naming the version.
-SCHEMA_VERSION = 2
-READS = (1, 2)
+# 2: snapshots carry the kernel driver, the wheel files checked and where libcuda's links end (issue 21). 3: the copies
+# of the catalog's further kinds (``libraries``: NCCL). Older files still load (the new fields are optional); an
+# older reader refuses a newer version, naming it.
+SCHEMA_VERSION = 3
+READS = (1, 2, 3)
 
 # The only environment variables ever recorded: snapshots and reports get shared, nothing else may leak.
 ALLOWED_VARIABLES = (
@@ -345,6 +347,34 @@ class Cudnn:
     missing_dependencies: tuple[str, ...] = ()  # libraries it (or a sub-library) could not load, as it said
 
 
+_KIND = rule("a library kind of the catalog, such as 'nccl'", lambda text: text in _catalog_keys())
+
+
+def _catalog_keys() -> tuple[str, ...]:
+    from .compat.catalog import JUDGED  # at decode time only: the model does not need the catalog to be built
+
+    return tuple(kind.key for kind in JUDGED)
+
+
+@dataclass(frozen=True)
+class LibraryCopy:
+    """One copy of a library kind of the catalog (compat/catalog.py) other than the CUDA runtime and cuDNN: NCCL.
+    Versioned by its own call in a child process (loaded by absolute path); what its build wrote into the file
+    (the CUDA it was built for) read from its .rodata, never by loading it."""
+
+    kind: str = field(metadata=_KIND)  # "nccl"
+    state: State
+    path: str
+    names: tuple[str, ...]
+    via: tuple[Via, ...]
+    reason: str | None  # for an error: what killed or failed the probe, naming the library
+    version_raw: int | None = field(metadata=_NON_NEGATIVE)  # what its version call answered (ncclGetVersion)
+    version: str | None = field(metadata=_CUDNN_VERSION)  # "2.21.5"
+    built_for: BuildFact | None  # the CUDA it was built for, as its file writes it ("12.9", "NCCL version ...")
+    real_path: str = ""
+    failure: Failure | None = None  # how the probe failed, when state is ERROR
+
+
 @dataclass(frozen=True)
 class BuildFact:
     """One fact of a framework's build, and where it was read: nothing is said that was not read."""
@@ -560,6 +590,7 @@ class Environment:
     wheel_checks: tuple[WheelCheck, ...] = field(default=())  # the distributions listing them, against the disk
     # The kernel driver and device nodes (issue 21); None in snapshots written before they were recorded.
     kernel: KernelDriver | None = None
+    libraries: tuple[LibraryCopy, ...] = field(default=())  # the catalog's further kinds (NCCL): every copy found
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = to_json(self)
@@ -595,6 +626,10 @@ class Environment:
 
     def library_cudnn(self, path: str) -> Cudnn | None:
         return next((cudnn for cudnn in self.cudnns if cudnn.path == path), None)
+
+    def library(self, path: str) -> LibraryCopy | None:
+        """The copy of a catalog kind at ``path`` (as found, or the file it really is)."""
+        return next((copy for copy in self.libraries if path in (copy.path, copy.real_path)), None)
 
     def resolution(self, name: str, context: str = "process") -> Resolution | None:
         return next((r for r in self.resolutions if r.name == name and r.context == context), None)

@@ -17,11 +17,12 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from . import phrases
+from .compat.catalog import JUDGED, LibraryKind
 from .devices import CudaDevice
 from .diagnosis import STOPS_ITS_COPY, Diagnosis, Finding, FrameworkJudgement, Severity, visible_gpus
 from .diagnosis.frameworks import label as framework_label
 from .diagnosis.stack import loaded_by, selected_cudnn, selected_runtime
-from .environment import CudaRuntime, Cudnn, Environment, State
+from .environment import CudaRuntime, Cudnn, Environment, LibraryCopy, State
 from .frameworks import REGISTRY
 from .signatures import FRAMEWORK_NAMES, MARKERS
 from .text import PYTEST_LINE, clip, line, listing, printable
@@ -41,6 +42,9 @@ __all__ = [
 _MARKER_ENTRIES = {entry.marker: entry for entry in REGISTRY}
 _FRAMEWORK_MARKERS = {marker: entry.name for marker, entry in _MARKER_ENTRIES.items()}
 _ALL_FRAMEWORK_MARKERS = {marker: entry.display for marker, entry in _MARKER_ENTRIES.items()}
+# The catalog's further kinds (NCCL): requires_nccl judges the copy a framework loads, as requires_cudnn does.
+_KIND_MARKERS = {f"requires_{kind.key}": kind for kind in JUDGED}
+_COPY_MARKERS = ("requires_cudnn", "requires_cuda", *_KIND_MARKERS)
 
 
 class InvalidMarker(ValueError):
@@ -57,7 +61,7 @@ class Requirement:
     compute_capability: SpecifierSet | None = None
     name: str | None = None
     gpu: bool = True
-    framework: str | None = None  # requires_cudnn / requires_cuda: the framework whose copy is judged
+    framework: str | None = None  # requires_cudnn / requires_cuda / requires_nccl: the framework whose copy is judged
     preload: str | None = None  # requires_onnxruntime(preload_dlls=True): judged after that call ("onnxruntime...")
 
     def describe(self) -> str:
@@ -74,6 +78,7 @@ class Requirement:
             "requires_cudnn": "cuDNN",
             "requires_cuda": "CUDA runtime",
             "requires_driver": "NVIDIA driver",
+            **{marker: kind.display for marker, kind in _KIND_MARKERS.items()},
             **_ALL_FRAMEWORK_MARKERS,
         }[self.marker]
         text = f"requires {what}" + (f" {self.spec}" if self.spec is not None and str(self.spec) else "")
@@ -147,7 +152,7 @@ def _spec(value: object, what: str) -> SpecifierSet:
 
 def parse_marker(name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Requirement:
     """Validate one marker's arguments. Raises InvalidMarker naming the bad value."""
-    if name in ("requires_cudnn", "requires_cuda", "requires_driver"):
+    if name in (*_COPY_MARKERS, "requires_driver"):
         return _library_marker(name, args, kwargs)
     if name == "requires_gpu":
         return _gpu_marker(name, args, kwargs)
@@ -169,7 +174,8 @@ def _one_spec(args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[Any]:
 
 
 def _library_marker(name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Requirement:
-    """requires_cudnn, requires_cuda, requires_driver: one specifier, and (not for the driver) ``framework=``."""
+    """requires_cudnn, requires_cuda, requires_nccl, requires_driver: one specifier, and (not for the driver)
+    ``framework=``."""
     extra = set(kwargs) - {"spec", *(("framework",) if name != "requires_driver" else ())}
     if extra:
         raise _unknown(name, extra)
@@ -307,30 +313,53 @@ def judge(requirement: Requirement, diagnosis: Diagnosis, device: CudaDevice | N
     blocked = _host_blocked(requirement, diagnosis)
     if blocked is not None:
         return blocked
-    if requirement.marker in ("requires_cudnn", "requires_cuda"):
+    if requirement.marker in _COPY_MARKERS:
         return _judge_library(requirement, diagnosis)
     return _judge_gpu(requirement, env, device)
 
 
-def copy_for(
-    requirement: Requirement, diagnosis: Diagnosis
-) -> list[tuple[FrameworkJudgement | None, CudaRuntime | Cudnn | None]]:
-    """The copies a cuDNN or CUDA requirement judges, each with the framework that loads it: ``framework=X``'s,
-    else every installed GPU framework's that loads one, else the loader's (see :meth:`Diagnosis.copies_for`)."""
-    kind: type[Cudnn] | type[CudaRuntime] = Cudnn if requirement.marker == "requires_cudnn" else CudaRuntime
+Copy = CudaRuntime | Cudnn | LibraryCopy
+
+
+def _its_copy(requirement: Requirement, judged: FrameworkJudgement) -> Copy | None:
+    kind = _KIND_MARKERS.get(requirement.marker)
+    if kind is not None:
+        return judged.library(kind.key)
+    return judged.cudnn if requirement.marker == "requires_cudnn" else judged.runtime
+
+
+def copy_for(requirement: Requirement, diagnosis: Diagnosis) -> list[tuple[FrameworkJudgement | None, Copy | None]]:
+    """The copies a cuDNN, CUDA or catalog-kind (NCCL) requirement judges, each with the framework that loads it:
+    ``framework=X``'s, else every installed GPU framework's that loads one, else the loader's (see
+    :meth:`Diagnosis.copies_for`)."""
     named = requirement.framework
     if named is not None:
         judged = diagnosis.framework(named)
-        if judged is None:
-            return []
-        return [(judged, judged.cudnn if kind is Cudnn else judged.runtime)]
-    users = diagnosis.copies_for(kind)
+        return [] if judged is None else [(judged, _its_copy(requirement, judged))]
+    kind = _KIND_MARKERS.get(requirement.marker)
+    if kind is not None:
+        users = [judged for judged in diagnosis.frameworks if judged.gpu_build and judged.library(kind.key)]
+        return [(judged, judged.library(kind.key)) for judged in users] or [(None, _loader_copy(diagnosis, kind))]
+    cudnn = requirement.marker == "requires_cudnn"
+    users = diagnosis.copies_for(Cudnn if cudnn else CudaRuntime)
     if users:
-        return [(judged, judged.cudnn if kind is Cudnn else judged.runtime) for judged in users]
+        return [(judged, _its_copy(requirement, judged)) for judged in users]
     # No framework loads one: the copy the loader (or TensorFlow's search) gives, one matching if any does.
     avoid = frozenset(path for f in diagnosis.findings if _stops(f) for path in f.subjects)
-    select = selected_cudnn if kind is Cudnn else selected_runtime
+    select = selected_cudnn if cudnn else selected_runtime
     return [(None, select(env=diagnosis.env, spec=requirement.spec, avoid=avoid))]
+
+
+def _loader_copy(diagnosis: Diagnosis, kind: LibraryKind) -> LibraryCopy | None:
+    """The copy of ``kind`` a plain dlopen of its name gives (as loaded in the probe's child, else as predicted)."""
+    env = diagnosis.env
+    for resolution in env.resolutions:
+        if resolution.context == "process" and re.fullmatch(kind.linux, resolution.name):
+            path = resolution.loaded or resolution.predicted
+            copy = env.library(path) if path else None
+            if copy is not None and copy.kind == kind.key:
+                return copy
+    return None
 
 
 def _judge_library(requirement: Requirement, diagnosis: Diagnosis) -> Outcome:
@@ -340,7 +369,8 @@ def _judge_library(requirement: Requirement, diagnosis: Diagnosis) -> Outcome:
     judged_copies = copy_for(requirement, diagnosis)
     if named is not None and not judged_copies:
         return _fail(requirement, f"no {phrases.framework(named)} installed", f"{named}-missing")
-    label = "cuDNN" if requirement.marker == "requires_cudnn" else "CUDA runtime"
+    kind = _KIND_MARKERS.get(requirement.marker)
+    label = kind.display if kind else "cuDNN" if requirement.marker == "requires_cudnn" else "CUDA runtime"
     for judged, copy in judged_copies:
         outcome = _judge_copy(requirement, diagnosis, judged, copy, label)
         if not outcome.ok:
@@ -356,7 +386,7 @@ def _judge_copy(
     requirement: Requirement,
     diagnosis: Diagnosis,
     judged: FrameworkJudgement | None,
-    copy: CudaRuntime | Cudnn | None,
+    copy: Copy | None,
     label: str,
 ) -> Outcome:
     """One copy: it must exist, match, be able to run, and the framework that loads it (if any) must be able to."""
@@ -368,7 +398,12 @@ def _judge_copy(
         if judged is not None and kind == "cuda" and judged.static_runtime:
             return _judge_static(requirement, judged)
         return _fail(requirement, f"no {label} {who} can find", f"{kind}-missing")
-    users = [f"{phrases.framework(b.name)} {b.version or ''}".strip() for b in loaded_by(diagnosis.env, copy)]
+    loaders = (
+        [j.build for j in diagnosis.frameworks if copy in j.libraries]
+        if isinstance(copy, LibraryCopy)
+        else loaded_by(diagnosis.env, copy)
+    )
+    users = [f"{phrases.framework(b.name)} {b.version or ''}".strip() for b in loaders]
     where = phrases.copy(copy, *([f"loaded by {' and '.join(users)}"] if users else []))
     broken = _errors_about(diagnosis.findings, copy.path)
     # A version that does not match is the cause; but a copy too broken to tell its version fails for that.

@@ -13,12 +13,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from . import phrases
+from .compat.catalog import JUDGED, LibraryKind
 from .compat.cuda import architecture_name
 from .diagnosis import Finding, Severity, Verdict
 from .diagnosis.frameworks import concerns, uses
 from .diagnosis.model import cause_links
 from .diagnosis.result import Diagnosis, FrameworkJudgement
-from .environment import CudaRuntime, Cudnn, Gpu, State
+from .environment import CudaRuntime, Cudnn, Gpu, LibraryCopy, State
 from .style import PLAIN, Status, Style
 from .text import line, listing, shows_all, summarised
 
@@ -382,6 +383,33 @@ def _copy_lines(
     return summarised(in_use, _COPIES, copy_line, f"{name} copies in use")
 
 
+def _library_lines(style: Style, diagnosis: Diagnosis, index: _Index, kind: LibraryKind, shown: set[str]) -> list[str]:
+    """The copies of a further catalog kind (NCCL) the frameworks load, each with who loads it; none: how many were
+    found, and no line at all where none was (a host without NCCL is not told about it)."""
+    in_use: dict[str, tuple[LibraryCopy, list[str]]] = {}
+    for judged in diagnosis.frameworks:
+        copy = judged.library(kind.key)
+        if copy is not None:
+            in_use.setdefault(copy.path, (copy, []))[1].append(phrases.framework(judged.name))
+    present = [copy for copy in diagnosis.env.libraries if copy.kind == kind.key]
+    if not in_use:
+        if not present:
+            return []
+        found = _in_order(index, *(index.subjects.get(copy.path, ()) for copy in present))
+        text = f"none loaded by a framework ({len(present):,} found: --json lists them)"
+        return [_row(style, Status.ABSENT, kind.display, text + _references(_serious(found), shown))]
+
+    def copy_line(item: tuple[LibraryCopy, list[str]]) -> list[str]:
+        copy, users = item
+        found = _in_order(index, index.subjects.get(copy.path, ()))
+        built = f"built for CUDA {copy.built_for.value}; " if copy.built_for is not None else ""
+        text = f"{copy.version or '(version unknown)'}  {copy.path}  ({built}via {phrases.via(copy.via)}; "
+        text += f"loaded by {listing(users, _USERS)})"
+        return [_row(style, status_of(found), kind.display, text + _references(_serious(found), shown))]
+
+    return summarised(list(in_use.values()), _COPIES, copy_line, f"{kind.display} copies in use")
+
+
 def _framework_line(style: Style, index: _Index, judged: FrameworkJudgement, shown: set[str]) -> list[str]:
     about = _framework_findings(index, judged)
     status = _framework_status(judged, about)
@@ -419,6 +447,8 @@ def doctor_summary(
     lines += _gpu_lines(style, diagnosis, index, shown)
     lines += _copy_lines(style, diagnosis, index, CudaRuntime, shown)
     lines += _copy_lines(style, diagnosis, index, Cudnn, shown)
+    for kind in JUDGED:
+        lines += _library_lines(style, diagnosis, index, kind, shown)
     lines += summarised(
         diagnosis.frameworks, _FRAMEWORKS, lambda judged: _framework_line(style, index, judged, shown), "frameworks"
     )

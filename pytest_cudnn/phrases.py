@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from .compat.catalog import kind_of
 from .compat.cuda import architecture_name
 from .devices import CudaDevice
-from .environment import CudaRuntime, Cudnn, Gpu, Via
+from .environment import CudaRuntime, Cudnn, Gpu, LibraryCopy, Via
 
 if TYPE_CHECKING:
     from .devices import Holder
@@ -66,8 +67,16 @@ def gpu(device: Gpu | CudaDevice, *, free: bool = True) -> str:
     return f"{label} {device.name or '(name unknown)'}{detail}"
 
 
-def copy(item: CudaRuntime | Cudnn, *more: str) -> str:
-    """'cuDNN 8.0.5 at /usr/lib/libcudnn.so.8 (via LD_LIBRARY_PATH)'; ``more`` facts join the parentheses."""
+def copy(item: CudaRuntime | Cudnn | LibraryCopy, *more: str) -> str:
+    """'cuDNN 8.0.5 at /usr/lib/libcudnn.so.8 (via LD_LIBRARY_PATH)'; ``more`` facts join the parentheses. A copy of
+    a further catalog kind says the CUDA its file says it was built for: 'NCCL 2.32.3 at ... (built for CUDA
+    12.9, via ...)'."""
+    if isinstance(item, LibraryCopy):
+        found = kind_of(item.kind)
+        label = found.display if found is not None else item.kind
+        built = [f"built for CUDA {item.built_for.value}"] if item.built_for is not None else []
+        facts = ", ".join([*built, f"via {via(item.via)}", *more])
+        return f"{label} {item.version or '(version unknown)'} at {item.path} ({facts})"
     label = "CUDA runtime" if isinstance(item, CudaRuntime) else "cuDNN"
     facts = ", ".join([f"via {via(item.via)}", *more])
     return f"{label} {item.version or '(version unknown)'} at {item.path} ({facts})"

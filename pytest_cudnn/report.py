@@ -9,8 +9,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from . import phrases
+from .compat.catalog import JUDGED
 from .diagnosis import Finding, Severity, Verdict
 from .diagnosis.frameworks import copies_text, gpu_code, how_found, label
+from .diagnosis.libraries import label as library_label
 from .diagnosis.result import Diagnosis, FrameworkJudgement
 from .diagnosis.stack import visible_gpus
 from .environment import (
@@ -22,6 +24,7 @@ from .environment import (
     Environment,
     FrameworkBuild,
     Gpu,
+    LibraryCopy,
     LinkedObject,
     LoadedLibrary,
     MigDevice,
@@ -193,6 +196,15 @@ def _cudnn_line(cudnn: Cudnn) -> list[str]:
     elif cudnn.create_status not in (None, 0):
         last = f" ({cudnn.last_error})" if cudnn.last_error else ""
         lines.append(f"        cudnnCreate: {cudnn.create_status} {cudnn.create_error or ''}{last}".rstrip())
+    return lines
+
+
+def _library_line(copy: LibraryCopy) -> list[str]:
+    lines = [f"{copy.version or '?':<7} {copy.path}  (via {_via(copy.via)})"]
+    if copy.built_for is not None:
+        lines.append(f"        built for CUDA {copy.built_for.value} ({copy.built_for.how})")
+    if copy.state is State.ERROR:
+        lines.append(f"        probe failed: {copy.reason}")
     return lines
 
 
@@ -373,6 +385,9 @@ def doctor_text(
     lines.append("")
     lines += _copies_block("CUDA runtime", [_runtime_line(r) for r in env.cuda_runtimes], "none found")
     lines += _copies_block("cuDNN", [_cudnn_line(c) for c in env.cudnns], "none found")
+    for kind in JUDGED:  # the catalog's further kinds (NCCL), where any copy was found
+        found = [_library_line(c) for c in env.libraries if c.kind == kind.key]
+        lines += _copies_block(kind.display, found, "none found") if found else []
     lines += _tensorflow_lines(env)
     for build in sorted((judged.build for judged in diagnosis.frameworks), key=lambda b: b.name != "tensorflow"):
         lines += _framework_lines(diagnosis, build)
@@ -452,9 +467,16 @@ def framework_verdicts(diagnosis: Diagnosis) -> list[dict[str, Any]]:
     without parsing the text."""
     return [
         {"name": judged.name, "version": judged.version, "ok": judged.ok, "summary": judged.summary,
-         **({"cause": judged.cause} if judged.cause else {}), **_after_preload(judged)}
+         **({"cause": judged.cause} if judged.cause else {}), **_after_preload(judged), **_libraries(judged)}
         for judged in diagnosis.frameworks
     ]  # fmt: skip
+
+
+def _libraries(judged: FrameworkJudgement) -> dict[str, Any]:
+    """The copy of each further catalog kind it loads (NCCL), where it loads one: {"nccl": {version, path}}."""
+    if not judged.libraries:
+        return {}
+    return {"libraries": {c.kind: {"version": c.version, "path": c.path} for c in judged.libraries}}
 
 
 def _after_preload(judged: FrameworkJudgement) -> dict[str, Any]:
@@ -492,6 +514,7 @@ def _framework_headline(diagnosis: Diagnosis, build: FrameworkBuild) -> str:
     facts = [
         (f"CUDA {cuda_text}" if cuda_text else "") + (f" ({runtime_how})" if runtime_how and cuda_text else ""),
         (f"cuDNN {cudnn_text}" if cudnn_text else "") + (f" ({cudnn_how})" if cudnn_how and cudnn_text else ""),
+        *(library_label(copy) for copy in (judged.libraries if judged is not None else ())),
     ]
     code, _ = gpu_code(build)
     if code:

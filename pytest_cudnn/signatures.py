@@ -6,6 +6,7 @@ of them (``--collect-only``, a CPU-only suite) must not pay for the parsing and 
 
 from __future__ import annotations
 
+from .compat.catalog import JUDGED
 from .frameworks import NAMES, REGISTRY
 
 __all__ = ["FRAMEWORK_NAMES", "MARKERS", "USES_GPU"]
@@ -21,6 +22,13 @@ MARKERS: dict[str, str] = {
     + "; unnamed: the copy of every installed GPU framework).",
     "requires_cuda": "requires_cuda(spec='', *, framework=None): skip unless the CUDA runtime in use matches the "
     "specifier set, e.g. '>=12' (none: any version; the framework's copy, as for requires_cudnn).",
+    # One per further kind of the library catalog: requires_nccl.
+    **{
+        f"requires_{kind.key}": f"requires_{kind.key}(spec='', *, framework=None): skip unless the {kind.display} in "
+        f"use matches the specifier set, e.g. '>=2.21' (none: any version; the framework's copy, as for "
+        "requires_cudnn)."
+        for kind in JUDGED
+    },
     "requires_driver": "requires_driver(spec=''): skip unless the NVIDIA driver version matches, e.g. '>=535' "
     "(none: any driver).",
     "requires_gpu": "requires_gpu(count=1, memory=None, compute_capability=None, name=None): skip unless at least "

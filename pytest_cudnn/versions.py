@@ -20,6 +20,7 @@ __all__ = [
     "decimal",
     "is_pep440",
     "major_of",
+    "nccl_version_from_int",
     "tensorflow_version_field",
 ]
 
@@ -90,6 +91,23 @@ def cudnn_version_from_int(value: int) -> tuple[int, int, int]:
     if 1000 <= value < 10000:
         return value // 1000, (value % 1000) // 100, value % 100
     raise InvalidVersionValue(f"not a cuDNN version integer: {value!r}")
+
+
+def nccl_version_from_int(value: int) -> str:
+    """Decode ``ncclGetVersion()``/``NCCL_VERSION_CODE`` into "major.minor.patch".
+
+    nccl.h's ``NCCL_VERSION(X,Y,Z)`` is ``X * 1000 + Y * 100 + Z`` up to 2.8 and ``X * 10000 + Y * 100 + Z`` from
+    2.9 (NVIDIA/nccl src/nccl.h.in; compat/sources.py "nccl-version-code"): 2.8.4 -> 2804, 2.21.5 -> 22105. The two
+    ranges do not overlap: 2.9.0 encodes as 20900.
+
+    >>> nccl_version_from_int(2708), nccl_version_from_int(22105), nccl_version_from_int(23203)
+    ('2.7.8', '2.21.5', '2.32.3')
+    """
+    if value >= 20900:
+        return f"{value // 10000}.{(value % 10000) // 100}.{value % 100}"
+    if 1000 <= value < 2900:
+        return f"{value // 1000}.{(value % 1000) // 100}.{value % 100}"
+    raise InvalidVersionValue(f"not an NCCL version integer: {value!r}")
 
 
 # Bounded digit runs: int() refuses more than 4300 digits, and no version part needs more than a few.

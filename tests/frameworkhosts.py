@@ -132,13 +132,15 @@ def plant_libraries(
     cudnn_cudart: int | None = None,
     cudnn_siblings: bool | Sequence[str] = True,
     others: Sequence[str] = (),
+    nccl: tuple[int, int, int] | None = None,
+    nccl_cuda: str | None = "12.9",
 ) -> Path:
     """Stand-in CUDA libraries in ``folder`` (created): a CUDA runtime of version ``cudart`` (e.g. 13020, as
     ``libcudart.so.13.2.0`` with the link ``libcudart.so.13``), a cuDNN ``cudnn`` (e.g. (9, 26, 0): the front
     library ``libcudnn.so.9.26.0``, the link ``libcudnn.so.9`` and its sub-libraries, as ``cudnn_siblings`` says)
     answering ``cudnn_cudart`` (default ``cudart``, else 12090) as its CUDA build, and for each soname in
-    ``others`` (``libcusolver.so.11``, ``libcublas.so.12``) a library of that file name and soname. Returns
-    ``folder``."""
+    ``others`` (``libcusolver.so.11``, ``libcublas.so.12``) a library of that file name and soname; an NCCL ``nccl``
+    (e.g. (2, 32, 3): ``libnccl.so.2``) whose file says it was built for CUDA ``nccl_cuda``. Returns ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
     stand_ins = _stand_ins(compiler)
     if cudart is not None:
@@ -147,6 +149,8 @@ def plant_libraries(
         stand_ins.add_cudnn(folder, cudnn, cudart_version=cudnn_cudart or cudart or 12090, siblings=cudnn_siblings)
     for soname in others:
         compiler.empty_library(soname, folder / soname)
+    if nccl is not None:
+        stand_ins.add_nccl(folder, nccl, nccl_cuda)
     return folder
 
 
@@ -161,6 +165,8 @@ def plant_nvidia_wheel(
     cudnn_siblings: bool | Sequence[str] = True,
     others: Sequence[str] = (),
     distribution: tuple[str, str] | None = None,
+    nccl: tuple[int, int, int] | None = None,
+    nccl_cuda: str | None = "12.9",
 ) -> Path:
     """:func:`plant_libraries` into ``<site>/nvidia/<component>/lib``, where an nvidia-* wheel puts its libraries
     (``cudnn``, ``cuda_runtime``, ``cublas``, ``cusolver``; ``cu13`` for every CUDA 13 wheel but cuDNN, NCCL,
@@ -181,6 +187,8 @@ def plant_nvidia_wheel(
             cudnn_cudart=cudnn_cudart,
             cudnn_siblings=cudnn_siblings,
             others=others,
+            nccl=nccl,
+            nccl_cuda=nccl_cuda,
         )
 
     if distribution is None:

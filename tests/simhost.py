@@ -592,6 +592,31 @@ def cudart_source(version: int, behaviour: str = "normal") -> str:
     )
 
 
+def nccl_encoded(major: int, minor: int, patch: int) -> int:
+    """NCCL_VERSION(X,Y,Z) of nccl.h: X*1000+Y*100+Z up to 2.8, X*10000+Y*100+Z from 2.9."""
+    return major * 1000 + minor * 100 + patch if major <= 2 and minor <= 8 else major * 10000 + minor * 100 + patch
+
+
+def nccl_source(version: tuple[int, int, int], cuda: str | None = "12.9", behaviour: str = "normal") -> str:
+    """libnccl stand-in: ncclGetVersion answers ``version`` encoded as nccl.h encodes it, and the library holds
+    NCCL's version string "NCCL version X.Y.Z+cudaM.m" (its build writes it, src/init.cc) in .rodata, unless
+    ``cuda`` is None. Like the real one it links no CUDA library (its runtime is linked in). ``behaviour``: "normal",
+    "hang" (ncclGetVersion never returns) or "abort"."""
+    trap = {"normal": "", "hang": "hang_note(); for (;;) sleep(1);", "abort": "abort();"}[behaviour]
+    text = f"NCCL version {'.'.join(map(str, version))}+cuda{cuda}" if cuda else "NCCL stand-in"
+    return (
+        "#include <stdio.h>\n#include <stdlib.h>\n#include <unistd.h>\n#include <string.h>\n"
+        + _HANG_NOTE
+        + textwrap.dedent(
+            f"""\
+            const char *nccl_version_string = "{text}";
+            int ncclGetVersion(int *v) {{ {trap} *v = {nccl_encoded(*version)}; return 0; }}
+            const char *ncclGetErrorString(int e) {{ return e ? "unhandled system error" : "no error"; }}
+            """
+        )
+    )
+
+
 def cudnn_encoded(major: int, minor: int, patch: int) -> int:
     return major * 10000 + minor * 100 + patch if major >= 9 else major * 1000 + minor * 100 + patch
 
@@ -854,6 +879,19 @@ class SimHost:
         target = self.compiler.shared_library(cudart_source(version, behaviour), soname, where / full)
         link = where / soname
         if link != target and not link.exists():
+            link.symlink_to(target.name)
+        return link
+
+    # NCCL -----------------------------------------------------------------------------------------
+    def add_nccl(
+        self, folder: str | Path, version: tuple[int, int, int], cuda: str | None = "12.9", behaviour: str = "normal"
+    ) -> Path:
+        """libnccl.so.2 (a file by its full version, the soname a link to it), as NCCL's packages install it."""
+        where = self.folder(str(folder)) if not Path(folder).is_absolute() else Path(folder)
+        full = f"libnccl.so.{'.'.join(map(str, version))}"
+        target = self.compiler.shared_library(nccl_source(version, cuda, behaviour), "libnccl.so.2", where / full)
+        link = where / "libnccl.so.2"
+        if not link.exists():
             link.symlink_to(target.name)
         return link
 

@@ -493,7 +493,23 @@ def windows(python: str, vias: tuple[Via, ...]) -> Case:
 
 A100, H100 = gpu(0), gpu(1, name="NVIDIA H100 80GB HBM3", cc="9.0")
 
+
 # (code, fires, environment)
+def nccl_case(version: str, cuda: str, driver: tuple[str, int] = ("580.65.06", 13000), hung: bool = False) -> Case:
+    """torch 2.14.1 (CUDA 13.0, pinning nvidia-nccl-cu13==2.30.7) loading an NCCL ``version`` built for ``cuda``."""
+    from .test_nccl import nccl_copy, torch_host
+
+    def case() -> Environment:
+        copy = nccl_copy(version, cuda)
+        if hung:
+            copy = dataclasses.replace(copy, state=State.ERROR, version=None, version_raw=None,
+                                       failure=Failure.HUNG, reason="the probe of libnccl.so.2 hung")  # fmt: skip
+        return torch_host(copy, driver=driver)
+
+    case.__name__ = f"nccl_{version}_cuda{cuda}" + ("_hung" if hung else "")
+    return case
+
+
 CASES: list[tuple[str, bool, Case]] = [
     ("no-driver", True, no_driver),
     ("no-driver", False, nvml_error(18)),
@@ -606,6 +622,14 @@ CASES: list[tuple[str, bool, Case]] = [
     ("framework-import-library-missing", True, torch_missing("libcudnn.so.9")),
     ("framework-import-library-missing", False, jax_missing("libcudnn.so.9")),  # a dlopen: JAX still imports
     ("framework-import-library-missing", False, torch_loading()),
+    ("library-pin-not-met", True, nccl_case("2.29.3", "13.0")),
+    ("library-pin-not-met", False, nccl_case("2.30.7", "13.0")),
+    ("library-cuda-mismatch", True, nccl_case("2.30.7", "12.9")),
+    ("library-cuda-mismatch", False, nccl_case("2.30.7", "13.0")),
+    ("library-driver-too-old", True, nccl_case("2.30.7", "13.0", driver=("550.54.15", 12040))),
+    ("library-driver-too-old", False, nccl_case("2.30.7", "12.9", driver=("550.54.15", 12040))),
+    ("library-probe-failed", True, nccl_case("2.30.7", "13.0", hung=True)),
+    ("library-probe-failed", False, nccl_case("2.30.7", "13.0")),
     ("wheel-files-overwritten", True, torch_wheel(overwritten=True)),
     ("wheel-files-overwritten", False, torch_wheel(overwritten=False)),
     ("wheel-files-overwritten", True, torch_wheel(overwritten=True, pinned="cuda-toolkit")),

@@ -302,6 +302,13 @@ class Changes:
             distribution=("nvidia-cuda-runtime", "13.2.51"),
         )
 
+    def replace_nccl(self) -> None:  # another NCCL build in its place: what its file says of its CUDA changes
+        cuda = ("12.9", "13.0")[self.step % 2]
+        plant_nvidia_wheel(
+            self.host.site_packages, self.compiler, "nccl", nccl=(2, 28 + self.step % 3, 3), nccl_cuda=cuda,
+            distribution=(f"nvidia-nccl-cu{cuda[:2]}", f"2.{28 + self.step % 3}.3"),
+        )  # fmt: skip
+
     def add_copy_to_a_folder(self) -> None:  # the folder's listing changes
         self.host.add_cudnn(str(self.system.relative_to(self.host.root)), (9, 1 + self.step % 7, 0), 12090)
 

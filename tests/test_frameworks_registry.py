@@ -47,14 +47,15 @@ def test_the_registry_imports_no_layer_above_it() -> None:
 
 @pytest.mark.e2e  # a child Python: a fresh sys.modules
 def test_registering_the_markers_costs_no_probe_and_no_framework() -> None:
-    """signatures (imported on every run) reads the registry: that must import none of the probe and no framework."""
+    """signatures (imported on every run) reads the registry and the library catalog (requires_nccl): that must
+    import none of the probe, no compatibility table but the catalog, and no framework."""
     code = (
         "import sys, pytest_cudnn.signatures\n"
         "print(sorted(m for m in sys.modules if m.startswith(('pytest_cudnn.probe', 'pytest_cudnn.environment',"
         " 'pytest_cudnn.compat', 'packaging', 'torch', 'onnxruntime'))))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]", done.stdout
+    assert done.stdout.strip() == "['pytest_cudnn.compat', 'pytest_cudnn.compat.catalog']", done.stdout
 
 
 def test_a_name_in_the_ldconfig_cache_is_found_by_a_framework_search() -> None:

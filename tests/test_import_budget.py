@@ -23,12 +23,14 @@ pytestmark = pytest.mark.e2e
 # live reads, the fleet, explain or redaction.
 DOCTOR_WITHOUT_FRAMEWORKS = frozenset(
     {
-        "pytest_cudnn", "pytest_cudnn.__main__", "pytest_cudnn.cli", "pytest_cudnn.compat", "pytest_cudnn.compat.cuda",
+        "pytest_cudnn", "pytest_cudnn.__main__", "pytest_cudnn.cli", "pytest_cudnn.compat",
+        "pytest_cudnn.compat.catalog", "pytest_cudnn.compat.cuda",
         "pytest_cudnn.compat.cudnn", "pytest_cudnn.compat.cupy", "pytest_cudnn.compat.forward",
         "pytest_cudnn.compat.libraries", "pytest_cudnn.compat.sources", "pytest_cudnn.compat.tensorflow",
         "pytest_cudnn.devices", "pytest_cudnn.diagnosis", "pytest_cudnn.diagnosis.container",
         "pytest_cudnn.diagnosis.cudnn", "pytest_cudnn.diagnosis.driver", "pytest_cudnn.diagnosis.forward",
-        "pytest_cudnn.diagnosis.frameworks", "pytest_cudnn.diagnosis.kernels", "pytest_cudnn.diagnosis.loader",
+        "pytest_cudnn.diagnosis.frameworks", "pytest_cudnn.diagnosis.kernels", "pytest_cudnn.diagnosis.libraries",
+        "pytest_cudnn.diagnosis.loader",
         "pytest_cudnn.diagnosis.model", "pytest_cudnn.diagnosis.remedies", "pytest_cudnn.diagnosis.result",
         "pytest_cudnn.diagnosis.rules", "pytest_cudnn.diagnosis.runtime", "pytest_cudnn.diagnosis.stack",
         "pytest_cudnn.diagnosis.tensorflow", "pytest_cudnn.diagnosis.variables", "pytest_cudnn.diagnosis.wheels",

@@ -149,6 +149,8 @@ MARKER_CASES: tuple[tuple[str, tuple[Any, ...], dict[str, Any]], ...] = (
     ("requires_onnxruntime", (">=1.20",), {}),
     ("requires_cudnn", (">=9",), {"framework": "torch"}),
     ("requires_cuda", (">=12",), {"framework": "jax"}),
+    ("requires_nccl", (">=2.21",), {}),
+    ("requires_nccl", (), {"framework": "torch"}),
 )
 REQUIREMENTS = [parse_marker(name, args, kwargs) for name, args, kwargs in MARKER_CASES]
 assert {requirement.marker for requirement in REQUIREMENTS} == set(MARKERS)

@@ -41,6 +41,7 @@ ARGUMENTS: dict[str, tuple[Any, ...]] = {
     "resolve": ("libcudnn.so.9",),
     "jax_versions": ({"kind": "jax_versions", "path": "/site/jax_cuda12_plugin/_versions.so", "module": "m"},),
     "pathfinder": ({"kind": "pathfinder", "names": ["nvrtc"], "site_dirs": ["/site"]},),
+    "library": ("/opt/lib/libnccl.so.2", "ncclGetVersion"),
 }
 
 

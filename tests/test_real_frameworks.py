@@ -194,6 +194,30 @@ def test_torch_cudnn_runtime_is_the_copy_the_doctor_probed(doctor: dict[str, Any
         assert _version(copy["version"]) == _version(_cudnn(said["version"]))
 
 
+def test_torch_nccl_is_the_copy_the_doctor_versioned(doctor: dict[str, Any]) -> None:
+    """The libnccl ``import torch`` maps, asked ncclGetVersion in torch's own process (the handle torch uses): the
+    doctor must have found that file among torch's loads, asked it the same version, and read the CUDA its build
+    names. ``torch.cuda.nccl.version()`` is what torch was compiled with (measured: (2, 30, 7), its pin, while the
+    file nvidia-nccl-cu12 wrote over it answers 23203): where the two differ, the doctor says so."""
+    _installed("torch")
+    said = _child(
+        f"import ctypes, json, os\n{_MAPS}\nimport torch\n"
+        "[path] = [p for p in mapped() if os.path.basename(p).startswith('libnccl.so')]\n"
+        "code = ctypes.c_int()\nassert ctypes.CDLL(path).ncclGetVersion(ctypes.byref(code)) == 0\n"
+        "print(json.dumps({'path': path, 'code': code.value, 'built': list(torch.cuda.nccl.version())}))"
+    )
+    judged = next(f for f in doctor["frameworks"] if f["name"] == "torch")
+    assert os.path.realpath(judged["libraries"]["nccl"]["path"]) == said["path"]
+    [copy] = [c for c in doctor["environment"]["libraries"] if os.path.realpath(c["path"]) == said["path"]]
+    assert copy["state"] == "found", copy["reason"]
+    assert copy["version_raw"] == said["code"]
+    with open(said["path"], "rb") as library:
+        assert f"NCCL version {copy['version']}+cuda{copy['built_for']['value']}".encode() in library.read()
+    built = ".".join(str(part) for part in said["built"])
+    pinned = [f for f in doctor["findings"] if f["code"] == "library-pin-not-met" and "PyTorch" in f["summary"]]
+    assert bool(pinned) is (built != copy["version"]), (built, copy["version"], pinned)
+
+
 # JAX
 
 

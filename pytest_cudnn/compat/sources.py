@@ -224,6 +224,30 @@ SOURCES: dict[str, str] = {
         "libcublasLt.so.11), nvidia-cublas-cu12 12.5.3.2 (nvidia/cublas/lib/libcublas.so.12, libcublasLt.so.12) and "
         "nvidia-cublas 13.0.2.14 (nvidia/cu13/lib/libcublas.so.13, libcublasLt.so.13)"
     ),
+    "nccl-version-code": (
+        "NVIDIA/nccl src/nccl.h.in: 'ncclResult_t ncclGetVersion(int *version)' returns NCCL_VERSION_CODE, coded by "
+        "'#define NCCL_VERSION(X,Y,Z) (((X) <= 2 && (Y) <= 8) ? (X) * 1000 + (Y) * 100 + (Z) : (X) * 10000 + (Y) * "
+        "100 + (Z))' (2.32.3: NCCL_VERSION_CODE 23203); https://github.com/NVIDIA/nccl/blob/master/src/nccl.h.in"
+    ),
+    "nccl-version-string": (
+        'NVIDIA/nccl src/init.cc: \'// Pre-process the string so that running "strings" on the lib can quickly '
+        'reveal the version. #define VERSION_STRING "NCCL version " STR(NCCL_MAJOR) "." STR(NCCL_MINOR) "." '
+        'STR(NCCL_PATCH) NCCL_SUFFIX "+cuda" STR(CUDA_MAJOR) "." STR(CUDA_MINOR)\'; read in the PyPI wheels '
+        "nvidia-nccl-cu12 2.32.3 ('NCCL version 2.32.3+cuda12.9' in nvidia/nccl/lib/libnccl.so.2, whose .rodata "
+        "holds it) and nvidia-nccl-cu13 2.30.7; https://github.com/NVIDIA/nccl/blob/master/src/init.cc"
+    ),
+    "nccl-wheels-one-folder": (
+        "pytorch/pytorch#186591 'undefined symbol: ncclCommResume' (ptrblck: 'You are mixing various libraries "
+        "including: nvidia-nccl-cu12==2.29.3, nvidia-nccl-cu13==2.29.7'), https://github.com/pytorch/pytorch/issues/"
+        "186591; pytorch/pytorch#119932 'undefined symbol: ncclCommRegister' ('you have another package that also "
+        "provides the NCCL library, but the versions are incompatible'), https://github.com/pytorch/pytorch/issues/"
+        "119932; the RECORDs of nvidia-nccl-cu12 2.32.3 and nvidia-nccl-cu13 2.30.7 both list "
+        "nvidia/nccl/lib/libnccl.so.2 (read in one environment holding both, 2026-11-29)"
+    ),
+    "cudnn-wheels": (
+        "The RECORDs of the PyPI wheels nvidia-cudnn-cu12 9.28.0.42 and nvidia-cudnn-cu13 9.24.0.43 both list "
+        "nvidia/cudnn/lib/libcudnn.so.9 (read in one environment holding both, 2026-11-29)"
+    ),
     "cudart-wheels": (
         "File lists of the PyPI wheels nvidia-cuda-runtime-cu11 11.8.89 (nvidia/cuda_runtime/lib/libcudart.so.11.0), "
         "nvidia-cuda-runtime-cu12 12.5.82 (nvidia/cuda_runtime/lib/libcudart.so.12) and nvidia-cuda-runtime 13.0.96 "

@@ -1736,6 +1736,113 @@ _LIBRARIES: dict[str, Explanation] = {
             "https://pip.pypa.io/en/stable/cli/pip_check/",
         ),
     ),
+    # The catalog's further libraries (compat/catalog.py: NCCL) ---------------------------------------------------
+    "library-probe-failed": Explanation(
+        meaning=(
+            "A copy of a library of the catalog (NCCL) could not be asked its version: loading it by absolute path "
+            "in the probe's child process failed (a damaged file, a missing dependency), or its version call "
+            "crashed or hung and the child was killed. The copy is still listed, with the CUDA its file says it "
+            "was built for where that could be read. A requirement on it (requires_nccl) fails, since its version "
+            "is unknown; the frameworks are judged as before, since nothing but their collectives uses it."
+        ),
+        confirm=(
+            "$ ldd <path>  # a 'not found' names the missing dependency",
+            '$ python -c "import ctypes, sys; v = ctypes.c_int(); lib = ctypes.CDLL(sys.argv[1]); '
+            'print(lib.ncclGetVersion(ctypes.byref(v)), v.value)" <path>',
+            "$ pytest-cudnn doctor -v  # the copy, and what the probe said",
+        ),
+        fix=(
+            "Reinstall the library: pip install --force-reinstall --no-deps nvidia-nccl-cu12 (or -cu13, the one "
+            "your framework pins), or remove the broken copy from the folders the loader searches."
+        ),
+        sources=(
+            "NVIDIA/nccl src/nccl.h.in: 'ncclResult_t ncclGetVersion(int *version)' returns NCCL_VERSION_CODE: "
+            "https://github.com/NVIDIA/nccl/blob/master/src/nccl.h.in",
+        ),
+    ),
+    "library-pin-not-met": Explanation(
+        meaning=(
+            "A framework's METADATA pins a version of a library's wheel (torch 2.14.1: nvidia-nccl-cu13==2.30.7), "
+            "and the copy its own search loads answers another version. The usual cause: the wheels of one library "
+            "for CUDA 12 and CUDA 13 (nvidia-nccl-cu12, nvidia-nccl-cu13) write the same file, nvidia/nccl/lib/"
+            "libnccl.so.2, and the one installed last wins; 'pip check' compares versions, not files, and passes. "
+            "A copy older than the pin lacks symbols the framework links: PyTorch, which links NCCL, then fails at "
+            "import with 'undefined symbol: ncclCommRegister' (or ncclCommResume); JAX and others, which load it "
+            "only for collectives, fail there. That is an error, and stops a framework that links it. A copy newer "
+            "than an exact pin is a warning: it is not the build the framework was tested with."
+        ),
+        confirm=(
+            "$ pip list 2>/dev/null | grep -i nccl  # two CUDA majors of one library",
+            "$ strings \"$(python -c 'import nvidia.nccl; print(nvidia.nccl.__path__[0])')/lib/libnccl.so.2\" "
+            "| grep 'NCCL version'",
+            "$ pip show torch | grep -i requires; grep -i nccl $(pip show -f torch | sed -n 's/^Location: //p')"
+            "/torch-*.dist-info/METADATA",
+        ),
+        fix=(
+            "Reinstall the wheel the framework pins last: pip install --force-reinstall --no-deps "
+            "'nvidia-nccl-cu13==<pinned>' (the finding's fix names it). Frameworks that pin the two CUDA majors of one "
+            "library cannot share an environment: give each its own virtual environment."
+        ),
+        sources=(
+            "pytorch/pytorch#186591 'undefined symbol: ncclCommResume': 'You are mixing various libraries including: "
+            "nvidia-nccl-cu12==2.29.3, nvidia-nccl-cu13==2.29.7': https://github.com/pytorch/pytorch/issues/186591",
+            "pytorch/pytorch#119932 'undefined symbol: ncclCommRegister': 'you have another package that also "
+            "provides the NCCL library, but the versions are incompatible': "
+            "https://github.com/pytorch/pytorch/issues/119932",
+        ),
+    ),
+    "library-cuda-mismatch": Explanation(
+        meaning=(
+            "The copy of a library a framework loads was built for another CUDA major than the framework: NCCL's "
+            "build writes 'NCCL version 2.32.3+cuda12.9' into the library, and a framework built for CUDA 13 loads "
+            "it. The wheels of both CUDA majors write one file, so installing a second framework (or its extra) "
+            "silently swaps the first one's copy. NCCL links its own CUDA runtime, so the copy still runs where "
+            "the driver supports its CUDA; but it is not the build the framework pins, and its version follows "
+            "whichever wheel was installed last (see library-pin-not-met)."
+        ),
+        confirm=(
+            "$ strings <path> | grep 'NCCL version'  # +cudaX.Y: the CUDA it was built for",
+            "$ pip list 2>/dev/null | grep -i nccl",
+        ),
+        fix=(
+            "Keep one CUDA major's wheel of the library per environment: reinstall the one the framework pins "
+            "last (pip install --force-reinstall --no-deps), or put frameworks of different CUDA majors in separate "
+            "virtual environments."
+        ),
+        sources=(
+            'NVIDIA/nccl src/init.cc: \'#define VERSION_STRING "NCCL version " ... "+cuda" STR(CUDA_MAJOR) "." '
+            "STR(CUDA_MINOR)', written so that 'strings' on the library reveals it: "
+            "https://github.com/NVIDIA/nccl/blob/master/src/init.cc",
+            "pytorch/pytorch#186591: nvidia-nccl-cu12 and nvidia-nccl-cu13 installed together: "
+            "https://github.com/pytorch/pytorch/issues/186591",
+        ),
+    ),
+    "library-driver-too-old": Explanation(
+        meaning=(
+            "A library of the catalog (NCCL) was built for a CUDA release the installed driver does not support: "
+            "its file says 'NCCL version 2.21.5+cuda12.4', and the driver is older than the oldest that runs CUDA "
+            "12 applications (525.60.13 for CUDA 12, 580.65.06 for CUDA 13, by minor-version compatibility). NCCL "
+            "links its own CUDA runtime, which then fails with cudaErrorInsufficientDriver (35) at the first "
+            "communicator: every collective fails, while single-GPU work of the frameworks may still run. So it "
+            "stops no framework, and fails requires_nccl."
+        ),
+        confirm=(
+            "$ nvidia-smi --query-gpu=driver_version --format=csv,noheader",
+            "$ strings <path> | grep 'NCCL version'",
+            "$ NCCL_DEBUG=INFO python -c 'import torch.distributed'  # NCCL's own log names the CUDA error",
+        ),
+        fix=(
+            "Upgrade the driver to at least the floor the finding names, or install the library built for the CUDA "
+            "the driver supports (nvidia-nccl-cu12 rather than -cu13 on an R5xx driver below 580)."
+        ),
+        sources=(
+            "NVIDIA CUDA Compatibility, 'Minor Version Compatibility': applications built with any minor release "
+            "of a major run on a driver of that major's floor: "
+            "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html",
+            "NVIDIA/nccl src/init.cc (VERSION_STRING, the CUDA release the build was made with): "
+            "https://github.com/NVIDIA/nccl/blob/master/src/init.cc",
+        ),
+    ),
     # Windows --------------------------------------------------------------------------------------------------
     "windows-tensorflow-no-gpu": Explanation(
         meaning=(

@@ -531,6 +531,8 @@ def concerns(build: FrameworkBuild, finding: Finding, copies: Collection[str] = 
     stand for it, and so does a missing CUDA runtime."""
     if finding.frameworks:
         return build.name in finding.frameworks
+    if finding.component == "library":
+        return False  # a library of the catalog stops only the frameworks its findings name (diagnosis/libraries.py)
     if finding.component == "tensorflow":
         return build.name == "tensorflow"
     if finding.component == "loader" and read and not _own_rules(build):

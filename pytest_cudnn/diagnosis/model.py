@@ -118,6 +118,10 @@ CODES: dict[str, str] = {
     "framework-no-kernels-for-gpu": "a PyTorch build carries no kernels for the GPU",
     "framework-ptx-only": "the GPU runs a PyTorch build only through PTX JIT compilation",
     "wheel-files-overwritten": "another wheel wrote over files of a distribution a framework pins (shared folders)",
+    "library-probe-failed": "a copy of a catalog library (NCCL) could not be loaded or asked its version",
+    "library-pin-not-met": "the copy of a library (NCCL) a framework loads is not what the framework pins",
+    "library-cuda-mismatch": "a framework loads a library (NCCL) built for another CUDA major than itself",
+    "library-driver-too-old": "the driver is older than the CUDA a library (NCCL) was built for: it cannot start",
     "windows-tensorflow-no-gpu": "native Windows TensorFlow after 2.10 has no GPU support",
     "windows-dll-path-only": "DLLs found only through PATH, which Python 3.8+ extension loading ignores",
 }
@@ -163,6 +167,9 @@ FOLLOWS: dict[str, tuple[tuple[str, str], ...]] = {
     "cudnn-create-failed": (("framework-driver-too-old", "error"),),
     # A cuDNN another wheel wrote over a framework's own is built for another CUDA than that framework's runtime.
     "cudnn-cuda-mismatch": (("wheel-files-overwritten", "subject"),),
+    # So is the NCCL: the other CUDA major's wheel wrote it, of another version.
+    "library-pin-not-met": (("wheel-files-overwritten", "subject"),),
+    "library-cuda-mismatch": (("wheel-files-overwritten", "subject"),),
     # A framework needs another's import first because alone it cannot load a library.
     "framework-needs-import-order": (("framework-library-missing", "subject"),),
 }

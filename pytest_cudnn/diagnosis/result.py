@@ -18,10 +18,11 @@ import dataclasses
 from dataclasses import dataclass
 
 from ..compat.cupy import NO_CUDNN, STATIC_CUDA_RUNTIME
-from ..environment import BuildFact, CudaRuntime, Cudnn, Environment, FrameworkBuild, State
+from ..environment import BuildFact, CudaRuntime, Cudnn, Environment, FrameworkBuild, LibraryCopy, State
 from ..frameworks import framework
 from ..versions import major_of
 from .frameworks import blocking_finding
+from .libraries import copies_loaded
 from .model import Finding, Severity, Verdict, verdict
 from .rules import cause_first, diagnose
 from .stack import (
@@ -68,6 +69,12 @@ class FrameworkJudgement:
     # where that call supplies libraries its search cannot find; None where it changes nothing.
     preloaded: FrameworkJudgement | None = None
     preload: str | None = None
+    # The copy of each further kind of the catalog it loads (NCCL), as probed (diagnosis/libraries.py).
+    libraries: tuple[LibraryCopy, ...] = ()
+
+    def library(self, kind: str) -> LibraryCopy | None:
+        """The copy of catalog kind ``kind`` ("nccl") it loads; None where it loads none that was probed."""
+        return next((copy for copy in self.libraries if copy.kind == kind), None)
 
     @property
     def name(self) -> str:
@@ -172,11 +179,14 @@ def _judge(
 ) -> FrameworkJudgement:
     runtime, cudnn, read = loaded_copies_of(env, build)
     copies = tuple(copy.path for copy in (runtime, cudnn) if copy is not None)
+    libraries = copies_loaded(env, build)
 
     def judged(
         ok: bool, summary: str, cause: str, finding: Finding | None = None, host_wide: bool = False
     ) -> FrameworkJudgement:
-        return FrameworkJudgement(build, ok, summary, cause, finding, host_wide, runtime, cudnn, read)
+        return FrameworkJudgement(
+            build, ok, summary, cause, finding, host_wide, runtime, cudnn, read, libraries=libraries
+        )
 
     if build.state is not State.FOUND:
         return judged(False, f"not readable: {build.reason or build.state.value}", "framework-unreadable")

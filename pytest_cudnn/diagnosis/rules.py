@@ -13,6 +13,7 @@ from .cudnn import cudnn_rules
 from .driver import driver_rules, gpu_rules
 from .forward import forward_rules
 from .frameworks import framework_rules
+from .libraries import library_rules
 from .loader import loader_rules
 from .model import CAUSES, FOLLOWS, ORDER, Finding, Rule, Severity
 from .runtime import gpu_arch_rules, runtime_rules
@@ -45,6 +46,7 @@ RULES: tuple[Rule, ...] = (
     framework_rules,
     wheel_rules,
     cudnn_rules,
+    library_rules,  # the catalog's further kinds (NCCL): after the wheels that overwrite their files
     loader_rules,
     path_rules,
     windows_rules,

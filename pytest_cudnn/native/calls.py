@@ -31,6 +31,8 @@ if TYPE_CHECKING:
         GpuAnswer,
         JaxVersionsAnswer,
         JaxVersionsJob,
+        LibraryAnswer,
+        LibraryJob,
         MigAnswer,
         NvmlAnswer,
         NvmlJob,
@@ -83,6 +85,15 @@ def _load(path: str) -> ctypes.CDLL:
     if not (os.path.isabs(path) or (os.sep not in path and "/" not in path)):
         raise ValueError(f"refusing to load a relative path: {path!r}")
     return ctypes.CDLL(path)
+
+
+def _opened(path: str, failed: Outcome) -> ctypes.CDLL | None:
+    """The library at ``path``, loaded; None, with ``failed`` saying why, where the loader refuses it."""
+    try:
+        return _load(path)
+    except OSError as error:
+        _unloadable(path, error, failed)
+        return None
 
 
 def _unloadable(path: str, error: OSError, answer: Outcome) -> None:
@@ -443,11 +454,9 @@ def probe_cuda_driver(job: CudaJob) -> CudaAnswer:
 def probe_cudart(job: CudartJob) -> CudartAnswer:
     """One CUDA runtime by absolute path. cudaGetDeviceCount leaves its output untouched on error, so the
     count is read only when the status is 0 (field notes; CUDA Runtime API)."""
-    try:
-        library = _load(job["path"])
-    except OSError as error:
-        failed: CudartAnswer = {}
-        _unloadable(job["path"], error, failed)
+    failed: CudartAnswer = {}
+    library = _opened(job["path"], failed)
+    if library is None:
         return failed
     result: CudartAnswer = {"loaded": loaded_path(library)}
     version = ctypes.c_int(0)
@@ -479,11 +488,9 @@ def probe_cudnn(job: CudnnJob) -> CudnnAnswer:
     """One cuDNN by absolute path: version (by property, so neither integer encoding matters), the CUDA
     runtime it was built for, and whether a handle can be created. A front library whose sub-libraries are
     missing aborts the process on the first call (field notes): that is why this runs in a child."""
-    try:
-        library = _load(job["path"])
-    except OSError as error:
-        failed: CudnnAnswer = {}
-        _unloadable(job["path"], error, failed)
+    failed: CudnnAnswer = {}
+    library = _opened(job["path"], failed)
+    if library is None:
         return failed
     result: CudnnAnswer = {"loaded": loaded_path(library)}
     get_version = _function(library, "cudnnGetVersion", ctypes.c_size_t)
@@ -520,6 +527,25 @@ def probe_cudnn(job: CudnnJob) -> CudnnAnswer:
             destroy = _function(library, "cudnnDestroy", ctypes.c_int, ctypes.c_void_p)
             if destroy is not None:
                 destroy(handle)
+    return result
+
+
+def probe_library(job: LibraryJob) -> LibraryAnswer:
+    """One copy of a catalog kind by absolute path, asked its version through its own call (``int call(int *)``,
+    0 on success: ncclGetVersion). Nothing else is called: the version call touches no GPU."""
+    failed: LibraryAnswer = {}
+    library = _opened(job["path"], failed)
+    if library is None:
+        return failed
+    result: LibraryAnswer = {"loaded": loaded_path(library)}
+    call = _function(library, job["call"], ctypes.c_int, ctypes.POINTER(ctypes.c_int))
+    if call is None:
+        return {**result, "error": f"no {job['call']} symbol: not the library", "failure": NOT_THE_LIBRARY}
+    version = ctypes.c_int(-1)
+    status = call(ctypes.byref(version))
+    result["status"] = status
+    if status == 0:
+        result["version_raw"] = version.value
     return result
 
 
@@ -595,4 +621,5 @@ JOBS: Runners = {
     "resolve": probe_resolve,
     "jax_versions": probe_jax_versions,
     "pathfinder": probe_pathfinder,
+    "library": probe_library,
 }

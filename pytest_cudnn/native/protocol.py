@@ -40,6 +40,7 @@ __all__ = [
     "HUNG",
     "JAX_VERSIONS",
     "KINDS",
+    "LIBRARY",
     "NOT_THE_LIBRARY",
     "NO_ANSWER",
     "NVML",
@@ -58,7 +59,8 @@ CUDNN: Final = "cudnn"  # one cuDNN, by absolute path
 RESOLVE: Final = "resolve"  # what a plain dlopen of a bare name loads
 JAX_VERSIONS: Final = "jax_versions"  # the versions JAX's CUDA plugin records in its compiled _versions module
 PATHFINDER: Final = "pathfinder"  # CuPy's locator, cuda.pathfinder, run as CuPy runs it
-KINDS: Final = (NVML, CUDA, CUDART, CUDNN, RESOLVE, JAX_VERSIONS, PATHFINDER)
+LIBRARY: Final = "library"  # one copy of a catalog kind (compat/catalog.py), by absolute path: its version call
+KINDS: Final = (NVML, CUDA, CUDART, CUDNN, RESOLVE, JAX_VERSIONS, PATHFINDER, LIBRARY)
 
 # How a job failed, in an answer's "failure" (environment.Failure takes its values from these).
 UNLOADABLE: Final = "unloadable"  # dlopen refused the file (corrupt ELF, symlink loop, permission, missing dependency)
@@ -106,7 +108,12 @@ if TYPE_CHECKING:
         names: list[str]  # pathfinder's library names (nvrtc, cublas, ...), in the order CuPy loads them
         site_dirs: list[str]  # what site.getsitepackages() answers in the caller, for the child run without site
 
-    Job = NvmlJob | CudaJob | CudartJob | CudnnJob | ResolveJob | JaxVersionsJob | PathfinderJob
+    class LibraryJob(TypedDict):
+        kind: Literal["library"]
+        path: str  # absolute
+        call: str  # its version call, of the shape ``int call(int *version)`` answering 0 on success (ncclGetVersion)
+
+    Job = NvmlJob | CudaJob | CudartJob | CudnnJob | ResolveJob | JaxVersionsJob | PathfinderJob | LibraryJob
 
     # The answers ------------------------------------------------------------------------------------------------
     # Every key may be absent (total=False), and each value may be None: the child leaves out what it could not
@@ -198,6 +205,11 @@ if TYPE_CHECKING:
         version: str | None
         libraries: dict[str, PathfinderLibrary] | None  # by pathfinder's library name
 
+    class LibraryAnswer(Outcome, total=False):
+        loaded: str | None
+        status: int | None  # what the version call returned
+        version_raw: int | None  # the version it wrote, when it returned 0
+
     # The functions that run them (native/calls.py JOBS) -----------------------------------------------------------
 
     class Runners(TypedDict):
@@ -208,3 +220,4 @@ if TYPE_CHECKING:
         resolve: Callable[[ResolveJob], ResolveAnswer]
         jax_versions: Callable[[JaxVersionsJob], JaxVersionsAnswer]
         pathfinder: Callable[[PathfinderJob], PathfinderAnswer]
+        library: Callable[[LibraryJob], LibraryAnswer]

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, TypeVar
 
-from ..native.protocol import CUDA, CUDART, CUDNN, FAILURES, NO_ANSWER, NVML, RESOLVE, describe
+from ..native.protocol import CUDA, CUDART, CUDNN, FAILURES, LIBRARY, NO_ANSWER, NVML, RESOLVE, describe
 
 if TYPE_CHECKING:
     from ..native.protocol import (
@@ -33,6 +33,8 @@ if TYPE_CHECKING:
         JaxVersionsAnswer,
         JaxVersionsJob,
         Job,
+        LibraryAnswer,
+        LibraryJob,
         MigAnswer,
         NvmlAnswer,
         NvmlJob,
@@ -85,6 +87,10 @@ class Batch:
     def cudnn(self, path: str) -> Asked[CudnnAnswer]:
         job: CudnnJob = {"kind": CUDNN, "path": path}
         return self._ask(job, cudnn_answer)
+
+    def library(self, path: str, call: str) -> Asked[LibraryAnswer]:
+        job: LibraryJob = {"kind": LIBRARY, "path": path, "call": call}
+        return self._ask(job, library_answer)
 
     def resolve(self, name: str) -> Asked[ResolveAnswer]:
         job: ResolveJob = {"kind": RESOLVE, "name": name}
@@ -208,6 +214,15 @@ def cudnn_answer(raw: Raw) -> CudnnAnswer:
         "create_status": _int(raw.get("create_status")),
         "create_error": _str(raw.get("create_error")),
         "last_error": _str(raw.get("last_error")),
+    }
+
+
+def library_answer(raw: Raw) -> LibraryAnswer:
+    return {
+        **_outcome(raw),
+        "loaded": _str(raw.get("loaded")),
+        "status": _int(raw.get("status")),
+        "version_raw": _int(raw.get("version_raw")),
     }
 
 

@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from ..compat.catalog import CATALOG
 from ..environment import Candidate, Via, soname_order
 
 __all__ = [
@@ -111,17 +112,18 @@ class LibraryFamily:
         return pattern.fullmatch(name) is not None
 
 
+_NEVER = re.compile(r"(?!)")  # a kind with no Windows build: no DLL name is one of its copies
+
 FAMILIES: dict[str, LibraryFamily] = {
     family.key: family
     for family in (
-        # Sonames: libcudart.so.10.1 (CUDA 10.x carries major.minor), libcudart.so.11.0, libcudart.so.12.
-        # DLLs: cudart64_101.dll, cudart64_110.dll, cudart64_12.dll.
-        LibraryFamily("cudart", re.compile(r"libcudart\.so\.\d+(\.\d+)*"), re.compile(r"cudart64_\d+\.dll", re.I)),
-        LibraryFamily("cudnn", re.compile(r"libcudnn\.so\.\d+(\.\d+)*"), re.compile(r"cudnn64_\d+\.dll", re.I)),
+        # The catalog's kinds (compat/catalog.py): libcudart.so.12, cudart64_12.dll, libcudnn.so.9, libnccl.so.2 ...
+        *(LibraryFamily(kind.key, re.compile(kind.linux), re.compile(kind.windows, re.I) if kind.windows else _NEVER)
+          for kind in CATALOG),
         LibraryFamily("nvml", re.compile(r"libnvidia-ml\.so\.1"), re.compile(r"nvml\.dll", re.I)),
         LibraryFamily("cuda", re.compile(r"libcuda\.so\.1"), re.compile(r"nvcuda\.dll", re.I)),
     )
-}
+}  # fmt: skip
 
 
 @dataclass(frozen=True)

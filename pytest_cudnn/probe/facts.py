@@ -31,7 +31,10 @@ import stat
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from ..environment import BuildFact
 
 __all__ = [
     "ENV_CACHE",
@@ -39,6 +42,8 @@ __all__ = [
     "FileFacts",
     "cache_file",
     "cache_wanted",
+    "decoded_fact",
+    "encoded_fact",
     "identity",
     "maybe",
     "maybe_decoded",
@@ -315,3 +320,18 @@ def texts(raw: Any) -> tuple[str, ...]:
     if not isinstance(raw, list) or not all(isinstance(item, str) for item in raw):
         raise TypeError("not a list of text")
     return tuple(raw)
+
+
+def encoded_fact(fact: BuildFact) -> list[str]:
+    """A build fact as the cache keeps it."""
+    return [fact.value, fact.source, fact.how]
+
+
+def decoded_fact(raw: Any) -> BuildFact:
+    """The build fact :func:`encoded_fact` kept; TypeError for anything else."""
+    from ..environment import BuildFact  # the model, once a fact is read back
+
+    value, source, how = raw
+    if not all(isinstance(part, str) for part in (value, source, how)):
+        raise TypeError("not a build fact")
+    return BuildFact(value, source, how)

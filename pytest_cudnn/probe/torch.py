@@ -18,7 +18,6 @@ import os
 import re
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 from ..environment import BuildFact, Distribution, FrameworkBuild, State
 from ..files import FileRefused, read_regular
@@ -141,21 +140,10 @@ _RODATA_LIMIT = 64 << 20  # measured: 0.97 MB in torch 2.11.0+cu130's libtorch_p
 
 def read_arch_flags(path: str) -> BuildFact | None:
     """:func:`arch_flags_of` ``path``, kept between runs under the file's identity (:mod:`.facts`)."""
-    from .facts import maybe, maybe_decoded, remembered
+    from .facts import decoded_fact, encoded_fact, maybe, maybe_decoded, remembered
 
-    encode, decode = maybe(_encoded_fact), maybe_decoded(_decoded_fact)
+    encode, decode = maybe(encoded_fact), maybe_decoded(decoded_fact)
     return remembered("arch-flags", path, [path], lambda: arch_flags_of(path), encode, decode)
-
-
-def _encoded_fact(fact: BuildFact) -> list[str]:
-    return [fact.value, fact.source, fact.how]
-
-
-def _decoded_fact(fact: Any) -> BuildFact:
-    value, source, how = fact
-    if not all(isinstance(part, str) for part in (value, source, how)):
-        raise TypeError("not a build fact")
-    return BuildFact(value, source, how)
 
 
 def arch_flags_of(path: str) -> BuildFact | None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from time import perf_counter  # bound now: a test patching time.* later changes nothing here
 from typing import TYPE_CHECKING, Any
 
+from ..compat.catalog import JUDGED, LibraryKind
 from ..environment import (
     ALLOWED_VARIABLES,
     INSTALL_VARIABLES,
@@ -40,6 +41,7 @@ from ..environment import (
     FrameworkBuild,
     Gpu,
     Host,
+    LibraryCopy,
     LoadedLibrary,
     MigDevice,
     PathCheck,
@@ -71,7 +73,12 @@ from ..probe.distributions import installed_distributions
 from ..probe.facts import FileFacts, remembered, using
 from ..probe.kernel import read_kernel_driver
 from ..probe.tensorflow import probe_tensorflow
-from ..versions import InvalidVersionValue, cuda_version_from_int, cudnn_version_from_int, is_pep440
+from ..versions import (
+    InvalidVersionValue,
+    cuda_version_from_int,
+    cudnn_version_from_int,
+    is_pep440,
+)
 
 if TYPE_CHECKING:
     from ..native.protocol import (
@@ -79,6 +86,7 @@ if TYPE_CHECKING:
         CudartAnswer,
         CudnnAnswer,
         GpuAnswer,
+        LibraryAnswer,
         MigAnswer,
         NvmlAnswer,
         Outcome,
@@ -158,12 +166,16 @@ def _probe_environment(
         cudnn_candidates = find_candidates(layout, FAMILIES["cudnn"], fs, extra=extra)
         cudart_copies = by_file(cudart_candidates)
         cudnn_copies = by_file(cudnn_candidates)
-        names = _loader_names(cudart_copies + cudnn_copies, tensorflow)
+        # The catalog's further kinds (NCCL): every copy, asked its version by its own call.
+        kind_candidates = [(kind, find_candidates(layout, FAMILIES[kind.key], fs, extra=extra)) for kind in JUDGED]
+        kind_copies = [(kind, copy) for kind, found in kind_candidates for copy in by_file(found)]
+        names = _loader_names(cudart_copies + cudnn_copies + [copy for _, copy in kind_copies], tensorflow)
         batch = Batch()
         asked_driver = batch.nvml()
         asked_cuda = batch.cuda("nvcuda.dll" if windows else "libcuda.so.1")
         asked_runtimes = [(copy, batch.cudart(copy[0].path)) for copy in cudart_copies]
         asked_cudnns = [(copy, batch.cudnn(copy[0].path)) for copy in cudnn_copies]
+        asked_kinds = [(kind, copy, batch.library(copy[0].path, kind.version_call)) for kind, copy in kind_copies]
         asked_loaded = {name: batch.resolve(name) for name in names} if not windows else {}
         # Each framework's own questions for the child (JAX's _versions module, CuPy's locator), from its entry.
         questions = [
@@ -184,6 +196,7 @@ def _probe_environment(
     cuda_driver = _cuda_driver(answers[asked_cuda])
     runtimes = tuple(_runtime(copy, answers[asked]) for copy, asked in asked_runtimes)
     cudnns = tuple(_cudnn(layout, fs, copy, answers[asked]) for copy, asked in asked_cudnns)
+    libraries = tuple(_library(kind, copy, answers[asked]) for kind, copy, asked in asked_kinds)
     loaded = {name: answers[asked] for name, asked in asked_loaded.items()}
     if questions:
         updated = list(frameworks)
@@ -199,9 +212,8 @@ def _probe_environment(
 
         wheel_files, wheel_checks = read_wheels(frameworks, distributions)
         wheel_notes = record_notes(frameworks, distributions)
-    resolutions = [
-        _resolution(name, "process", cudart_candidates + cudnn_candidates, loaded.get(name)) for name in names
-    ]
+    searched = cudart_candidates + cudnn_candidates + [c for _, found in kind_candidates for c in found]
+    resolutions = [_resolution(name, "process", searched, loaded.get(name)) for name in names]
     if tensorflow.library_dirs:
         for name in (tensorflow.cudart_name, tensorflow.cudnn_name):
             if name:
@@ -246,6 +258,7 @@ def _probe_environment(
         wheel_files=wheel_files,
         wheel_checks=wheel_checks,
         kernel=read_kernel_driver() if not windows else None,
+        libraries=libraries,
     )
 
 
@@ -513,14 +526,11 @@ def _real_path(path: str | None) -> str:
 
 
 def _runtime(copy: Sequence[Candidate], answer: CudartAnswer) -> CudaRuntime:
-    first = copy[0]
     error = _failure(answer)
     raw = answer.get("version_raw")
     return CudaRuntime(
         state=State.ERROR if error else State.FOUND,
-        path=first.path,
-        names=tuple(sorted({c.name for c in copy}, key=soname_order)),
-        via=_merged_via(copy),
+        **_where(copy),
         reason=error,
         version_raw=raw,
         version=_cuda(raw),
@@ -528,7 +538,41 @@ def _runtime(copy: Sequence[Candidate], answer: CudartAnswer) -> CudaRuntime:
         device_count_status=answer.get("device_count_status"),
         device_count_error=answer.get("device_count_error"),
         device_count=answer.get("device_count"),
-        real_path=first.real_path,
+        failure=_failure_kind(answer),
+    )
+
+
+def _where(copy: Sequence[Candidate]) -> dict[str, Any]:
+    """Where a copy is, as every copy model says it: the first name's path, every name, how each was found, and the
+    file it really is."""
+    first = copy[0]
+    names = tuple(sorted({c.name for c in copy}, key=soname_order))
+    return {"path": first.path, "names": names, "via": _merged_via(copy), "real_path": first.real_path}
+
+
+def _library(kind: LibraryKind, copy: Sequence[Candidate], answer: LibraryAnswer) -> LibraryCopy:
+    """A copy of a catalog kind: its version as its own call answered, the CUDA its file says it was built for."""
+    from ..probe.library_build import library_build  # here: only a host with such a copy pays for the ELF reader
+
+    first = copy[0]
+    error = _failure(answer)
+    raw = answer.get("version_raw")
+    if not error and raw is None:
+        error = f"{kind.version_call} answered {answer.get('status')} for {first.path}, not a version"
+    version = None
+    if raw is not None:
+        try:
+            version = kind.decode(raw)
+        except InvalidVersionValue:
+            error = error or f"{kind.version_call} answered {raw} for {first.path}, which is no {kind.display} version"
+    return LibraryCopy(
+        kind=kind.key,
+        state=State.ERROR if error else State.FOUND,
+        **_where(copy),
+        reason=error,
+        version_raw=raw,
+        version=version,
+        built_for=library_build(kind, first.path),
         failure=_failure_kind(answer),
     )
 
