@@ -17,7 +17,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from . import phrases
-from .compat.catalog import JUDGED, LibraryKind
+from .compat.catalog import MARKED, LibraryKind
 from .devices import CudaDevice
 from .diagnosis import STOPS_ITS_COPY, Diagnosis, Finding, FrameworkJudgement, Severity, visible_gpus
 from .diagnosis.frameworks import label as framework_label
@@ -43,7 +43,7 @@ _MARKER_ENTRIES = {entry.marker: entry for entry in REGISTRY}
 _FRAMEWORK_MARKERS = {marker: entry.name for marker, entry in _MARKER_ENTRIES.items()}
 _ALL_FRAMEWORK_MARKERS = {marker: entry.display for marker, entry in _MARKER_ENTRIES.items()}
 # The catalog's further kinds (NCCL): requires_nccl judges the copy a framework loads, as requires_cudnn does.
-_KIND_MARKERS = {f"requires_{kind.key}": kind for kind in JUDGED}
+_KIND_MARKERS = {f"requires_{kind.key}": kind for kind in MARKED}
 _COPY_MARKERS = ("requires_cudnn", "requires_cuda", *_KIND_MARKERS)
 
 

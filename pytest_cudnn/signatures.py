@@ -6,7 +6,7 @@ of them (``--collect-only``, a CPU-only suite) must not pay for the parsing and 
 
 from __future__ import annotations
 
-from .compat.catalog import JUDGED
+from .compat.catalog import MARKED
 from .frameworks import NAMES, REGISTRY
 
 __all__ = ["FRAMEWORK_NAMES", "MARKERS", "USES_GPU"]
@@ -22,12 +22,12 @@ MARKERS: dict[str, str] = {
     + "; unnamed: the copy of every installed GPU framework).",
     "requires_cuda": "requires_cuda(spec='', *, framework=None): skip unless the CUDA runtime in use matches the "
     "specifier set, e.g. '>=12' (none: any version; the framework's copy, as for requires_cudnn).",
-    # One per further kind of the library catalog: requires_nccl.
+    # One per further kind of the library catalog that has a marker: requires_nccl, requires_cublas.
     **{
         f"requires_{kind.key}": f"requires_{kind.key}(spec='', *, framework=None): skip unless the {kind.display} in "
-        f"use matches the specifier set, e.g. '>=2.21' (none: any version; the framework's copy, as for "
+        f"use matches the specifier set, e.g. '>={kind.example}' (none: any version; the framework's copy, as for "
         "requires_cudnn)."
-        for kind in JUDGED
+        for kind in MARKED
     },
     "requires_driver": "requires_driver(spec=''): skip unless the NVIDIA driver version matches, e.g. '>=535' "
     "(none: any driver).",

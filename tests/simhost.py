@@ -617,6 +617,24 @@ def nccl_source(version: tuple[int, int, int], cuda: str | None = "12.9", behavi
     )
 
 
+def cublas_source(version: tuple[int, int, int], cudart: int, lt: bool = False) -> str:
+    """libcublas (``lt``: libcublasLt) stand-in: cublasGetProperty (cublasLtGetProperty) answers ``version``'s
+    major, minor and patch for MAJOR_VERSION, MINOR_VERSION and PATCH_LEVEL (libraryPropertyType 0, 1, 2), and
+    cublasGetCudartVersion (cublasLtGetCudartVersion) ``cudart``, as the real ones do (measured on the wheels)."""
+    prefix = "cublasLt" if lt else "cublas"
+    major, minor, patch = version
+    return textwrap.dedent(
+        f"""\
+        #include <stddef.h>
+        int {prefix}GetProperty(int type, int *value) {{
+          if (type == 0) *value = {major}; else if (type == 1) *value = {minor}; else if (type == 2) *value = {patch};
+          else return 7; /* CUBLAS_STATUS_INVALID_VALUE */
+          return 0; }}
+        size_t {prefix}GetCudartVersion(void) {{ return {cudart}; }}
+        """
+    )
+
+
 def cudnn_encoded(major: int, minor: int, patch: int) -> int:
     return major * 10000 + minor * 100 + patch if major >= 9 else major * 1000 + minor * 100 + patch
 
@@ -894,6 +912,17 @@ class SimHost:
         if not link.exists():
             link.symlink_to(target.name)
         return link
+
+    # cuBLAS ---------------------------------------------------------------------------------------
+    def add_cublas(
+        self, folder: str | Path, version: tuple[int, int, int], cudart: int, lt: tuple[int, int, int] | None = None
+    ) -> Path:
+        """libcublas.so.<major> and libcublasLt.so.<major> (of release ``lt``, default ``version``) in ``folder``."""
+        where = self.folder(str(folder)) if not Path(folder).is_absolute() else Path(folder)
+        for name, release, is_lt in (("libcublasLt", lt or version, True), ("libcublas", version, False)):
+            soname = f"{name}.so.{version[0]}"
+            self.compiler.shared_library(cublas_source(release, cudart, is_lt), soname, where / soname)
+        return where / f"libcublas.so.{version[0]}"
 
     # cuDNN ----------------------------------------------------------------------------------------
     def add_cudnn(

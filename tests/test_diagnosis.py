@@ -510,6 +510,17 @@ def nccl_case(version: str, cuda: str, driver: tuple[str, int] = ("580.65.06", 1
     return case
 
 
+def cublas_case(cublas: str, cublaslt: str) -> Case:
+    """JAX preloading cuBLAS ``cublas`` and cuBLASLt ``cublaslt`` from its wheel folder."""
+    from .test_nccl import jax_with_cublas
+
+    def case() -> Environment:
+        return jax_with_cublas(cublas, cublaslt)
+
+    case.__name__ = f"cublas_{cublas}_lt_{cublaslt}"
+    return case
+
+
 CASES: list[tuple[str, bool, Case]] = [
     ("no-driver", True, no_driver),
     ("no-driver", False, nvml_error(18)),
@@ -630,6 +641,8 @@ CASES: list[tuple[str, bool, Case]] = [
     ("library-driver-too-old", False, nccl_case("2.30.7", "12.9", driver=("550.54.15", 12040))),
     ("library-probe-failed", True, nccl_case("2.30.7", "13.0", hung=True)),
     ("library-probe-failed", False, nccl_case("2.30.7", "13.0")),
+    ("library-release-mismatch", True, cublas_case("12.9.3", "12.1.3")),
+    ("library-release-mismatch", False, cublas_case("12.9.3", "12.9.3")),
     ("wheel-files-overwritten", True, torch_wheel(overwritten=True)),
     ("wheel-files-overwritten", False, torch_wheel(overwritten=False)),
     ("wheel-files-overwritten", True, torch_wheel(overwritten=True, pinned="cuda-toolkit")),

@@ -36,13 +36,18 @@ linux_gcc = pytest.mark.skipif(sys.platform != "linux" or shutil.which("gcc") is
 
 # The catalog ---------------------------------------------------------------------------------------------------------
 def test_every_kind_cites_a_source_and_names_its_files_once() -> None:
+    names = {"cudart": "libcudart.so.12", "cudnn": "libcudnn.so.9", "nccl": "libnccl.so.2",
+             "cublas": "libcublas.so.12", "cublaslt": "libcublasLt.so.12"}  # fmt: skip
+    assert [kind.key for kind in CATALOG] == list(names)
     for kind in CATALOG:
         assert kind.source in SOURCES, kind.key
         assert not kind.shared_file or kind.shared_file in SOURCES, kind.key
-        assert FAMILIES[kind.key].matches("Linux", {"cudart": "libcudart.so.12", "cudnn": "libcudnn.so.9",
-                                                    "nccl": "libnccl.so.2"}[kind.key])  # fmt: skip
-    assert [kind.key for kind in JUDGED] == ["nccl"]
+        assert not kind.same_release[1] or kind.same_release[1] in SOURCES, kind.key
+        matching = [other.key for other in CATALOG if FAMILIES[other.key].matches("Linux", names[kind.key])]
+        assert matching == [kind.key]  # libcublas.so.12 is no cuBLASLt, and the other way round
+    assert [kind.key for kind in JUDGED] == ["nccl", "cublas", "cublaslt"]
     assert not FAMILIES["nccl"].matches("Windows", "nccl.dll")  # NCCL has no Windows build
+    assert FAMILIES["cublaslt"].matches("Windows", "cublasLt64_12.dll")
 
 
 @pytest.mark.parametrize(
@@ -121,7 +126,7 @@ def test_an_nccl_older_than_torch_pins_stops_torch_which_links_it() -> None:
         ": its symbols are missing: `import` fails with 'undefined symbol'"
     )
     assert (found.frameworks, found.subjects) == (("torch",), (NCCL,))
-    assert found.requirement == "nvidia-nccl-cu13==2.30.7"
+    assert found.fix == "pip install --force-reinstall --no-deps 'nvidia-nccl-cu13==2.30.7'"
     judged = judge_environment(env).framework("torch")
     assert judged is not None
     assert not judged.ok
@@ -369,3 +374,75 @@ def test_an_nccl_whose_version_call_hangs_costs_its_own_answer_only(host: SimHos
     assert copy["built_for"]["value"] == "13.0"  # read from its file, not asked
     assert finding(report, "library-probe-failed")["severity"] == "warning"
     assert report["environment"]["driver"]["state"] == "found"
+
+
+# cuBLAS: the second further kind, a catalog row and its one rule ---------------------------------------------------
+CUBLAS = f"{SITE}/nvidia/cublas/lib"
+
+
+def cublas_copy(kind: str, version: str, cudart: str = "12.8") -> LibraryCopy:
+    name = "libcublasLt.so.12" if kind == "cublaslt" else "libcublas.so.12"
+    path = f"{CUBLAS}/{name}"
+    call = "cublasLtGetCudartVersion" if kind == "cublaslt" else "cublasGetCudartVersion"
+    built = BuildFact(cudart, path, f"{call}() = {cudart.replace('.', '0')}0")
+    return LibraryCopy(kind, State.FOUND, path, (name,), (Via.PIP_WHEEL,), None, None, version, built, path)
+
+
+def jax_with_cublas(cublas: str, cublaslt: str, pin: str = ">=12.1.3.1") -> Environment:
+    loads = tuple(
+        LoadedLibrary(name, None, "preload", True, f"{CUBLAS}/{name}", "nvidia.cublas", ())
+        for name in ("libcublas.so.12", "libcublasLt.so.12")
+    )
+    pins = (Pin(f"nvidia-cublas-cu12{pin}", "nvidia-cublas-cu12", pin, None),)
+    env = EnvBuilder.healthy().with_jax("0.10.2", 12, loads=loads, pins=pins).build()
+    return dataclasses.replace(env, libraries=(cublas_copy("cublas", cublas), cublas_copy("cublaslt", cublaslt)))
+
+
+def test_cublas_and_its_own_cublaslt_raise_nothing() -> None:
+    env = jax_with_cublas("12.9.3", "12.9.3", pin="==12.9.3.13")  # the wheel's fourth part is not the library's
+    assert not [code for code in codes_of(env) if code.startswith("library-")]
+    judged = judge_environment(env).framework("jax")
+    assert judged is not None
+    assert [copy.kind for copy in judged.libraries] == ["cublas", "cublaslt"]
+    assert judge(parse_marker("requires_cublas", (">=12.4",), {"framework": "jax"}), judge_environment(env)).ok
+
+
+def test_cublas_with_a_cublaslt_of_another_release_stops_the_framework() -> None:
+    """pytorch/pytorch#91067: libcublas.so.11 with another release's libcublasLt.so.11, 'undefined symbol:
+    cublasLtHSHMatmulAlgoInit, version libcublasLt.so.11'."""
+    env = jax_with_cublas("12.9.3", "12.1.3")
+    found = finding_of(env, "library-release-mismatch")
+    assert found.severity.value == "error"
+    assert found.summary == (
+        "JAX 0.10.2 loads cuBLAS 12.9.3 with cuBLASLt 12.1.3: cuBLAS needs the cuBLASLt of its own release"
+    )
+    assert found.subjects == (f"{CUBLAS}/libcublas.so.12", f"{CUBLAS}/libcublasLt.so.12")
+    diagnosis = judge_environment(env)
+    judged = diagnosis.framework("jax")
+    assert judged is not None
+    assert (judged.ok, judged.cause) == (False, "library-release-mismatch")
+    outcome = judge(parse_marker("requires_cublas", (), {}), diagnosis)
+    assert (outcome.ok, outcome.cause) == (False, "library-release-mismatch")
+
+
+def test_requires_cublaslt_is_no_marker_the_catalog_has_none_for() -> None:
+    from pytest_cudnn.signatures import MARKERS
+
+    assert "requires_cublas" in MARKERS
+    assert "requires_nccl" in MARKERS
+    assert "requires_cublaslt" not in MARKERS
+
+
+@linux_gcc
+def test_the_child_asks_cublas_its_release_and_its_cuda(host: SimHost, compiler: Compiler) -> None:
+    host.add_driver([A100], version=DRIVER_580[0], cuda_version=DRIVER_580[1])
+    folder = host.site_packages / "nvidia" / "cublas" / "lib"
+    host.add_cublas(folder, (12, 9, 3), 12080, lt=(12, 1, 3))
+    _, report = host.doctor_json()
+    copies = {c["kind"]: c for c in report["environment"]["libraries"]}
+    assert (copies["cublas"]["version"], copies["cublas"]["version_raw"]) == ("12.9.3", None)
+    assert copies["cublas"]["built_for"] == {
+        "value": "12.8", "source": str(folder / "libcublas.so.12"), "how": "cublasGetCudartVersion() = 12080"
+    }  # fmt: skip
+    assert copies["cublaslt"]["version"] == "12.1.3"
+    assert "library-release-mismatch" not in codes(report)  # no framework loads the two together

@@ -151,6 +151,7 @@ MARKER_CASES: tuple[tuple[str, tuple[Any, ...], dict[str, Any]], ...] = (
     ("requires_cuda", (">=12",), {"framework": "jax"}),
     ("requires_nccl", (">=2.21",), {}),
     ("requires_nccl", (), {"framework": "torch"}),
+    ("requires_cublas", (">=12",), {"framework": "jax"}),
 )
 REQUIREMENTS = [parse_marker(name, args, kwargs) for name, args, kwargs in MARKER_CASES]
 assert {requirement.marker for requirement in REQUIREMENTS} == set(MARKERS)

@@ -218,6 +218,33 @@ def test_torch_nccl_is_the_copy_the_doctor_versioned(doctor: dict[str, Any]) -> 
     assert bool(pinned) is (built != copy["version"]), (built, copy["version"], pinned)
 
 
+def test_torch_cublas_is_the_release_the_doctor_asked(doctor: dict[str, Any]) -> None:
+    """The libcublas and libcublasLt ``import torch`` maps, asked cublasGetProperty and cublasLtGetProperty in
+    torch's own process: the doctor names those files as torch's, of the same releases."""
+    _installed("torch")
+    said = _child(
+        f"import ctypes, json, os\n{_MAPS}\nimport torch\n"
+        "def release(path, prefix):\n"
+        "    library, value, parts = ctypes.CDLL(path), ctypes.c_int(), []\n"
+        "    for kind in (0, 1, 2):\n"
+        "        assert getattr(library, prefix + 'GetProperty')(kind, ctypes.byref(value)) == 0\n"
+        "        parts.append(value.value)\n"
+        "    return '.'.join(map(str, parts))\n"
+        "found = {}\n"
+        "for path in mapped():\n"
+        "    name = os.path.basename(path)\n"
+        "    if name.startswith('libcublas.so.13') or name.startswith('libcublasLt.so.13'):\n"
+        "        kind = 'cublaslt' if 'Lt' in name else 'cublas'\n"
+        "        found[kind] = [path, release(path, 'cublasLt' if kind == 'cublaslt' else 'cublas')]\n"
+        "print(json.dumps(found))"
+    )
+    judged = next(f for f in doctor["frameworks"] if f["name"] == "torch")
+    for kind, (path, release) in said.items():
+        assert os.path.realpath(judged["libraries"][kind]["path"]) == path
+        assert judged["libraries"][kind]["version"] == release
+    assert set(said) == {"cublas", "cublaslt"}
+
+
 # JAX
 
 

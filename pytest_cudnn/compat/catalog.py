@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-__all__ = ["CATALOG", "JUDGED", "LibraryKind", "build_string", "kind_of"]
+__all__ = ["CATALOG", "JUDGED", "MARKED", "LibraryKind", "build_string", "kind_of"]
 
 
 # No ``from __future__ import annotations`` here: NamedTuple compiles each field's annotation given as a string
@@ -35,6 +35,14 @@ class LibraryKind(NamedTuple):
     source: str
     # Where its wheels for two CUDA majors are shown to write one file and what that breaks; "" where not known.
     shared_file: str = ""
+    # How its version call answers: "code", ``status call(int *code)`` (decoded by ``decode``); "properties",
+    # ``status call(libraryPropertyType, int *)`` asked MAJOR_VERSION, MINOR_VERSION and PATCH_LEVEL.
+    shape: str = "code"
+    cuda_call: str = ""  # ``size_t call(void)``: the CUDA runtime it was built with (cublasGetCudartVersion); ""
+    # The kind that must be of its very release in one process (cuBLAS and cuBLASLt), and the source that says so.
+    same_release: tuple[str, str] = ("", "")
+    marker: bool = True  # requires_<key> is registered
+    example: str = ""  # a version its marker's help gives as an example
 
 
 def _cuda_version(value: int) -> str:
@@ -75,13 +83,28 @@ CATALOG: tuple[LibraryKind, ...] = (
         "nccl", "NCCL", r"libnccl\.so\.\d+(\.\d+)*", None,
         r"nvidia-nccl-cu\d+", ("nvidia/nccl/lib",),
         "library", "ncclGetVersion", _nccl_version, _NCCL_BUILD,
-        "nccl-version-code", "nccl-wheels-one-folder",
+        "nccl-version-code", "nccl-wheels-one-folder", example="2.21",
+    ),
+    # cuBLAS and cuBLASLt: one wheel ships both (nvidia-cublas-cu12 in nvidia/cublas/lib, nvidia-cublas for CUDA 13
+    # in nvidia/cu13/lib); libcublas needs the cuBLASLt of its own release (pytorch/pytorch#91067, #174320).
+    LibraryKind(
+        "cublas", "cuBLAS", r"libcublas\.so\.\d+(\.\d+)*", r"cublas64_\d+\.dll",
+        r"nvidia-cublas(-cu\d+)?", ("nvidia/cublas/lib", "nvidia/cu13/lib"),
+        "library", "cublasGetProperty", _cuda_version, "", "cublas-version-calls", "",
+        "properties", "cublasGetCudartVersion", ("cublaslt", "cublas-lt-same-release"), example="12.4",
+    ),
+    LibraryKind(
+        "cublaslt", "cuBLASLt", r"libcublasLt\.so\.\d+(\.\d+)*", r"cublasLt64_\d+\.dll",
+        r"nvidia-cublas(-cu\d+)?", ("nvidia/cublas/lib", "nvidia/cu13/lib"),
+        "library", "cublasLtGetProperty", _cuda_version, "", "cublas-version-calls", "",
+        "properties", "cublasLtGetCudartVersion", ("cublas", "cublas-lt-same-release"), False,
     ),
 )  # fmt: skip
 
 # The kinds judged through the generic copy (environment.LibraryCopy); the CUDA runtime and cuDNN have copies of
 # their own shapes, with what their own calls answer.
 JUDGED: tuple[LibraryKind, ...] = tuple(kind for kind in CATALOG if kind.job == "library")
+MARKED: tuple[LibraryKind, ...] = tuple(kind for kind in JUDGED if kind.marker)  # requires_nccl, requires_cublas
 
 
 def kind_of(key: str) -> LibraryKind | None:

@@ -244,6 +244,20 @@ SOURCES: dict[str, str] = {
         "119932; the RECORDs of nvidia-nccl-cu12 2.32.3 and nvidia-nccl-cu13 2.30.7 both list "
         "nvidia/nccl/lib/libnccl.so.2 (read in one environment holding both, 2026-11-29)"
     ),
+    "cublas-version-calls": (
+        "cuBLAS Library, 'cublasGetProperty()': returns the value of the requested property (libraryPropertyType: "
+        "MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL), and 'cublasGetCudartVersion()': the version of the CUDA Runtime "
+        "library it was built with; the same for cuBLASLt, 'cublasLtGetProperty()', 'cublasLtGetCudartVersion()': "
+        "https://docs.nvidia.com/cuda/cublas/index.html. Measured on the PyPI wheels: nvidia-cublas-cu12 12.9.3.13 "
+        "answers 12, 9, 3 and 12080 from both libraries; nvidia-cublas 13.1.1.3 answers 13, 1, 1 and 13000"
+    ),
+    "cublas-lt-same-release": (
+        "pytorch/pytorch#91067 and #174320 '[CUDA] Fix cuBLAS/cuBLASLt library version mismatch': 'libcublas.so uses "
+        "its RUNPATH pointing to [$ORIGIN] to link against libcublasLt.so. This would cause the system "
+        "libcublasLt.so to be used ... If the system installed lib version mismatches, we would see ... undefined "
+        "symbol: cublasLtHSHMatmulAlgoInit, version libcublasLt.so.11 ... or CUBLAS_STATUS_INVALID_VALUE': "
+        "https://github.com/pytorch/pytorch/pull/174320, https://github.com/pytorch/pytorch/issues/91067"
+    ),
     "cudnn-wheels": (
         "The RECORDs of the PyPI wheels nvidia-cudnn-cu12 9.28.0.42 and nvidia-cudnn-cu13 9.24.0.43 both list "
         "nvidia/cudnn/lib/libcudnn.so.9 (read in one environment holding both, 2026-11-29)"

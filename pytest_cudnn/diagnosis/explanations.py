@@ -1843,6 +1843,34 @@ _LIBRARIES: dict[str, Explanation] = {
             "https://github.com/NVIDIA/nccl/blob/master/src/init.cc",
         ),
     ),
+    "library-release-mismatch": Explanation(
+        meaning=(
+            "A framework loads two libraries that must be of one release, and they are not: cuBLAS calls into the "
+            "cuBLASLt of its own release (libcublas.so.12 lists libcublasLt.so.12 in its DT_NEEDED and finds it by "
+            "its RUNPATH $ORIGIN, which LD_LIBRARY_PATH and an earlier load beat). With another release's cuBLASLt "
+            "the import fails with 'undefined symbol: cublasLtHSHMatmulAlgoInit, version libcublasLt.so.11', or a "
+            "GEMM fails with CUBLAS_STATUS_INVALID_VALUE. Each version here is the library's own answer "
+            "(cublasGetProperty, cublasLtGetProperty), asked in the probe's child."
+        ),
+        confirm=(
+            "$ pytest-cudnn doctor -v  # each copy, its version and the CUDA it was built with",
+            '$ python -c "import ctypes, sys; lib = ctypes.CDLL(sys.argv[1]); v = ctypes.c_int(); '
+            'print([lib.cublasLtGetProperty(t, ctypes.byref(v)) or v.value for t in (0, 1, 2)])" <libcublasLt path>',
+            "$ echo $LD_LIBRARY_PATH; ldconfig -p | grep cublasLt",
+        ),
+        fix=(
+            "Give the framework both libraries from one release: reinstall the wheel that ships both "
+            "(nvidia-cublas-cu12, nvidia-cublas), and take any other copy of either off LD_LIBRARY_PATH and out of the "
+            "ldconfig cache."
+        ),
+        sources=(
+            "pytorch/pytorch#174320 '[CUDA] Fix cuBLAS/cuBLASLt library version mismatch': the system libcublasLt.so "
+            "used by the pip-installed libcublas.so gives 'undefined symbol ... version libcublasLt.so.11' or "
+            "CUBLAS_STATUS_INVALID_VALUE: https://github.com/pytorch/pytorch/pull/174320",
+            "pytorch/pytorch#91067: https://github.com/pytorch/pytorch/issues/91067",
+            "cuBLAS Library, cublasGetProperty and cublasLtGetProperty: https://docs.nvidia.com/cuda/cublas/index.html",
+        ),
+    ),
     # Windows --------------------------------------------------------------------------------------------------
     "windows-tensorflow-no-gpu": Explanation(
         meaning=(

@@ -36,9 +36,11 @@ COMPONENT = "library"  # the component of every finding here: diagnosis/framewor
 
 
 def kind_load(build: FrameworkBuild, kind: LibraryKind, system: str = "Linux") -> LoadedLibrary | None:
-    """The load by which ``build`` gets a copy of ``kind`` (the first its search names), or None."""
+    """The load by which ``build`` gets the copy of ``kind`` it uses: the first it cannot do without, else the first
+    its search names (torch preloads the CUDA 12 cuBLAS beside the CUDA 13 one it links); None where it loads none."""
     pattern = kind.windows if system == "Windows" else kind.linux
-    return next((load for load in build.loads if pattern and re.fullmatch(pattern, load.name)), None)
+    loads = [load for load in build.loads if pattern and re.fullmatch(pattern, load.name)]
+    return next((load for load in loads if load.required), loads[0] if loads else None)
 
 
 def _copy(env: Environment, kind: LibraryKind, load: LoadedLibrary) -> LibraryCopy | None:
@@ -74,10 +76,12 @@ def library_rules(env: Environment) -> Iterator[Finding]:
         else:
             yield from _driver_for(env, copy)
     for build in env.frameworks:
-        for copy in copies_loaded(env, build):
+        copies = copies_loaded(env, build)
+        for copy in copies:
             load = kind_load(build, _kind(copy), env.host.system)
             yield from _pin_not_met(env, build, copy, load)
             yield from _cuda_mismatch(build, copy)
+        yield from _releases_differ(env, build, copies)
 
 
 def _kind(copy: LibraryCopy) -> LibraryKind:
@@ -120,9 +124,10 @@ def _driver_for(env: Environment, copy: LibraryCopy) -> Iterator[Finding]:
     if floor is None or have is None or need is None or have >= need:
         return
     users = [b.name for b in env.frameworks if copy in copies_loaded(env, b)]
+    used = bool(users) or _reached(env, copy)
     yield make_finding(
         "library-driver-too-old",
-        Severity.ERROR,
+        Severity.ERROR if used else Severity.WARNING,
         COMPONENT,
         f"the NVIDIA driver {driver} is too old for {label(copy)}: it cannot start",
         [
@@ -137,6 +142,14 @@ def _driver_for(env: Environment, copy: LibraryCopy) -> Iterator[Finding]:
     )
 
 
+def _reached(env: Environment, copy: LibraryCopy) -> bool:
+    """Whether a plain dlopen of one of its names gives this copy (what a test without a framework gets)."""
+    return any(
+        r.context == "process" and r.name in copy.names and (r.loaded or r.predicted) in (copy.path, copy.real_path)
+        for r in env.resolutions
+    )
+
+
 def _pin(build: FrameworkBuild, kind: LibraryKind) -> tuple[Pin, SpecifierSet] | None:
     for pin in build.pins:
         if re.fullmatch(kind.distributions, canonical_name(pin.package)):
@@ -145,6 +158,24 @@ def _pin(build: FrameworkBuild, kind: LibraryKind) -> tuple[Pin, SpecifierSet] |
             except InvalidSpecifier:
                 return None
     return None
+
+
+def _at_precision(spec: SpecifierSet, version: str) -> SpecifierSet:
+    """``spec`` with each version cut to as many parts as ``version`` has: a library answers three ("12.9.3"), its
+    wheel's version has four ("==12.9.3.13"), and the fourth is the wheel's, not the library's."""
+    parts = version.count(".") + 1
+    cut = []
+    for item in spec:
+        release = item.version.removesuffix(".*").split(".")
+        wildcard = item.version.endswith(".*")
+        if len(release) > parts and not wildcard and item.operator in ("==", ">=", "<=", "~=", "!="):
+            cut.append(f"{item.operator}{'.'.join(release[:parts])}")
+        else:
+            cut.append(str(item))
+    try:
+        return SpecifierSet(",".join(cut))
+    except InvalidSpecifier:  # pragma: no cover - cut from a valid one
+        return spec
 
 
 def _older_than_allowed(version: str, spec: SpecifierSet) -> bool:
@@ -162,6 +193,7 @@ def _pin_not_met(
     if pinned is None or copy.version is None:
         return
     pin, spec = pinned
+    spec = _at_precision(spec, copy.version)
     if spec.contains(copy.version, prereleases=True):
         return
     older = _older_than_allowed(copy.version, spec)
@@ -185,7 +217,6 @@ def _pin_not_met(
         ],
         _reinstall(env, kind, pin, spec),
         (copy.path,),
-        requirement=f"{pin.package}{pin.specifier}",
         frameworks=(build.name,) if older and required else (),
     )
 
@@ -213,6 +244,36 @@ def _cuda_mismatch(build: FrameworkBuild, copy: LibraryCopy) -> Iterator[Finding
         f"the one {phrases.framework(build.name)} pins, or install the frameworks in separate venvs",
         (copy.path,),
     )
+
+
+def _releases_differ(env: Environment, build: FrameworkBuild, copies: tuple[LibraryCopy, ...]) -> Iterator[Finding]:
+    """Two kinds that must be of one release (cuBLAS and the cuBLASLt it calls), loaded by one framework from two."""
+    by_kind = {copy.kind: copy for copy in copies}
+    for copy in copies:
+        kind = _kind(copy)
+        partner_key, source = kind.same_release
+        partner = by_kind.get(partner_key)
+        if partner is None or kind.key > partner_key or None in (copy.version, partner.version):
+            continue  # each pair once, and only where both versions were read
+        if copy.version == partner.version:
+            continue
+        other = _kind(partner)
+        loads = [kind_load(build, k, env.host.system) for k in (kind, other)]
+        required = all(load is not None and load.required for load in loads)
+        who = f"{phrases.framework(build.name)} {build.version or ''}".strip()
+        yield make_finding(
+            "library-release-mismatch",
+            Severity.ERROR,
+            COMPONENT,
+            f"{who} loads {kind.display} {copy.version} with {other.display} {partner.version}: {kind.display} needs "
+            f"the {other.display} of its own release",
+            [f"{c.path}: {_kind(c).version_call} answered {c.version}" for c in (copy, partner)] + [cite(source)],
+            f"give {phrases.framework(build.name)} {kind.display} and {other.display} of one release: reinstall the "
+            "wheel that ships both (pip install --force-reinstall --no-deps), and take any other copy of either off "
+            "LD_LIBRARY_PATH and out of the ldconfig cache",
+            (copy.path, partner.path),
+            frameworks=(build.name,) if required else (),
+        )
 
 
 def _writers(env: Environment, copy: LibraryCopy) -> list[str]:

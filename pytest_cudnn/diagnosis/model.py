@@ -122,6 +122,8 @@ CODES: dict[str, str] = {
     "library-pin-not-met": "the copy of a library (NCCL) a framework loads is not what the framework pins",
     "library-cuda-mismatch": "a framework loads a library (NCCL) built for another CUDA major than itself",
     "library-driver-too-old": "the driver is older than the CUDA a library (NCCL) was built for: it cannot start",
+    "library-release-mismatch": "a framework loads two libraries of different releases that must be one (cuBLAS and "
+    "cuBLASLt)",
     "windows-tensorflow-no-gpu": "native Windows TensorFlow after 2.10 has no GPU support",
     "windows-dll-path-only": "DLLs found only through PATH, which Python 3.8+ extension loading ignores",
 }
@@ -170,6 +172,8 @@ FOLLOWS: dict[str, tuple[tuple[str, str], ...]] = {
     # So is the NCCL: the other CUDA major's wheel wrote it, of another version.
     "library-pin-not-met": (("wheel-files-overwritten", "subject"),),
     "library-cuda-mismatch": (("wheel-files-overwritten", "subject"),),
+    # A driver too old for a framework's CUDA is too old for the libraries of that CUDA it loads.
+    "library-driver-too-old": (("framework-driver-too-old", "error"), ("driver-too-old-for-cuda", "error")),
     # A framework needs another's import first because alone it cannot load a library.
     "framework-needs-import-order": (("framework-library-missing", "subject"),),
 }

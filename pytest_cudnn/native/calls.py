@@ -531,21 +531,34 @@ def probe_cudnn(job: CudnnJob) -> CudnnAnswer:
 
 
 def probe_library(job: LibraryJob) -> LibraryAnswer:
-    """One copy of a catalog kind by absolute path, asked its version through its own call (``int call(int *)``,
-    0 on success: ncclGetVersion). Nothing else is called: the version call touches no GPU."""
+    """One copy of a catalog kind by absolute path, asked its version through its own call (``job["shape"]``: a
+    version code, ncclGetVersion; or three library properties, cublasGetProperty) and, where it has one, the CUDA
+    runtime it was built with. Nothing else is called: neither call touches a GPU."""
     failed: LibraryAnswer = {}
     library = _opened(job["path"], failed)
     if library is None:
         return failed
     result: LibraryAnswer = {"loaded": loaded_path(library)}
-    call = _function(library, job["call"], ctypes.c_int, ctypes.POINTER(ctypes.c_int))
+    properties = job["shape"] == "properties"
+    argtypes = (ctypes.c_int, ctypes.POINTER(ctypes.c_int)) if properties else (ctypes.POINTER(ctypes.c_int),)
+    call = _function(library, job["call"], ctypes.c_int, *argtypes)
     if call is None:
         return {**result, "error": f"no {job['call']} symbol: not the library", "failure": NOT_THE_LIBRARY}
-    version = ctypes.c_int(-1)
-    status = call(ctypes.byref(version))
-    result["status"] = status
-    if status == 0:
-        result["version_raw"] = version.value
+    parts = []
+    for kind in (0, 1, 2) if properties else (None,):
+        value = ctypes.c_int(-1)
+        status = call(kind, ctypes.byref(value)) if properties else call(ctypes.byref(value))
+        result["status"] = status
+        if status != 0:
+            break
+        parts.append(value.value)
+    if properties and len(parts) == 3:
+        result["parts"] = parts
+    elif not properties and parts:
+        result["version_raw"] = parts[0]
+    cuda = _function(library, job["cuda_call"], ctypes.c_size_t) if job["cuda_call"] else None
+    if cuda is not None:
+        result["cuda_raw"] = int(cuda())
     return result
 
 

@@ -111,7 +111,11 @@ if TYPE_CHECKING:
     class LibraryJob(TypedDict):
         kind: Literal["library"]
         path: str  # absolute
-        call: str  # its version call, of the shape ``int call(int *version)`` answering 0 on success (ncclGetVersion)
+        call: str  # its version call, answering 0 on success
+        # "code": ``int call(int *version)`` (ncclGetVersion); "properties": ``int call(int type, int *value)`` asked
+        # types 0, 1, 2: MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL (cublasGetProperty)
+        shape: str
+        cuda_call: str  # "" or ``size_t cuda_call(void)``: the CUDA runtime it was built with
 
     Job = NvmlJob | CudaJob | CudartJob | CudnnJob | ResolveJob | JaxVersionsJob | PathfinderJob | LibraryJob
 
@@ -207,8 +211,10 @@ if TYPE_CHECKING:
 
     class LibraryAnswer(Outcome, total=False):
         loaded: str | None
-        status: int | None  # what the version call returned
-        version_raw: int | None  # the version it wrote, when it returned 0
+        status: int | None  # what the version call returned (the first that failed, for "properties")
+        version_raw: int | None  # "code": the version it wrote, when it returned 0
+        parts: list[int] | None  # "properties": major, minor, patch, when each call returned 0
+        cuda_raw: int | None  # what cuda_call answered
 
     # The functions that run them (native/calls.py JOBS) -----------------------------------------------------------
 

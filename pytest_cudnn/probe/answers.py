@@ -88,8 +88,8 @@ class Batch:
         job: CudnnJob = {"kind": CUDNN, "path": path}
         return self._ask(job, cudnn_answer)
 
-    def library(self, path: str, call: str) -> Asked[LibraryAnswer]:
-        job: LibraryJob = {"kind": LIBRARY, "path": path, "call": call}
+    def library(self, path: str, call: str, shape: str = "code", cuda_call: str = "") -> Asked[LibraryAnswer]:
+        job: LibraryJob = {"kind": LIBRARY, "path": path, "call": call, "shape": shape, "cuda_call": cuda_call}
         return self._ask(job, library_answer)
 
     def resolve(self, name: str) -> Asked[ResolveAnswer]:
@@ -223,7 +223,16 @@ def library_answer(raw: Raw) -> LibraryAnswer:
         "loaded": _str(raw.get("loaded")),
         "status": _int(raw.get("status")),
         "version_raw": _int(raw.get("version_raw")),
+        "parts": _parts(raw.get("parts")),
+        "cuda_raw": _int(raw.get("cuda_raw")),
     }
+
+
+def _parts(raw: object) -> list[int] | None:
+    """Three non-negative integers (major, minor, patch), or None."""
+    if isinstance(raw, list) and len(raw) == 3 and all(type(p) is int and 0 <= p < 10**6 for p in raw):
+        return list(raw)
+    return None
 
 
 def resolve_answer(raw: Raw) -> ResolveAnswer:

@@ -30,6 +30,7 @@ from ..environment import (
     SCHEMA,
     SCHEMA_VERSION,
     WINDOWS_ONLY_VARIABLES,
+    BuildFact,
     Candidate,
     CudaDriver,
     CudaRuntime,
@@ -175,7 +176,10 @@ def _probe_environment(
         asked_cuda = batch.cuda("nvcuda.dll" if windows else "libcuda.so.1")
         asked_runtimes = [(copy, batch.cudart(copy[0].path)) for copy in cudart_copies]
         asked_cudnns = [(copy, batch.cudnn(copy[0].path)) for copy in cudnn_copies]
-        asked_kinds = [(kind, copy, batch.library(copy[0].path, kind.version_call)) for kind, copy in kind_copies]
+        asked_kinds = [
+            (kind, copy, batch.library(copy[0].path, kind.version_call, kind.shape, kind.cuda_call))
+            for kind, copy in kind_copies
+        ]
         asked_loaded = {name: batch.resolve(name) for name in names} if not windows else {}
         # Each framework's own questions for the child (JAX's _versions module, CuPy's locator), from its entry.
         questions = [
@@ -551,20 +555,26 @@ def _where(copy: Sequence[Candidate]) -> dict[str, Any]:
 
 
 def _library(kind: LibraryKind, copy: Sequence[Candidate], answer: LibraryAnswer) -> LibraryCopy:
-    """A copy of a catalog kind: its version as its own call answered, the CUDA its file says it was built for."""
+    """A copy of a catalog kind: its version as its own call answered, the CUDA it was built for as its file says
+    (NCCL's version string) or its own call answers (cublasGetCudartVersion)."""
     from ..probe.library_build import library_build  # here: only a host with such a copy pays for the ELF reader
 
     first = copy[0]
     error = _failure(answer)
-    raw = answer.get("version_raw")
-    if not error and raw is None:
-        error = f"{kind.version_call} answered {answer.get('status')} for {first.path}, not a version"
-    version = None
+    raw, parts = answer.get("version_raw"), answer.get("parts")
+    version = ".".join(str(part) for part in parts) if parts else None
     if raw is not None:
         try:
             version = kind.decode(raw)
         except InvalidVersionValue:
             error = error or f"{kind.version_call} answered {raw} for {first.path}, which is no {kind.display} version"
+    if not error and version is None:
+        error = f"{kind.version_call} answered {answer.get('status')} for {first.path}, not a version"
+    cuda_raw = answer.get("cuda_raw")
+    cuda = _cuda(cuda_raw) if cuda_raw is not None else None
+    built_for = (
+        BuildFact(cuda, first.path, f"{kind.cuda_call}() = {cuda_raw}") if cuda else library_build(kind, first.path)
+    )
     return LibraryCopy(
         kind=kind.key,
         state=State.ERROR if error else State.FOUND,
@@ -572,7 +582,7 @@ def _library(kind: LibraryKind, copy: Sequence[Candidate], answer: LibraryAnswer
         reason=error,
         version_raw=raw,
         version=version,
-        built_for=library_build(kind, first.path),
+        built_for=built_for,
         failure=_failure_kind(answer),
     )
 
