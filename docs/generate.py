@@ -321,12 +321,22 @@ def _step(step: str) -> str:
 # Writing and checking --------------------------------------------------------------------------------------
 
 
+def report_schema() -> str:
+    """The report document's JSON Schema (pytest_cudnn.document.json_schema), as the docs site publishes it."""
+    import json
+
+    from pytest_cudnn.document import json_schema
+
+    return json.dumps(json_schema(), indent=2) + "\n"
+
+
 def pages() -> dict[str, str]:
     """Every generated page, by its path under docs/."""
     return {
         "reference/markers.md": markers_page(),
         "reference/cli.md": cli_page(),
         "reference/api.md": api_page(),
+        "reference/report.schema.json": report_schema(),
         **code_pages(),
     }
 

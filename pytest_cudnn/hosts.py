@@ -26,6 +26,7 @@ from .text import PYTEST_LINE, line
 
 if TYPE_CHECKING:
     from .diagnosis import Diagnosis, Verdict
+    from .document import HostEntry
     from .environment import Environment
 
 __all__ = [
@@ -222,31 +223,30 @@ def host_line(host: Host, stack: str | None, plan: Plan | None, reason: str | No
     return line(text, PYTEST_LINE)
 
 
-def host_entry(host: Host, judged: Diagnosis | None, plan: Plan | None, reason: str | None) -> dict[str, Any]:
+def host_entry(host: Host, judged: Diagnosis | None, plan: Plan | None, reason: str | None) -> HostEntry:
     """One host of ``--gpu-report``'s ``hosts``: ``environment``, ``findings``, ``verdict`` and ``frameworks`` are
     the controller's diagnosis of it, null (and ``findings`` and ``frameworks`` empty) when its workers probe for
     themselves."""
-    from .report import framework_verdicts
-    from .serde import to_json
+    from .document import DeviceEntry, HostEntry
+    from .report import framework_entries
 
     devices = plan.devices if plan is not None else {}
-    env = judged.env if judged is not None else None
-    return {
-        "host": host.key,
-        "workers": list(host.workers),
-        "probed_by": "controller" if judged is not None else "workers",
-        "reason": reason,
-        "summary": stack_summary(judged.env, judged.verdict) if judged is not None else None,
-        "environment": env.to_json() if env is not None else None,
-        "findings": [to_json(finding) for finding in judged.findings] if judged is not None else [],
-        "verdict": to_json(judged.verdict) if judged is not None else None,
-        "frameworks": framework_verdicts(judged) if judged is not None else [],
-        "devices": {
-            worker: [{"index": device.index, "label": device.label, "uuid": device.uuid} for device in share]
+    return HostEntry(
+        host=host.key,
+        workers=tuple(host.workers),
+        probed_by="controller" if judged is not None else "workers",
+        reason=reason,
+        summary=stack_summary(judged.env, judged.verdict) if judged is not None else None,
+        environment=judged.env if judged is not None else None,
+        findings=judged.findings if judged is not None else (),
+        verdict=judged.verdict if judged is not None else None,
+        frameworks=framework_entries(judged) if judged is not None else (),
+        devices={
+            worker: tuple(DeviceEntry(device.label, device.uuid, device.index) for device in share)
             for worker, share in devices.items()
         },
-        "note": plan.note if plan is not None else None,
-    }
+        note=plan.note if plan is not None else None,
+    )
 
 
 def collection_lines(collected: Mapping[str, int], hosts: Sequence[Host]) -> list[str]:

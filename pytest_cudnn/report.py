@@ -15,6 +15,16 @@ from .diagnosis.frameworks import copies_text, gpu_code, how_found, label
 from .diagnosis.libraries import label as library_label
 from .diagnosis.result import Diagnosis, FrameworkJudgement
 from .diagnosis.stack import visible_gpus
+from .document import (
+    REPORT_SCHEMA,
+    REPORT_SCHEMA_VERSION,
+    AfterPreload,
+    CopyInUse,
+    FrameworkEntry,
+    InUse,
+    Report,
+    report_json,
+)
 from .environment import (
     ALLOWED_VARIABLES,
     CONTAINER_VARIABLES,
@@ -48,12 +58,11 @@ from .overview import (
     verdict_status,
     worst,
 )
-from .serde import to_json
 from .style import PLAIN, Status, Style
 from .text import PYTEST_LINE, REPORT_WHOLE, clip, line, listing, markdown_cell, markdown_rows, summarised
 from .versions import canonical_name
 
-__all__ = ["doctor_json", "doctor_summary", "doctor_text", "header_lines", "markdown_summary"]
+__all__ = ["doctor_json", "doctor_report", "doctor_summary", "doctor_text", "header_lines", "markdown_summary"]
 
 _LABEL = 16
 _HEADER_GPUS = 4  # GPUs named in the header; the doctor and the JSON list them all
@@ -428,65 +437,58 @@ def doctor_text(
     return "\n".join(line(text) for text in lines) + "\n"
 
 
-# The report document: ``doctor --json`` writes it, and ``--gpu-report`` writes it with the run's keys added (tests,
-# xdist, hosts). Version 2 added schema, schema_version, in_use and each refused framework's cause; the fleet reads
-# version 1 files too. The version changes only when a key changes meaning.
-REPORT_SCHEMA = "pytest-cudnn/report"
-REPORT_SCHEMA_VERSION = 2
+def doctor_report(diagnosis: Diagnosis, verdict: Verdict | None = None) -> Report:
+    """The report document of ``diagnosis`` (:mod:`pytest_cudnn.document`): ``doctor --json``'s, and the start of
+    ``--gpu-report``'s. ``verdict`` as for :func:`doctor_text`."""
+    return Report(
+        REPORT_SCHEMA,
+        REPORT_SCHEMA_VERSION,
+        diagnosis.env,
+        diagnosis.findings,
+        verdict or diagnosis.verdict,
+        framework_entries(diagnosis),
+        in_use(diagnosis),
+    )
 
 
 def doctor_json(diagnosis: Diagnosis, verdict: Verdict | None = None) -> dict[str, Any]:
     """Everything, uncut: JSON escapes what a terminal would act on. ``verdict`` as for :func:`doctor_text`."""
-    return {
-        "schema": REPORT_SCHEMA,
-        "schema_version": REPORT_SCHEMA_VERSION,
-        "environment": diagnosis.env.to_json(),
-        "findings": [to_json(finding) for finding in diagnosis.findings],
-        "verdict": to_json(verdict or diagnosis.verdict),
-        "frameworks": framework_verdicts(diagnosis),
-        "in_use": in_use(diagnosis),
-    }
+    return report_json(doctor_report(diagnosis, verdict))
 
 
-def in_use(diagnosis: Diagnosis) -> dict[str, Any]:
+def in_use(diagnosis: Diagnosis) -> InUse:
     """What the diagnosis decided the stack uses, so that a reader (the fleet) shows it rather than working it out:
     the CUDA runtime and cuDNN in use (as the header names them) and how many GPUs CUDA sees."""
 
-    def copy(found: CudaRuntime | Cudnn | None) -> dict[str, Any] | None:
-        return {"version": found.version, "path": found.path} if found is not None else None
+    def copy(found: CudaRuntime | Cudnn | None) -> CopyInUse | None:
+        return CopyInUse(found.version, found.path) if found is not None else None
 
-    return {
-        "cuda_runtime": copy(diagnosis.runtime),
-        "cudnn": copy(diagnosis.cudnn),
-        "visible_gpus": len(visible_gpus(diagnosis.env)),
-    }
+    return InUse(copy(diagnosis.runtime), copy(diagnosis.cudnn), len(visible_gpus(diagnosis.env)))
 
 
-def framework_verdicts(diagnosis: Diagnosis) -> list[dict[str, Any]]:
-    """Each framework found, whether it can run GPU work here and, when not, the cause (a finding's code): for CI,
-    without parsing the text."""
-    return [
-        {"name": judged.name, "version": judged.version, "ok": judged.ok, "summary": judged.summary,
-         **({"cause": judged.cause} if judged.cause else {}), **_after_preload(judged), **_libraries(judged)}
+def framework_entries(diagnosis: Diagnosis) -> tuple[FrameworkEntry, ...]:
+    """Each framework found, whether it can run GPU work here and, when not, the cause (a finding's code); its
+    verdict after its own preload call where that changes it (requires_onnxruntime's preload_dlls=True reads it);
+    the copy of each further catalog kind it loads. For CI, without parsing the text."""
+    return tuple(
+        FrameworkEntry(
+            judged.name,
+            judged.version,
+            judged.ok,
+            judged.summary,
+            judged.cause or None,
+            _after_preload(judged),
+            {c.kind: CopyInUse(c.version, c.path) for c in judged.libraries},
+        )
         for judged in diagnosis.frameworks
-    ]  # fmt: skip
+    )
 
 
-def _libraries(judged: FrameworkJudgement) -> dict[str, Any]:
-    """The copy of each further catalog kind it loads (NCCL), where it loads one: {"nccl": {version, path}}."""
-    if not judged.libraries:
-        return {}
-    return {"libraries": {c.kind: {"version": c.version, "path": c.path} for c in judged.libraries}}
-
-
-def _after_preload(judged: FrameworkJudgement) -> dict[str, Any]:
-    """Its verdict once its own preload call has run, where that call changes it (requires_onnxruntime's
-    preload_dlls=True reads this one)."""
+def _after_preload(judged: FrameworkJudgement) -> AfterPreload | None:
     after = judged.preloaded
     if after is None or judged.preload is None:
-        return {}
-    cause = {"cause": after.cause} if after.cause else {}
-    return {"after_preload": {"call": judged.preload, "ok": after.ok, "summary": after.summary, **cause}}
+        return None
+    return AfterPreload(judged.preload, after.ok, after.summary, after.cause or None)
 
 
 def _judgement(diagnosis: Diagnosis, build: FrameworkBuild) -> FrameworkJudgement:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
-__all__ = ["RULE", "DecodeError", "Rule", "from_json", "rule", "to_json"]
+__all__ = ["OMIT", "RULE", "DecodeError", "Rule", "from_json", "omitted", "rule", "to_json"]
 
 T = TypeVar("T")
 
@@ -34,6 +34,7 @@ class DecodeError(ValueError):
 
 
 RULE = "pytest_cudnn.rule"  # the field metadata key a Rule is declared under
+OMIT = "pytest_cudnn.omit"  # the field metadata key that leaves a field holding its default out of the JSON
 
 
 @dataclass(frozen=True)
@@ -50,10 +51,26 @@ def rule(expected: str, accepts: Callable[[Any], bool]) -> dict[str, Rule]:
     return {RULE: Rule(expected, accepts)}
 
 
+def omitted() -> dict[str, bool]:
+    """Field metadata: the field is left out of the JSON where it holds its default (and read as the default where
+    it is absent): ``cause: str | None = field(default=None, metadata=omitted())``."""
+    return {OMIT: True}
+
+
+def _default(field: dataclasses.Field[Any]) -> Any:
+    if field.default_factory is not dataclasses.MISSING:
+        return field.default_factory()
+    return field.default
+
+
 def to_json(value: Any) -> Any:
     """Plain JSON-ready values (dict, list, str, int, float, bool, None) from a model object."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {field.name: to_json(getattr(value, field.name)) for field in dataclasses.fields(value)}
+        return {
+            field.name: to_json(getattr(value, field.name))
+            for field in dataclasses.fields(value)
+            if not (field.metadata.get(OMIT) and getattr(value, field.name) == _default(field))
+        }
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, (tuple, list)):

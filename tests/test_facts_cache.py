@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 from pytest_cudnn.cli import main
 from pytest_cudnn.diagnosis import judge_environment
 from pytest_cudnn.environment import Environment
+from pytest_cudnn.probe.answers import Batch
 from pytest_cudnn.probe.facts import LIMIT, FileFacts, cache_file, identity, remembered, using
 from pytest_cudnn.probe.wheels import record_lines
 from pytest_cudnn.probing.host import probe_environment
@@ -471,3 +472,34 @@ def test_a_bad_cache_variable_is_a_usage_error_naming_it(
         "pytest-cudnn: error: the environment variable PYTEST_CUDNN_CACHE='sometimes': expected 1/0, true/false, "
         "yes/no or on/off\n"
     )
+
+
+@needs_gcc
+def test_a_warm_probe_loads_no_catalog_library_again_until_its_folder_changes(
+    torch_host: SimHost, compiler: Compiler
+) -> None:
+    """The version calls of NCCL and cuBLAS answer constants of the file: asked once, then kept under the identity
+    of the file and its folder. Loading the real cuBLAS costs 55-115 ms, on every run before this."""
+    plant_nvidia_wheel(torch_host.site_packages, compiler, "nccl", nccl=(2, 30, 7), nccl_cuda="13.0",
+                       distribution=("nvidia-nccl-cu13", "2.30.7"))  # fmt: skip
+    torch_host.add_cublas(torch_host.site_packages / "nvidia" / "cublas" / "lib", (12, 9, 3), 12080)
+    cache = _cache(torch_host.root)
+    asked: list[str] = []
+    real = Batch.library
+
+    def counting(self: Batch, path: str, *args: Any) -> Any:
+        asked.append(path.rsplit("/", 1)[-1])
+        return real(self, path, *args)
+
+    with mock.patch.object(Batch, "library", counting):
+        cold = _probe(torch_host, FileFacts.load(cache))
+        assert sorted(asked) == ["libcublas.so.12", "libcublasLt.so.12", "libnccl.so.2"]
+        asked.clear()
+        warm = _probe(torch_host, FileFacts.load(cache))
+        assert asked == []
+        assert warm.libraries == cold.libraries
+        plant_nvidia_wheel(torch_host.site_packages, compiler, "nccl", nccl=(2, 29, 3), nccl_cuda="12.9",
+                           distribution=("nvidia-nccl-cu12", "2.29.3"))  # fmt: skip
+        again = _probe(torch_host, FileFacts.load(cache))
+    assert asked == ["libnccl.so.2"]  # its folder changed; cuBLAS's did not
+    assert [copy.version for copy in again.libraries if copy.kind == "nccl"] == ["2.29.3"]

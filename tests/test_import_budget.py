@@ -27,7 +27,7 @@ DOCTOR_WITHOUT_FRAMEWORKS = frozenset(
         "pytest_cudnn.compat.catalog", "pytest_cudnn.compat.cuda",
         "pytest_cudnn.compat.cudnn", "pytest_cudnn.compat.cupy", "pytest_cudnn.compat.forward",
         "pytest_cudnn.compat.libraries", "pytest_cudnn.compat.sources", "pytest_cudnn.compat.tensorflow",
-        "pytest_cudnn.devices", "pytest_cudnn.diagnosis", "pytest_cudnn.diagnosis.container",
+        "pytest_cudnn.devices", "pytest_cudnn.diagnosis", "pytest_cudnn.document", "pytest_cudnn.diagnosis.container",
         "pytest_cudnn.diagnosis.cudnn", "pytest_cudnn.diagnosis.driver", "pytest_cudnn.diagnosis.forward",
         "pytest_cudnn.diagnosis.frameworks", "pytest_cudnn.diagnosis.kernels", "pytest_cudnn.diagnosis.libraries",
         "pytest_cudnn.diagnosis.loader",

@@ -25,7 +25,8 @@ from pytest_cudnn.frameworks.onnxruntime import PROVIDER, build_info
 from pytest_cudnn.markers import InvalidMarker, judge, parse_marker
 from pytest_cudnn.overview import doctor_summary
 from pytest_cudnn.probe.distributions import installed_distributions
-from pytest_cudnn.report import framework_verdicts, header_lines
+from pytest_cudnn.report import framework_entries, header_lines
+from pytest_cudnn.serde import to_json
 
 from .envbuilder import SITE, EnvBuilder
 from .frameworkhosts import Load, plant_nvidia_wheel, plant_onnxruntime, plant_torch, run_child
@@ -428,7 +429,7 @@ def test_a_test_that_calls_preload_dlls_is_judged_as_the_host_is_after_it(
     assert judged.after_preload == said
     assert said in "\n".join(header_lines(diagnosis, runtime=None, cudnn=None))
     assert said in doctor_summary(diagnosis)
-    [verdict] = [v for v in framework_verdicts(diagnosis) if v["name"] == "onnxruntime"]
+    [verdict] = [to_json(v) for v in framework_entries(diagnosis) if v.name == "onnxruntime"]
     assert verdict["after_preload"]["ok"] is preloaded
 
 

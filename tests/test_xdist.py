@@ -148,7 +148,7 @@ def test_report_records_which_worker_ran_on_which_gpu(four_gpus: SimHost) -> Non
     records, _, _ = run(four_gpus, "-n", "2", f"--gpu-report={report}")
     data = json.loads(report.read_text())
     assert data["xdist"] == {"gw0": [0], "gw1": [1]}
-    assert data["xdist_note"] is None
+    assert "xdist_note" not in data  # written only where there is a note (pytest_cudnn/document.py: omitted)
     tests = data["tests"]
     assert len(tests) == 8
     assert {(t["worker"], t["gpu"]) for t in tests} == {(r["worker"], r["index"]) for r in records}

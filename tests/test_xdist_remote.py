@@ -45,6 +45,7 @@ from pytest_cudnn.hosts import (
     workers_line,
 )
 from pytest_cudnn.remote import Answer, deadline, probe_hosts, read_answer
+from pytest_cudnn.serde import to_json
 from pytest_cudnn.session import xdist_worker_ids
 
 from .envbuilder import EnvBuilder, gpu, mig, partitioned
@@ -376,7 +377,7 @@ def test_the_header_shows_one_line_per_host(
 def test_a_remote_hosts_report_entry_holds_its_own_probe() -> None:
     host = Host("socket=127.0.0.1:4242", ("gw1", "gw2"), "socket=127.0.0.1:4242")
     plan = plan_devices(_devices(gpu(0), gpu(1)), list(host.workers), 1)
-    entry = json.loads(json.dumps(host_entry(host, judge_environment(TWO_GPUS), plan, None)))
+    entry = json.loads(json.dumps(to_json(host_entry(host, judge_environment(TWO_GPUS), plan, None))))
     assert Environment.from_json(entry.pop("environment"), "the entry") == TWO_GPUS
     assert entry == {
         "host": "socket=127.0.0.1:4242",
@@ -398,7 +399,7 @@ def test_a_remote_hosts_report_entry_holds_its_own_probe() -> None:
 def test_a_host_its_workers_probe_has_no_environment_in_the_report() -> None:
     host = Host("socket=127.0.0.1:9", ("gw1",), "socket=127.0.0.1:9")
     entry = host_entry(host, None, None, "could not connect: Connection refused")
-    assert (entry["probed_by"], entry["reason"], entry["environment"], entry["verdict"], entry["devices"]) == (
+    assert (entry.probed_by, entry.reason, entry.environment, entry.verdict, entry.devices) == (
         "workers",
         "could not connect: Connection refused",
         None,

@@ -5,16 +5,18 @@ summary (``run.problems``) and leaves the exit status alone."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 from ..files import FileRefused, append_regular, write_atomically
 
 if TYPE_CHECKING:
+    from ..document import Report
     from ..session import GpuRun
 
 __all__ = ["document", "finish", "gpu_use_line", "header", "provisional", "suite_properties"]
@@ -96,16 +98,19 @@ def finish(run: GpuRun, session: pytest.Session) -> None:
 
 
 def provisional(run: GpuRun) -> None:
-    """``--gpu-report`` as the run starts, with ``"finished": false``: a run that ends without a summary (a test, or
-    a driver call of ``--assert-gpu-used``, that crashes or exits the process) leaves a report that says so instead
-    of none; the end of the run writes it whole over this one."""
+    """``--gpu-report`` as the run starts, marked not finished: a run that ends without a summary (a test, or a driver
+    call of ``--assert-gpu-used``, that crashes or exits the process) leaves a report that says so instead of none;
+    the end of the run writes it whole over this one."""
     if run.report_path is not None:
         _write_report(run, run.report_path, finished=False)
 
 
 def _write_report(run: GpuRun, path: Path, finished: bool) -> None:
     try:
-        write_atomically(path, json.dumps({**document(run), "finished": finished}, indent=2), make_folders=True)
+        from ..document import report_json
+
+        made = report_json(dataclasses.replace(document(run), finished=finished))
+        write_atomically(path, json.dumps(made, indent=2), make_folders=True)
     except (OSError, FileRefused) as error:
         problem = f"could not write --gpu-report {path}: {_reason(error, path)}"
         if problem not in run.problems:
@@ -126,33 +131,35 @@ def gpu_use_line(not_used: int, unknown: int, replaying: bool) -> str:
     return "pytest-cudnn: " + "; ".join(parts) + "; --gpu-report lists each test's gpu_used and gpu_use"
 
 
-def document(run: GpuRun) -> dict[str, Any]:
-    """``--gpu-report``: the doctor's document (:func:`pytest_cudnn.report.doctor_json`), then the run's keys."""
-    from ..report import doctor_json
+def document(run: GpuRun) -> Report:
+    """``--gpu-report``: the doctor's document (:func:`pytest_cudnn.report.doctor_report`), with the run's keys."""
+    from ..document import DeviceEntry, TestEntry
+    from ..report import doctor_report
+    from ..serde import from_json
 
     xdist = run.xdist
     hosts = xdist.xdist_hosts()
     if hosts:
         xdist.plan()
-    made: dict[str, Any] = {
-        **doctor_json(run.diagnosis),
-        "require_gpu": run.require_gpu,
-        "xdist": {worker: [device.index for device in devices] for worker, devices in xdist.assignment.items()},
-        "xdist_devices": {
-            worker: [{"label": device.label, "uuid": device.uuid} for device in devices]
+    where: dict[str, str] = {}
+    remote = any(not host.local for host in hosts)
+    if remote:
+        where = {worker: host.key for host in hosts for worker in host.workers}
+    return dataclasses.replace(
+        doctor_report(run.diagnosis),
+        require_gpu=run.require_gpu,
+        xdist={worker: tuple(device.index for device in devices) for worker, devices in xdist.assignment.items()},
+        xdist_devices={
+            worker: tuple(DeviceEntry(device.label, device.uuid) for device in devices)
             for worker, devices in xdist.assignment.items()
         },
-        "xdist_note": xdist.shortfall,
-    }
-    where: dict[str, str] = {}
-    if any(not host.local for host in hosts):
-        made["hosts"] = [xdist.host_entry(host) for host in hosts]
-        where = {worker: host.key for host in hosts for worker in host.workers}
-    made["tests"] = [
-        {"nodeid": nodeid, **facts, **({"host": where[worker]} if worker in where else {})}
-        for (nodeid, worker), facts in run.records.tests.items()
-    ]
-    return made
+        xdist_note=xdist.shortfall,
+        hosts=tuple(xdist.host_entry(host) for host in hosts) if remote else None,
+        tests=tuple(
+            from_json(TestEntry, {"nodeid": nodeid, **facts, **({"host": where[worker]} if worker in where else {})})
+            for (nodeid, worker), facts in run.records.tests.items()
+        ),
+    )
 
 
 def _reason(error: OSError | FileRefused, path: Path) -> str:

@@ -15,6 +15,7 @@ from ..versions import decimal
 if TYPE_CHECKING:
     from ..devices import CudaDevice
     from ..diagnosis import Diagnosis
+    from ..document import HostEntry
     from ..environment import Environment
     from ..hosts import Host, Plan, Spec
     from ..remote import Answer
@@ -232,7 +233,7 @@ class XdistController:
                 broken.append((host.key, judged.verdict.summary))
         return broken
 
-    def host_entry(self, host: Host) -> dict[str, Any]:
+    def host_entry(self, host: Host) -> HostEntry:
         """One host of the report's ``hosts`` (see :func:`pytest_cudnn.hosts.host_entry`)."""
         from ..hosts import host_entry
 

@@ -10,19 +10,28 @@ apart from reading the file.
 from __future__ import annotations
 
 import os
-import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..diagnosis import Severity, Verdict, selected_cudnn, selected_runtime, visible_gpus
+from ..diagnosis import selected_cudnn, selected_runtime, visible_gpus
+from ..document import (
+    DOCUMENT_KEYS,
+    HOSTS_KEY,
+    LIST_KEYS,
+    READS,
+    REPORT_SCHEMA,
+    RUN_KEYS,
+    TESTS_KEY,
+    CopyInUse,
+    InUse,
+    ReportRefused,
+    read_report,
+)
 from ..environment import SCHEMA as ENVIRONMENT_SCHEMA
-from ..environment import Environment, InvalidSnapshot, State, shown_spec
+from ..environment import Environment, State, shown_spec
 from ..files import DocumentRefused, read_json_document
-from ..report import REPORT_SCHEMA, REPORT_SCHEMA_VERSION
-from ..serde import DecodeError, from_json
 from ..text import clip, group_reason, listing
 from .model import SCHEMA as FLEET_SCHEMA
 from .model import FleetFinding, FrameworkVerdict, GpuModel, GpuTest, Problem, RefusalGroup, Runner, Stack
@@ -40,7 +49,7 @@ __all__ = [
 # A report is a snapshot (at most 16 MiB, environment.MAX_SNAPSHOT_BYTES) and one entry per GPU test, about 400
 # bytes each as --gpu-report writes them: 64 MiB leaves room for 100,000 tests and bounds what a wrong path costs.
 MAX_REPORT_BYTES = 64 * 1024 * 1024
-_REQUIRED = ("environment", "findings", "verdict", "frameworks", "tests")
+_REQUIRED = (*DOCUMENT_KEYS, TESTS_KEY)
 _HOSTS = 64  # remote hosts listed per runner
 
 
@@ -50,39 +59,6 @@ class ReportError(ValueError):
 
 class FleetUsageError(ValueError):
     """Reports and runner names that do not name one runner each."""
-
-
-# The parts of a report read here, checked by serde against these annotations. Keys not declared here are
-# dropped before decoding: a newer report may add some.
-@dataclass(frozen=True)
-class _Finding:
-    code: str
-    severity: Severity
-    summary: str
-    component: str = ""
-    evidence: tuple[str, ...] = ()
-    fix: str = ""
-    subjects: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class _Framework:
-    name: str
-    version: str | None
-    ok: bool
-    summary: str
-    cause: str | None = None
-
-
-@dataclass(frozen=True)
-class _Test:
-    nodeid: str
-    requirements: tuple[str, ...] = ()
-    gpu: int | str | None = None
-    worker: str | None = None
-    reason: str | None = None
-    cause: str | None = None
-    outcome: str | None = None
 
 
 def name_runners(reports: Sequence[str], named: Sequence[tuple[str, str]] = ()) -> list[tuple[str, str]]:
@@ -170,14 +146,13 @@ def _check_kind(data: Any) -> dict[str, Any]:
     version = data.get("schema_version", 1)
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
         raise ReportError(f"schema_version: expected a whole number from 1, got {clip(repr(version), 40)}")
-    if version > REPORT_SCHEMA_VERSION:
+    if version not in READS:
         raise ReportError(
-            f"schema_version: {version}, newer than this pytest-cudnn reads (1 to {REPORT_SCHEMA_VERSION}): "
-            "upgrade pytest-cudnn"
+            f"schema_version: {version}, newer than this pytest-cudnn reads (1 to {READS[-1]}): upgrade pytest-cudnn"
         )
     if "environment" not in data:
         raise ReportError("is not a pytest-cudnn report: it has no 'environment' (pytest --gpu-report PATH writes one)")
-    if "tests" not in data and {"findings", "verdict"} <= set(data) and not {"require_gpu", "xdist"} & set(data):
+    if not set(RUN_KEYS) & set(data):  # an environment and none of a run's keys
         raise ReportError("is the doctor's JSON (pytest-cudnn doctor --json), not a report: it has no 'tests'")
     missing = [key for key in _REQUIRED if key not in data]
     if missing:
@@ -197,97 +172,52 @@ def _kind(data: Any) -> str:
     return "null" if data is None else kinds.get(type(data), type(data).__name__)
 
 
-def _decode(cls: type[Any], data: Any, where: str) -> Any:
-    """``cls`` from ``data`` with keys it does not declare dropped; ReportError names the bad value."""
-    if isinstance(data, dict):
-        known = {f.name for f in fields(cls)}
-        data = {key: value for key, value in data.items() if key in known}
-    return _typed(cls, data, where)
-
-
-def _typed(tp: Any, data: Any, where: str) -> Any:
-    try:
-        return from_json(tp, data, where)
-    except DecodeError as error:
-        raise ReportError(str(error)) from None
-
-
 def _runner(name: str, path: str, data: Any) -> Runner:
-    report = _check_kind(data)
-    env = _environment(report["environment"], path)
-    findings = [_decode(_Finding, item, f"findings[{i}]") for i, item in enumerate(_list(report, "findings"))]
-    verdict = _decode(Verdict, report["verdict"], "verdict")
-    frameworks = [_decode(_Framework, item, f"frameworks[{i}]") for i, item in enumerate(_list(report, "frameworks"))]
-    tests = [_decode(_Test, item, f"tests[{i}]") for i, item in enumerate(_list(report, "tests"))]
-    require_gpu = _typed(bool | None, report.get("require_gpu"), "require_gpu")
-    xdist = _typed(Mapping[str, tuple[Any, ...]] | None, report.get("xdist"), "xdist") or {}
-    note = _typed(str | None, report.get("xdist_note"), "xdist_note")
-    entries = tuple(GpuTest(t.nodeid, t.outcome, t.reason, t.cause) for t in tests)
+    _check_kind(data)
+    for key in LIST_KEYS:
+        if not isinstance(data[key], list):
+            raise ReportError(f"{key}: expected a list, got {_kind(data[key])}")
+    try:
+        report = read_report(data)
+    except ReportRefused as refused:
+        raise ReportError(str(refused)) from None
+    entries = tuple(GpuTest(t.nodeid, t.outcome, t.reason, t.cause) for t in report.tests or ())
     return Runner(
         name=name,
         path=path,
-        ok=verdict.ok,
-        verdict=verdict.summary,
-        require_gpu=require_gpu,
+        ok=report.verdict.ok,
+        verdict=report.verdict.summary,
+        require_gpu=report.require_gpu,
         stack=_stack(
-            env,
-            tuple(FrameworkVerdict(f.name, f.version, f.ok, f.summary, f.cause) for f in frameworks),
-            report.get("in_use"),
+            report.environment,
+            tuple(FrameworkVerdict(f.name, f.version, f.ok, f.summary, f.cause) for f in report.frameworks),
+            report.in_use,
         ),
-        findings=tuple(FleetFinding(f.code, f.severity.value, f.summary) for f in findings),
+        findings=tuple(FleetFinding(f.code, f.severity.value, f.summary) for f in report.findings),
         tests=entries,
         refusals=refusal_groups(entries),
         outcomes=outcome_counts(t.outcome or "unknown" for t in entries),
-        hosts=_hosts(report.get("hosts")),
-        xdist_workers=len(xdist),
-        xdist_note=note,
+        hosts=_hosts(data.get(HOSTS_KEY)),  # whatever their shape: a foreign report's too
+        xdist_workers=len(report.xdist or {}),
+        xdist_note=report.xdist_note,
     )
 
 
-def _list(report: Mapping[str, Any], key: str) -> list[Any]:
-    value = report[key]
-    if not isinstance(value, list):
-        raise ReportError(f"{key}: expected a list, got {_kind(value)}")
-    return value
-
-
-_FIELD_PATH = re.compile(r"[A-Za-z_][\w.\[\]]*: ")
-
-
-def _environment(data: Any, path: str) -> Environment:
-    try:
-        return Environment.from_json(data, path)
-    except InvalidSnapshot as error:
-        # "driver.version: expected ..." becomes "environment.driver.version: expected ...".
-        joiner = "." if _FIELD_PATH.match(error.problem) else ": "
-        raise ReportError(f"environment{joiner}{error.problem}") from None
-
-
-@dataclass(frozen=True)
-class _Copy:
-    version: str | None
-    path: str
-
-
-@dataclass(frozen=True)
-class _InUse:
-    cuda_runtime: _Copy | None
-    cudnn: _Copy | None
-    visible_gpus: int
-
-
-def _stack(env: Environment, frameworks: tuple[FrameworkVerdict, ...], recorded: Any) -> Stack:
+def _stack(env: Environment, frameworks: tuple[FrameworkVerdict, ...], recorded: InUse | None) -> Stack:
     """The runner's stack as its report says it decided (``in_use``, schema_version 2). A report of version 1 did
     not record it: the copies are then those its environment names in use, read by today's rules."""
     driver = env.driver
     models: dict[tuple[str | None, int | None], int] = {}
     for gpu in driver.gpus:
         models[(gpu.name, gpu.memory_total)] = models.get((gpu.name, gpu.memory_total), 0) + 1
+    runtime: CopyInUse | None
+    cudnn: CopyInUse | None
     if recorded is not None:
-        used = _decode(_InUse, recorded, "in_use")
-        runtime, cudnn, visible = used.cuda_runtime, used.cudnn, used.visible_gpus
+        runtime, cudnn, visible = recorded.cuda_runtime, recorded.cudnn, recorded.visible_gpus
     else:
-        runtime, cudnn, visible = selected_runtime(env), selected_cudnn(env), len(visible_gpus(env))
+        found = selected_runtime(env), selected_cudnn(env)
+        runtime, cudnn = (CopyInUse(c.version, c.path) if c is not None else None for c in found)
+        visible = len(visible_gpus(env))
     return Stack(
         python=env.host.python,
         driver=driver.version if driver.state is State.FOUND else None,

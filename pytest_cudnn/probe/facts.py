@@ -30,8 +30,9 @@ import os
 import stat
 import sys
 import time
+import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
     from ..environment import BuildFact
@@ -45,6 +46,8 @@ __all__ = [
     "decoded_fact",
     "encoded_fact",
     "identity",
+    "kept",
+    "looked",
     "maybe",
     "maybe_decoded",
     "optional_text",
@@ -103,6 +106,18 @@ def cache_file(environ: Mapping[str, str]) -> str | None:
 
     tag = hashlib.sha256(f"{sys.prefix}\0{sys.version}\0{__version__}".encode("utf-8", "replace")).hexdigest()
     return os.path.join(base, "pytest-cudnn", f"facts-{tag[:16]}.json")
+
+
+class Looked(Generic[T]):
+    """What :meth:`FileFacts.look` found: the value where ``hit``, and the identities of the files it is keyed on.
+    A plain class: Python 3.10 has no generic named tuple, and a dataclass costs more to make."""
+
+    __slots__ = ("before", "hit", "name", "paths", "value")
+
+    def __init__(
+        self, name: str, paths: tuple[str, ...], before: list[list[int] | None], hit: bool, value: T | None
+    ) -> None:
+        self.name, self.paths, self.before, self.hit, self.value = name, paths, before, hit, value
 
 
 class FileFacts:
@@ -165,6 +180,29 @@ class FileFacts:
         if encoded is not None and _settled(before) and [identity(path) for path in paths] == before:
             self.new[name] = [before, encoded]  # None: a value not to keep; a file changed while read is not kept
         return value
+
+    def look(self, kind: str, key: str, paths: Sequence[str], decode: Callable[[Any], T]) -> Looked[T]:
+        """:meth:`recall` in two steps, for a value computed elsewhere (in the probe's child): the value kept for
+        ``paths`` as they are now, if any, and what :meth:`keep` needs to keep a newly computed one."""
+        before = [identity(path) for path in paths]
+        name = f"{kind}\0{key}"
+        entry = self.old.get(name) if None not in before else None
+        if entry is not None and entry[0] == before:
+            value = _decoded(decode, entry[1])
+            if value is not _MISSING:
+                self.new[name] = entry
+                self.hits += 1
+                return Looked(name, tuple(paths), before, True, typing.cast("T", value))
+        return Looked(name, tuple(paths), before, False, None)
+
+    def keep(self, looked: Looked[Any], encoded: Any) -> None:
+        """Keep a value computed after :meth:`look` missed (``encoded`` None: not to keep, such as a failure)."""
+        self.reads += 1
+        before = looked.before
+        if encoded is None or None in before or not _settled(before):
+            return
+        if [identity(path) for path in looked.paths] == before:
+            self.new[looked.name] = [before, encoded]
 
     @property
     def changed(self) -> bool:
@@ -290,6 +328,19 @@ def remembered(
     if facts is None:
         return compute()
     return facts.recall(kind, key, paths, compute, encode, decode)
+
+
+def looked(kind: str, key: str, paths: Sequence[str], decode: Callable[[Any], T]) -> Looked[T] | None:
+    """:meth:`FileFacts.look` in the facts of the probe running now; None without a cache."""
+    facts = _CURRENT.get()
+    return facts.look(kind, key, paths, decode) if facts is not None else None
+
+
+def kept(found: Looked[Any] | None, encoded: Any) -> None:
+    """:meth:`FileFacts.keep` in the facts of the probe running now (nothing without a cache)."""
+    facts = _CURRENT.get()
+    if facts is not None and found is not None:
+        facts.keep(found, encoded)
 
 
 def maybe(encode: Callable[[T], Any]) -> Callable[[T | None], list[Any]]:

@@ -60,7 +60,7 @@ from ..files import FileRefused, read_regular
 from ..frameworks import REGISTRY, Reading, framework, relevant
 from ..native import bounded
 from ..native.isolation import Child, ProbeFailure, start_child
-from ..probe.answers import Batch
+from ..probe.answers import Answers, Asked, Batch, library_answer
 from ..probe.discovery import (
     FAMILIES,
     FileSystem,
@@ -71,7 +71,7 @@ from ..probe.discovery import (
     relative_path_entries,
 )
 from ..probe.distributions import installed_distributions
-from ..probe.facts import FileFacts, remembered, using
+from ..probe.facts import FileFacts, Looked, kept, looked, remembered, using
 from ..probe.kernel import read_kernel_driver
 from ..probe.tensorflow import probe_tensorflow
 from ..versions import (
@@ -176,9 +176,13 @@ def _probe_environment(
         asked_cuda = batch.cuda("nvcuda.dll" if windows else "libcuda.so.1")
         asked_runtimes = [(copy, batch.cudart(copy[0].path)) for copy in cudart_copies]
         asked_cudnns = [(copy, batch.cudnn(copy[0].path)) for copy in cudnn_copies]
+        # Their version calls answer constants compiled into the file and touch no GPU: kept under the identity of
+        # the file and of its folder (where the libraries it needs lie: libcublasLt beside libcublas), asked again
+        # only when either changes. Loading cuBLAS and cuBLASLt costs 55-115 ms each (measured on the wheels).
+        kept_kinds = [(kind, copy, _kept_answer(kind, copy)) for kind, copy in kind_copies]
         asked_kinds = [
-            (kind, copy, batch.library(copy[0].path, kind.version_call, kind.shape, kind.cuda_call))
-            for kind, copy in kind_copies
+            (kind, copy, found, None if found is not None and found.hit else _ask_kind(batch, kind, copy))
+            for kind, copy, found in kept_kinds
         ]
         asked_loaded = {name: batch.resolve(name) for name in names} if not windows else {}
         # Each framework's own questions for the child (JAX's _versions module, CuPy's locator), from its entry.
@@ -200,7 +204,9 @@ def _probe_environment(
     cuda_driver = _cuda_driver(answers[asked_cuda])
     runtimes = tuple(_runtime(copy, answers[asked]) for copy, asked in asked_runtimes)
     cudnns = tuple(_cudnn(layout, fs, copy, answers[asked]) for copy, asked in asked_cudnns)
-    libraries = tuple(_library(kind, copy, answers[asked]) for kind, copy, asked in asked_kinds)
+    libraries = tuple(
+        _library(kind, copy, _kind_answer(found, asked, answers)) for kind, copy, found, asked in asked_kinds
+    )
     loaded = {name: answers[asked] for name, asked in asked_loaded.items()}
     if questions:
         updated = list(frameworks)
@@ -552,6 +558,26 @@ def _where(copy: Sequence[Candidate]) -> dict[str, Any]:
     first = copy[0]
     names = tuple(sorted({c.name for c in copy}, key=soname_order))
     return {"path": first.path, "names": names, "via": _merged_via(copy), "real_path": first.real_path}
+
+
+def _kept_answer(kind: LibraryKind, copy: Sequence[Candidate]) -> Looked[LibraryAnswer] | None:
+    path = copy[0].path
+    return looked(f"answer-{kind.key}", path, [path, os.path.dirname(path)], library_answer)
+
+
+def _ask_kind(batch: Batch, kind: LibraryKind, copy: Sequence[Candidate]) -> Asked[LibraryAnswer]:
+    return batch.library(copy[0].path, kind.version_call, kind.shape, kind.cuda_call)
+
+
+def _kind_answer(
+    found: Looked[LibraryAnswer] | None, asked: Asked[LibraryAnswer] | None, answers: Answers
+) -> LibraryAnswer:
+    """The kept answer, or the child's, kept where it is a whole answer (a failure is asked again next run)."""
+    if asked is None:  # asked only where nothing was kept
+        return found.value if found is not None and found.value is not None else {}
+    answer = answers[asked]
+    kept(found, None if answer.get("error") or answer.get("failure") else dict(answer))
+    return answer
 
 
 def _library(kind: LibraryKind, copy: Sequence[Candidate], answer: LibraryAnswer) -> LibraryCopy:
