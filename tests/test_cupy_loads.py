@@ -27,8 +27,8 @@ from pytest_cudnn import loader
 from pytest_cudnn.diagnosis import diagnose, judge_environment
 from pytest_cudnn.diagnosis.model import verdict
 from pytest_cudnn.environment import BuildFact, Environment, FrameworkBuild, LoadedLibrary, State
+from pytest_cudnn.frameworks.cupy.pathfinder import Places, cupy_loads
 from pytest_cudnn.probe.loads import Search
-from pytest_cudnn.probe.pathfinder import Places, cupy_loads
 
 from .envbuilder import EnvBuilder
 from .frameworkhosts import plant_nvidia_wheel

@@ -9,7 +9,7 @@ from pathlib import Path
 from pytest_cudnn.diagnosis import judge_environment
 from pytest_cudnn.environment import READS, SCHEMA_VERSION, Driver, Environment, KernelDriver, Pin, State
 from pytest_cudnn.frameworks.torch import FRAMEWORK
-from pytest_cudnn.probe.torch import probe_torch
+from pytest_cudnn.frameworks.torch.reading import probe_torch
 
 from .envbuilder import EnvBuilder, gpu
 from .test_fixes_resolve import torch_215_without_its_runtime

@@ -14,7 +14,7 @@ MODULES = [
     "pytest_cudnn.compat.tensorflow",
     "pytest_cudnn.text",
     "pytest_cudnn.phrases",
-    "pytest_cudnn.probe.torch",
+    "pytest_cudnn.frameworks.torch.reading",
     "pytest_cudnn.diagnosis.kernels",
     "pytest_cudnn.diagnosis.remedies",
     "pytest_cudnn.compat.cudnn",

@@ -13,8 +13,8 @@ from pytest_cudnn.diagnosis import judge_environment
 from pytest_cudnn.diagnosis.process import process_findings
 from pytest_cudnn.environment import BuildFact, Cudnn, Environment, FrameworkBuild, LoadedLibrary, State, Via
 from pytest_cudnn.fleet.reading import read_runner
+from pytest_cudnn.frameworks.cupy.pathfinder import places, uses_pathfinder
 from pytest_cudnn.markers import copy_for, judge, parse_marker
-from pytest_cudnn.probe.pathfinder import places, uses_pathfinder
 from pytest_cudnn.report import doctor_json, doctor_text, header_lines
 
 from .envbuilder import SITE, EnvBuilder, gpu, rpath_load

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pytest_cudnn.diagnosis import diagnose
 from pytest_cudnn.environment import Distribution, State
-from pytest_cudnn.probe.cupy import probe_cupy
+from pytest_cudnn.frameworks.cupy.reading import probe_cupy
 
 from .envbuilder import EnvBuilder
 

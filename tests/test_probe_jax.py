@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pytest_cudnn.environment import Distribution, State
-from pytest_cudnn.probe.jax import probe_jax
+from pytest_cudnn.frameworks.jax.reading import probe_jax
 
 from . import frameworkhosts
 from .simhost import Compiler, SimHost
@@ -125,7 +125,8 @@ def test_the_cudnn_a_cuda_plugin_preloads_is_one_it_needs_whatever_its_cuda(majo
     # H100: "loaded by PyTorch" alone, tests/data/real-gpu/h100b-snapshot.json).
     from pytest_cudnn import loader
     from pytest_cudnn.environment import BuildFact, FrameworkBuild
-    from pytest_cudnn.probe.loads import Search, jax_loads
+    from pytest_cudnn.frameworks.jax.loads import jax_loads
+    from pytest_cudnn.probe.loads import Search
 
     module, cudart = {12: ("cuda_runtime", "libcudart.so.12"), 13: ("cu13", "libcudart.so.13")}[major]
     for folder, name in (("cudnn", "libcudnn.so.9"), (module, cudart), ("nccl", "libnccl.so.2")):

@@ -10,8 +10,8 @@ import pytest
 
 from pytest_cudnn.environment import Distribution, FrameworkBuild, State
 from pytest_cudnn.frameworks.torch import FRAMEWORK
-from pytest_cudnn.probe.torch import probe_torch as read_torch
-from pytest_cudnn.probe.torch import read_macros, read_version_py
+from pytest_cudnn.frameworks.torch.reading import probe_torch as read_torch
+from pytest_cudnn.frameworks.torch.reading import read_macros, read_version_py
 
 from .simhost import Compiler, SimHost
 from .test_binaries_fatbin import KERNEL, NVCC

@@ -12,8 +12,8 @@ import pytest
 
 from pytest_cudnn.compat.tensorflow import library_names
 from pytest_cudnn.environment import State
+from pytest_cudnn.frameworks.tensorflow.reading import InvalidBuildInfo, parse_build_info, probe_tensorflow
 from pytest_cudnn.probe.discovery import Layout
-from pytest_cudnn.probe.tensorflow import InvalidBuildInfo, parse_build_info, probe_tensorflow
 
 DATA = Path(__file__).parent / "data" / "build_info"
 

@@ -58,6 +58,7 @@ from ..environment import (
 )
 from ..files import FileRefused, read_regular
 from ..frameworks import REGISTRY, Reading, framework, relevant
+from ..frameworks.tensorflow.reading import probe_tensorflow
 from ..native import bounded
 from ..native.isolation import Child, ProbeFailure, start_child
 from ..probe.answers import Answers, Asked, Batch, library_answer
@@ -73,7 +74,6 @@ from ..probe.discovery import (
 from ..probe.distributions import installed_distributions
 from ..probe.facts import FileFacts, Looked, kept, looked, remembered, using
 from ..probe.kernel import read_kernel_driver
-from ..probe.tensorflow import probe_tensorflow
 from ..versions import (
     InvalidVersionValue,
     cuda_version_from_int,

@@ -1,33 +1,32 @@
-"""JAX: read by :mod:`pytest_cudnn.probe.jax` (its CUDA plugin's build versions by the probe's child), loads by
-:func:`pytest_cudnn.probe.loads.jax_loads`, its cuDNN rules in :mod:`pytest_cudnn.compat.jax`
-(XLA's, which binds, and ``_check_cuda_versions``). Its plugin carries few kernels (XLA compiles most at run time):
-not judged."""
+"""JAX: its build read in :mod:`.reading` (its CUDA plugin's build versions asked of the probe's child), what it
+loads in :mod:`.loads` (its plugin's preloads), its cuDNN rules in :mod:`pytest_cudnn.compat.jax` (XLA's, which
+binds, and ``_check_cuda_versions``). Its plugin carries few kernels (XLA compiles most at run time): not judged."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..versions import decimal
-from .base import ChildQuestion, CudnnProblem, Framework, Reading
+from ...versions import decimal
+from ..base import ChildQuestion, CudnnProblem, Framework, Reading
 
 if TYPE_CHECKING:
     from packaging.version import Version
 
-    from ..environment import Cudnn, FrameworkBuild, LoadedLibrary
-    from ..probe.loads import Search
+    from ...environment import Cudnn, FrameworkBuild, LoadedLibrary
+    from ...probe.loads import Search
 
 __all__ = ["FRAMEWORK", "cudnn_number"]
 
 
 def _read(reading: Reading) -> FrameworkBuild:
-    from ..probe.jax import probe_jax
+    from .reading import probe_jax
 
     return probe_jax(reading.site_path, reading.distributions)
 
 
 def _loads(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
-    from ..probe.loads import jax_loads
+    from .loads import jax_loads
 
     return jax_loads(build, search)
 
@@ -35,7 +34,7 @@ def _loads(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
 def _questions(build: FrameworkBuild, site_path: Sequence[str]) -> tuple[ChildQuestion, ...]:
     """Its CUDA plugin's compiled ``_versions`` module, asked in the probe's child for the CUDA and cuDNN it was
     built with (they are in no text file)."""
-    from ..probe.jax import versions_job, with_versions
+    from .reading import versions_job, with_versions
 
     job = versions_job(build)
     if job is None:
@@ -56,7 +55,7 @@ def cudnn_number(text: str) -> int | None:
 
 
 def _cudnn_problem(build: FrameworkBuild, cudnn: Cudnn, lowest: Version | None, gpus: int) -> CudnnProblem | None:
-    from ..compat import jax as jax_facts
+    from ...compat import jax as jax_facts
 
     if build.cudnn is None or not cudnn.version_raw:
         return None

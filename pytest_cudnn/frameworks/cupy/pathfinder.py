@@ -25,14 +25,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .. import loader
-from ..compat.cupy import CUPY_LIBRARIES, PATHFINDER_ANCHORS, PathfinderLibrary
-from ..environment import FrameworkBuild, LoadedLibrary
-from ..native.protocol import PATHFINDER
-from .loads import Search
+from ... import loader
+from ...compat.cupy import CUPY_LIBRARIES, PATHFINDER_ANCHORS, PathfinderLibrary
+from ...environment import FrameworkBuild, LoadedLibrary
+from ...native.protocol import PATHFINDER
+from ...probe.loads import Search
 
 if TYPE_CHECKING:
-    from ..native.protocol import PathfinderAnswer, PathfinderJob
+    from ...native.protocol import PathfinderAnswer, PathfinderJob
 
 __all__ = ["Places", "cupy_loads", "pathfinder_job", "pathfinder_site_dirs", "with_pathfinder"]
 

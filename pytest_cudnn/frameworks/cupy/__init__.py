@@ -1,6 +1,6 @@
-"""CuPy: read by :mod:`pytest_cudnn.probe.cupy`; its loads are what ``cuda.pathfinder``'s search (CuPy's locator)
-gives it at run time (:mod:`pytest_cudnn.probe.pathfinder`; in the probe, the locator's own answers replace them
-where it is installed). Its CUDA runtime is static: no libcudart is loaded."""
+"""CuPy: its build read in :mod:`.reading`; its loads are what ``cuda.pathfinder``'s search (CuPy's locator) gives
+it at run time (:mod:`.pathfinder`; in the probe, the locator's own answers replace them where it is installed). Its
+CUDA runtime is static: no libcudart is loaded."""
 
 from __future__ import annotations
 
@@ -8,23 +8,23 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .base import ChildQuestion, Framework, Reading
+from ..base import ChildQuestion, Framework, Reading
 
 if TYPE_CHECKING:
-    from ..environment import FrameworkBuild, LoadedLibrary
-    from ..probe.loads import Search
+    from ...environment import FrameworkBuild, LoadedLibrary
+    from ...probe.loads import Search
 
 __all__ = ["FRAMEWORK"]
 
 
 def _read(reading: Reading) -> FrameworkBuild:
-    from ..probe.cupy import probe_cupy
+    from .reading import probe_cupy
 
     return probe_cupy(reading.site_path, reading.distributions)
 
 
 def _loads(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
-    from ..probe.pathfinder import cupy_loads, places
+    from .pathfinder import cupy_loads, places
 
     return cupy_loads(build, search, places(search.variables))
 
@@ -34,7 +34,7 @@ def _questions(build: FrameworkBuild, site_path: Sequence[str]) -> tuple[ChildQu
     Windows, where the re-stated search stands)."""
     if sys.platform == "win32":
         return ()
-    from ..probe.pathfinder import pathfinder_job, with_pathfinder
+    from .pathfinder import pathfinder_job, with_pathfinder
 
     job = pathfinder_job(build, site_path)
     if job is None:
@@ -46,9 +46,9 @@ def _missing_fix(build: FrameworkBuild, loads: Sequence[LoadedLibrary]) -> str:
     """One fix for the libraries its locator cannot find: CuPy's own extra first ("cupy-install-ctk"), then the
     wheels for the sonames of its CUDA major (only when there is one for each library: a list that left one out
     would not mend it), then the loader's variable."""
-    from ..compat.cupy import ctk_fix  # here: only a CuPy that cannot load a library pays for CuPy's table
-    from ..compat.libraries import provider
-    from ..versions import major_of
+    from ...compat.cupy import ctk_fix  # here: only a CuPy that cannot load a library pays for CuPy's table
+    from ...compat.libraries import provider
+    from ...versions import major_of
 
     major = major_of(build.cuda.value if build.cuda else None)
     wheels: list[str] = []

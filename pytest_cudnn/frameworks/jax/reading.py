@@ -22,12 +22,12 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..environment import BuildFact, Distribution, FrameworkBuild, Pin, State
-from ..native.protocol import JAX_VERSIONS
-from .distributions import metadata_fields, metadata_of, nvidia_pins, package_folders
+from ...environment import BuildFact, Distribution, FrameworkBuild, Pin, State
+from ...native.protocol import JAX_VERSIONS
+from ...probe.distributions import metadata_fields, metadata_of, nvidia_pins, package_folders
 
 if TYPE_CHECKING:
-    from ..native.protocol import JaxVersionsAnswer, JaxVersionsJob
+    from ...native.protocol import JaxVersionsAnswer, JaxVersionsJob
 
 __all__ = ["probe_jax", "versions_job", "with_versions"]
 
@@ -78,7 +78,7 @@ def probe_jax(search_path: Sequence[str], installed: Sequence[Distribution] = ()
     if len(plugins) > 1:
         reason += "; several CUDA plugins are installed: " + ", ".join(folder for _, folder in plugins)
     cuda_object = os.path.join(plugin, "xla_cuda_plugin.so")
-    from .objects import read_object  # here, once found: a host without it never imports the ELF reader
+    from ...probe.objects import read_object  # here, once found: a host without it never imports the ELF reader
 
     objects = (read_object(cuda_object),) if os.path.isfile(cuda_object) else ()
     return FrameworkBuild(

@@ -1,28 +1,28 @@
-"""TensorFlow: its build info read by :mod:`pytest_cudnn.probe.tensorflow` (into the shape every framework shares),
-loads by :func:`pytest_cudnn.probe.loads.tensorflow_loads`; its CPU build, driver, cuDNN and kernels are judged by
-its own rules (:mod:`pytest_cudnn.diagnosis.tensorflow`), and ``requires_tensorflow`` by its own judge."""
+"""TensorFlow: its build info read in :mod:`.reading` (into the shape every framework shares), what it loads in
+:mod:`.loads` (libtensorflow_framework.so.2's dlopens); its CPU build, driver, cuDNN and kernels are judged by its
+own rules (:mod:`pytest_cudnn.diagnosis.tensorflow`), and ``requires_tensorflow`` by its own judge."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .base import Framework, Reading
+from ..base import Framework, Reading
 
 if TYPE_CHECKING:
-    from ..environment import FrameworkBuild, LoadedLibrary
-    from ..probe.loads import Search
+    from ...environment import FrameworkBuild, LoadedLibrary
+    from ...probe.loads import Search
 
 __all__ = ["FRAMEWORK"]
 
 
 def _read(reading: Reading) -> FrameworkBuild:
-    from ..probe.tensorflow import tensorflow_build
+    from .reading import tensorflow_build
 
     return tensorflow_build(reading.tensorflow, reading.distributions)
 
 
 def _loads(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
-    from ..probe.loads import tensorflow_loads
+    from .loads import tensorflow_loads
 
     return tensorflow_loads(build, search)
 

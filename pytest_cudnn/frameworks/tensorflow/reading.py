@@ -16,12 +16,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..compat.tensorflow import library_names
-from ..environment import BuildFact, Distribution, FrameworkBuild, State, TensorFlow
-from ..files import FileRefused, read_regular
-from ..versions import InvalidVersionValue, is_pep440, tensorflow_version_field
-from .discovery import FileSystem, Layout, RealFileSystem, wheel_library_dirs
-from .distributions import metadata_fields, metadata_header, metadata_of, nvidia_pins, package_folders
+from ...compat.tensorflow import library_names
+from ...environment import BuildFact, Distribution, FrameworkBuild, State, TensorFlow
+from ...files import FileRefused, read_regular
+from ...probe.discovery import FileSystem, Layout, RealFileSystem, wheel_library_dirs
+from ...probe.distributions import metadata_fields, metadata_header, metadata_of, nvidia_pins, package_folders
+from ...versions import InvalidVersionValue, is_pep440, tensorflow_version_field
 
 __all__ = ["BuildInfo", "InvalidBuildInfo", "parse_build_info", "probe_tensorflow", "tensorflow_build"]
 
@@ -254,7 +254,7 @@ def tensorflow_build(tf: TensorFlow, installed: Sequence[Distribution] = ()) -> 
     cudnn = (
         BuildFact(tf.cudnn_version, source, f"cudnn_version = {tf.cudnn_version_raw!r}") if tf.cudnn_version else None
     )
-    from .objects import read_objects  # here, once found: a host without it never imports the ELF reader
+    from ...probe.objects import read_objects  # here, once found: a host without it never imports the ELF reader
 
     # Listed even when missing, where its RECORD says it was installed: without it `import tensorflow` fails.
     objects = read_objects(location, FRAMEWORK_OBJECTS, metadata) if tf.is_cuda_build else ()

@@ -19,10 +19,10 @@ import re
 import sys
 from collections.abc import Sequence
 
-from ..environment import BuildFact, Distribution, FrameworkBuild, State
-from ..files import FileRefused, read_regular
-from ..versions import is_pep440
-from .distributions import metadata_fields, metadata_of, nvidia_pins, package_folders
+from ...environment import BuildFact, Distribution, FrameworkBuild, State
+from ...files import FileRefused, read_regular
+from ...probe.distributions import metadata_fields, metadata_of, nvidia_pins, package_folders
+from ...versions import is_pep440
 
 __all__ = ["probe_torch", "read_macros", "read_version_py"]
 
@@ -110,7 +110,7 @@ def probe_torch(
     # libtorch_global_deps.so is loaded first and brings libcudart; libtorch_cuda.so needs the rest and holds the
     # kernels (its fatbin).
     # A CUDA build's objects are all listed, a missing one too: without it `import torch` fails.
-    from .objects import read_objects  # here, once found: a host without it never imports the ELF reader
+    from ...probe.objects import read_objects  # here, once found: a host without it never imports the ELF reader
 
     # Where its RECORD says it installed them (a missing one is then a broken install); the names are Linux's.
     record = None if sys.platform.startswith("win") else metadata
@@ -140,7 +140,7 @@ _RODATA_LIMIT = 64 << 20  # measured: 0.97 MB in torch 2.11.0+cu130's libtorch_p
 
 def read_arch_flags(path: str) -> BuildFact | None:
     """:func:`arch_flags_of` ``path``, kept between runs under the file's identity (:mod:`.facts`)."""
-    from .facts import decoded_fact, encoded_fact, maybe, maybe_decoded, remembered
+    from ...probe.facts import decoded_fact, encoded_fact, maybe, maybe_decoded, remembered
 
     encode, decode = maybe(encoded_fact), maybe_decoded(decoded_fact)
     return remembered("arch-flags", path, [path], lambda: arch_flags_of(path), encode, decode)
@@ -155,7 +155,7 @@ def arch_flags_of(path: str) -> BuildFact | None:
     while libtorch_cuda.so's fatbin also holds sm_89, sm_90a, sm_100a, sm_103a, sm_120a and sm_121a."""
     if not os.path.isfile(path):
         return None
-    from ..binaries.elf import find_section
+    from ...binaries.elf import find_section
 
     found = find_section(path, ".rodata")
     if found.section is None or found.section.size > _RODATA_LIMIT:

@@ -1,35 +1,36 @@
-"""PyTorch: read by :mod:`pytest_cudnn.probe.torch`, loads by :func:`pytest_cudnn.probe.loads.torch_loads`, its
-cuDNN rule in :mod:`pytest_cudnn.compat.torch` (``torch/backends/cudnn/__init__.py``)."""
+"""PyTorch: its build read in :mod:`.reading` (``torch/version.py``, ``macros.h``, its CUDA objects), what it loads
+in :mod:`.loads` (libtorch_global_deps.so, its wheel preloads, libtorch_cuda.so's DT_NEEDED), its cuDNN rule in
+:mod:`pytest_cudnn.compat.torch` (``torch/backends/cudnn/__init__.py``)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .base import BuildLine, CudnnProblem, Framework, Reading
+from ..base import BuildLine, CudnnProblem, Framework, Reading
 
 if TYPE_CHECKING:
     from packaging.version import Version
 
-    from ..environment import Cudnn, FrameworkBuild, LoadedLibrary
-    from ..probe.loads import Search
+    from ...environment import Cudnn, FrameworkBuild, LoadedLibrary
+    from ...probe.loads import Search
 
 __all__ = ["FRAMEWORK"]
 
 
 def _read(reading: Reading) -> FrameworkBuild:
-    from ..probe.torch import probe_torch
+    from .reading import probe_torch
 
     return probe_torch(reading.site_path, reading.distributions, FRAMEWORK.import_objects)
 
 
 def _loads(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
-    from ..probe.loads import torch_loads
+    from .loads import torch_loads
 
     return torch_loads(build, search)
 
 
 def _cudnn_problem(build: FrameworkBuild, cudnn: Cudnn, lowest: Version | None, gpus: int) -> CudnnProblem | None:
-    from ..compat import torch as torch_facts
+    from ...compat import torch as torch_facts
 
     if build.cudnn is None or not cudnn.version:
         return None
@@ -45,7 +46,7 @@ def _cudnn_problem(build: FrameworkBuild, cudnn: Cudnn, lowest: Version | None, 
 def _pypi_lines() -> tuple[BuildLine, ...]:
     """Its PyPI builds, newest first, one line per run of releases with the same CUDA and GPU targets (source
     "torch-pypi-wheels", through :data:`pytest_cudnn.compat.torch.RELEASES`)."""
-    from ..compat.torch import RELEASES
+    from ...compat.torch import RELEASES
 
     lines: list[BuildLine] = []
     for row in RELEASES:  # oldest first
