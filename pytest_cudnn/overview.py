@@ -20,6 +20,7 @@ from .diagnosis.frameworks import concerns, uses
 from .diagnosis.model import cause_links
 from .diagnosis.result import Diagnosis, FrameworkJudgement
 from .environment import CudaRuntime, Cudnn, Gpu, LibraryCopy, State
+from .frameworks.base import own_rules
 from .style import PLAIN, Status, Style
 from .text import line, listing, shows_all, summarised
 
@@ -182,7 +183,7 @@ def _framework_findings(index: _Index, judged: FrameworkJudgement) -> list[Findi
     candidates = _in_order(
         index,
         *(index.subjects.get(subject, ()) for subject in uses(judged.build) | set(copies)),
-        index.components.get("tensorflow", ()) if judged.name == "tensorflow" else (),
+        index.components.get(judged.name, ()) if own_rules(judged.name) else (),
     )
     return [
         finding

@@ -44,6 +44,7 @@ from .environment import (
     WheelCheck,
     by_file,
 )
+from .frameworks.base import own_rules
 from .overview import (
     VERBOSE_FINDINGS,
     VERBOSE_PARTS,
@@ -267,11 +268,12 @@ def _framework_lines(diagnosis: Diagnosis, build: FrameworkBuild) -> list[str]:
     label = phrases.framework(build.name)
     head = f"{build.version or '?'} ({build.distribution or 'unknown distribution'}) at {build.location}"
     # TensorFlow's version and build are said in its own block above: this one goes on from it.
-    lines = [] if build.name == "tensorflow" else [_line(label, head)]
-    if build.is_cuda_build is False and build.name != "tensorflow":
+    own = own_rules(build.name)
+    lines = [] if own else [_line(label, head)]
+    if build.is_cuda_build is False and not own:
         lines.append(_line("", "CPU-only build"))
     for what, fact in (("CUDA", build.cuda), ("cuDNN", build.cudnn)):
-        if fact is not None and build.name != "tensorflow":
+        if fact is not None and not own:
             lines.append(_line("", f"built for {what} {fact.value}  ({fact.how}, {fact.source})"))
     if build.arch_list is not None:
         arch = build.arch_list
@@ -398,7 +400,7 @@ def doctor_text(
         found = [_library_line(c) for c in env.libraries if c.kind == kind.key]
         lines += _copies_block(kind.display, found, "none found") if found else []
     lines += _tensorflow_lines(env)
-    for build in sorted((judged.build for judged in diagnosis.frameworks), key=lambda b: b.name != "tensorflow"):
+    for build in sorted((judged.build for judged in diagnosis.frameworks), key=lambda b: not own_rules(b.name)):
         lines += _framework_lines(diagnosis, build)
     if env.resolutions:
         lines += ["", "Loader resolution"]

@@ -225,3 +225,22 @@ def test_the_walk_sees_what_a_module_imports(tmp_path: Path) -> None:
     assert "dataclasses" in others
     assert _imports(PACKAGE / "plugin.py")[1] >= {"pytest"}
     assert "session" in _imports(PACKAGE / "plugin.py")[0]
+
+
+# A framework's name compared in code: each is an entry field instead (issue 30), but for the one adapter that reads
+# TensorFlow from an older snapshot's own field (diagnosis/stack.py: builds).
+_NAME_BRANCH = re.compile(r"""(name|\.name) (==|!=) "(torch|jax|tensorflow|cupy|onnxruntime)"|"""
+                          r""""(torch|jax|tensorflow|cupy|onnxruntime)" (not in|in) """)  # fmt: skip
+_NAME_BRANCHES_LEFT = {"diagnosis/stack.py": 1}
+
+
+def test_no_module_outside_frameworks_branches_on_a_frameworks_name() -> None:
+    found: dict[str, int] = {}
+    for path in MODULES:
+        relative = path.relative_to(PACKAGE).as_posix()
+        if relative.startswith("frameworks/"):
+            continue
+        count = len(_NAME_BRANCH.findall(path.read_text(encoding="utf-8")))
+        if count:
+            found[relative] = count
+    assert found == _NAME_BRANCHES_LEFT

@@ -17,6 +17,7 @@ from ..environment import (
     Gpu,
     State,
 )
+from ..frameworks.base import own_rules
 from ..text import listing
 from ..versions import canonical_name
 from .model import (
@@ -91,7 +92,7 @@ def _pairs(env: Environment) -> list[tuple[Cudnn, CudaRuntime, list[str]]]:
         for cudnn in stack_cudnns(env):
             pairs.setdefault((cudnn.path, stack.path), (cudnn, stack, []))[2].append("tensorflow")
     for build in gpu_frameworks(env):
-        if build.name == "tensorflow":
+        if own_rules(build.name):  # its cuDNN is judged by its own rules
             continue
         copies = framework_copies(env, build)
         runtimes = [c for c in copies if isinstance(c, CudaRuntime)]

@@ -18,6 +18,7 @@ from ..compat import tensorflow as tf_facts
 from ..compat.libraries import provider
 from ..environment import OBJECT_MISSING, CudaRuntime, Cudnn, Environment, FrameworkBuild, LoadedLibrary, State
 from ..frameworks import framework
+from ..frameworks.base import own_rules
 from ..text import listing
 from ..versions import canonical_name, major_of
 from .forward import user_mode_covers
@@ -429,7 +430,7 @@ def cudnn_refusal(env: Environment, build: FrameworkBuild, cudnn: Cudnn) -> tupl
         return None
     capabilities = [cc for gpu in gpus_with_capability(env) if (cc := parse_version(gpu.compute_capability))]
     lowest = min(capabilities, default=None)
-    if build.name == "tensorflow":
+    if own_rules(build.name):
         # TensorFlow's compiled cuDNN as precise as known (build info gives the major; the tested table the minor).
         tf_needs = tensorflow_needs(env)
         compiled = tf_needs.cudnn_compiled if tf_needs else None
@@ -533,8 +534,8 @@ def concerns(build: FrameworkBuild, finding: Finding, copies: Collection[str] = 
         return build.name in finding.frameworks
     if finding.component == "library":
         return False  # a library of the catalog stops only the frameworks its findings name (diagnosis/libraries.py)
-    if finding.component == "tensorflow":
-        return build.name == "tensorflow"
+    if own_rules(finding.component):  # the rules of a framework judged by its own: about it alone
+        return finding.component == build.name
     if finding.component == "loader" and read and not _own_rules(build):
         # Which copy wins a plain dlopen or TensorFlow's search: this framework's own search is in its loads.
         return False

@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from packaging.version import Version
 
 from .. import phrases
-from ..compat import tensorflow as tf_facts
 from ..environment import Cudnn, Distribution, Environment, State
+from ..frameworks.base import entry_of as framework
 from ..versions import canonical_name, specifier_set
 from .model import major, major_minor
+from .stack import builds
 
 __all__ = ["Demand", "PipFix", "demands_on", "owning_distribution", "pip_fix", "satisfiable"]
 
@@ -77,7 +78,7 @@ def demands_on(env: Environment, package: str, cudnn: bool = False) -> list[Dema
     name = canonical_name(package)
     demands: list[Demand] = []
     pinned_by = set()
-    for build in env.frameworks:
+    for build in builds(env):  # TensorFlow of an older snapshot, judged from its build info, too
         if build.state is not State.FOUND:
             continue
         who = f"{phrases.framework(build.name)} {build.version or ''}".strip()
@@ -89,18 +90,14 @@ def demands_on(env: Environment, package: str, cudnn: bool = False) -> list[Dema
                 if wheel == name:  # torch >=2.11 pins cuda-toolkit[cudart,...]==X, which pins the runtime wheel
                     demands.append(Demand(who, spec, "pins"))
                     pinned_by.add(build.name)
+        entry = framework(build.name)
+        table = entry.table_pins if entry is not None and build.is_cuda_build is not False else None
+        if table is not None and build.name not in pinned_by and build.version:  # where its METADATA does not say
+            demands += [
+                Demand(who, spec, "pins") for pinned, spec in table(build.version) if canonical_name(pinned) == name
+            ]
         if cudnn and build.cudnn is not None:
             demands += _cudnn_rule(who, build.cudnn.value)
-    tf = env.tensorflow
-    if tf.state is State.FOUND and tf.is_cuda_build is not False and tf.version:
-        who = f"TensorFlow {tf.version}"
-        pins = tf_facts.and_cuda_pins(tf.version)
-        if "tensorflow" not in pinned_by and pins is not None:
-            for pinned, spec in ((pins.cudnn_package, pins.cudnn), (pins.runtime_package, pins.runtime)):
-                if canonical_name(pinned) == name:
-                    demands.append(Demand(who, spec, "pins"))
-        if cudnn and tf.cudnn_version and not any(b.name == "tensorflow" and b.cudnn for b in env.frameworks):
-            demands += _cudnn_rule(who, tf.cudnn_version)
     return demands
 
 

@@ -18,14 +18,16 @@ import dataclasses
 from dataclasses import dataclass
 
 from ..compat.cupy import NO_CUDNN, STATIC_CUDA_RUNTIME
-from ..environment import BuildFact, CudaRuntime, Cudnn, Environment, FrameworkBuild, LibraryCopy, State
+from ..environment import CudaRuntime, Cudnn, Environment, FrameworkBuild, LibraryCopy, State
 from ..frameworks import framework
+from ..frameworks.base import own_rules
 from ..versions import major_of
 from .frameworks import blocking_finding
 from .libraries import copies_loaded
 from .model import Finding, Severity, Verdict, verdict
 from .rules import cause_first, diagnose
 from .stack import (
+    builds,
     framework_copies,
     loader_copies,
     no_device_cause,
@@ -147,7 +149,7 @@ def loaded_copies_of(env: Environment, build: FrameworkBuild) -> tuple[CudaRunti
         copies = framework_copies(env, build)
         runtime = next((c for c in copies if isinstance(c, CudaRuntime)), None)
         return runtime, next((c for c in copies if isinstance(c, Cudnn)), None), True
-    if build.name == "tensorflow":
+    if own_rules(build.name):  # without loads of its own: the copies its own search rules give
         return stack_runtime(env), stack_cudnn(env), True
     runtime, cudnn = loader_copies(env)
     without_cudnn = any(
@@ -191,7 +193,7 @@ def _judge(
     if build.state is not State.FOUND:
         return judged(False, f"not readable: {build.reason or build.state.value}", "framework-unreadable")
     if build.is_cuda_build is False:
-        tensorflow = build.name == "tensorflow"
+        tensorflow = own_rules(build.name)
         cpu_only = next(
             (f for f in findings if f.code in _CPU_ONLY and _CPU_ONLY[f.code] == tensorflow
              and (tensorflow or build.location in f.subjects)),
@@ -223,31 +225,6 @@ def _preloading(env: Environment, judged: FrameworkJudgement) -> FrameworkJudgem
     frameworks = tuple(after if build is judged.build else build for build in env.frameworks)
     again = judge_environment(dataclasses.replace(env, frameworks=frameworks)).framework(judged.name)
     return dataclasses.replace(judged, preloaded=again, preload=call) if again is not None else judged
-
-
-def builds(env: Environment) -> tuple[FrameworkBuild, ...]:
-    """Every installed framework in the shape all share. An environment made before TensorFlow joined the frameworks
-    (or by hand) holds it only in ``env.tensorflow``: it is judged from there, with the facts its build info gave."""
-    if env.tensorflow.state is State.ABSENT or any(build.name == "tensorflow" for build in env.frameworks):
-        return env.frameworks
-    tf = env.tensorflow
-    source = tf.build_info_path or tf.location or ""
-    cuda = BuildFact(tf.cuda_version, source, "cuda_version") if tf.cuda_version else None
-    cudnn = BuildFact(tf.cudnn_version, source, "cudnn_version") if tf.cudnn_version else None
-    made = FrameworkBuild(
-        "tensorflow",
-        tf.state,
-        tf.reason,
-        tf.distribution,
-        tf.version,
-        tf.location,
-        tf.is_cuda_build,
-        cuda,
-        cudnn,
-        (),
-        (),
-    )
-    return (*env.frameworks, made)
 
 
 def judge_environment(env: Environment, findings: tuple[Finding, ...] | None = None) -> Diagnosis:

@@ -12,6 +12,7 @@ from .. import phrases
 from ..compat import tensorflow as tf_facts
 from ..devices import CudaDevice, VisibleDevices, parse_visible_devices
 from ..environment import (
+    BuildFact,
     Candidate,
     CudaRuntime,
     Cudnn,
@@ -24,6 +25,7 @@ from ..environment import (
     TensorFlow,
     Via,
 )
+from ..frameworks.base import own_rules
 
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
@@ -152,7 +154,7 @@ def loaded_by(env: Environment, copy: Copy, names: Collection[str] | None = None
 
 def judged_by_framework(env: Environment) -> bool:
     """Whether a framework other than TensorFlow says which copies it loads: then those are the copies in use."""
-    return any(b.loads for b in gpu_frameworks(env) if b.name != "tensorflow")
+    return any(b.loads for b in gpu_frameworks(env) if not own_rules(b.name))
 
 
 def stack_runtime(env: Environment) -> CudaRuntime | None:
@@ -175,7 +177,7 @@ def runtimes_in_use(env: Environment) -> tuple[list[CudaRuntime], bool]:
         loaded = [
             c
             for b in gpu_frameworks(env)
-            if b.name != "tensorflow"
+            if not own_rules(b.name)
             for c in framework_copies(env, b)
             if isinstance(c, CudaRuntime)
         ]
@@ -288,7 +290,7 @@ def loaded_copies(env: Environment, framework: str | None = None) -> list[Copy] 
     """The copies the frameworks load (only ``framework``'s when named); None when no framework says. Unnamed,
     TensorFlow's copies are those of its own stack rules (:func:`stack_cudnn`), not counted here."""
     builds = [
-        b for b in gpu_frameworks(env) if b.loads and (b.name == framework if framework else b.name != "tensorflow")
+        b for b in gpu_frameworks(env) if b.loads and (b.name == framework if framework else not own_rules(b.name))
     ]
     if not builds:
         return None
@@ -361,3 +363,28 @@ def copy_in_use(env: Environment, copy: Copy) -> bool:
         if needs is not None and needs.cudnn:
             return any(c.path == copy.path for c in stack_cudnns(env))
     return loader_visible(copy.via)
+
+
+def builds(env: Environment) -> tuple[FrameworkBuild, ...]:
+    """Every installed framework in the shape all share. An environment made before TensorFlow joined the frameworks
+    (or by hand) holds it only in ``env.tensorflow``: it is judged from there, with the facts its build info gave."""
+    if env.tensorflow.state is State.ABSENT or any(build.name == "tensorflow" for build in env.frameworks):
+        return env.frameworks
+    tf = env.tensorflow
+    source = tf.build_info_path or tf.location or ""
+    cuda = BuildFact(tf.cuda_version, source, "cuda_version") if tf.cuda_version else None
+    cudnn = BuildFact(tf.cudnn_version, source, "cudnn_version") if tf.cudnn_version else None
+    made = FrameworkBuild(
+        "tensorflow",
+        tf.state,
+        tf.reason,
+        tf.distribution,
+        tf.version,
+        tf.location,
+        tf.is_cuda_build,
+        cuda,
+        cudnn,
+        (),
+        (),
+    )
+    return (*env.frameworks, made)

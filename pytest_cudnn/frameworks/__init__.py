@@ -12,7 +12,7 @@ import re
 
 from ..versions import canonical_name
 from . import cupy, jax, onnxruntime, tensorflow, torch
-from .base import ENTRIES, CudnnProblem, Framework, Reading, Unloadable, entry_of, maps_at_import
+from .base import ENTRIES, CudnnProblem, Framework, Reading, Unloadable, entry_of, maps_at_import, own_rules
 
 __all__ = [
     "NAMES",
@@ -23,6 +23,7 @@ __all__ = [
     "Unloadable",
     "framework",
     "maps_at_import",
+    "own_rules",
     "relevant",
 ]
 

@@ -33,6 +33,7 @@ __all__ = [
     "display_of",
     "entry_of",
     "maps_at_import",
+    "own_rules",
 ]
 
 
@@ -126,6 +127,12 @@ class Framework(NamedTuple):
     pypi: tuple[str, Callable[[], Sequence[BuildLine]]] | None = None
     # What its build asks the probe's child process, given the Python path (None: nothing to ask).
     questions: Callable[[FrameworkBuild, Sequence[str]], Sequence[ChildQuestion]] | None = None
+    # The folders its own dlopen searches first, from its read objects (TensorFlow: libtensorflow_framework.so.2's
+    # DT_RUNPATH); the loader's search of its own context (Resolution.context) uses them. None: it has no context.
+    search_folders: Callable[[FrameworkBuild], tuple[str, ...]] | None = None
+    # The wheels and specifiers its published table pins for a release, where its METADATA does not say them (an
+    # older snapshot): TensorFlow's and-cuda extra. None: only its METADATA's pins count.
+    table_pins: Callable[[str], Sequence[tuple[str, str]]] | None = None
 
     @property
     def marker(self) -> str:
@@ -148,6 +155,13 @@ def display_of(name: str) -> str:
     one the registry does not know."""
     found = ENTRIES.get(name)
     return found.display if found is not None else name
+
+
+def own_rules(name: str) -> bool:
+    """Whether framework ``name`` is judged by rules of its own (its entry's ``own_rules``: TensorFlow's CPU build,
+    driver, cuDNN and kernels, in its own block of the doctor); False for a name the registry does not know."""
+    found = ENTRIES.get(name)
+    return found is not None and found.own_rules
 
 
 def maps_at_import(name: str) -> bool:

@@ -283,7 +283,7 @@ def _frameworks(
         return tuple(found), tensorflow
     # Here, not at the top: only a host with a framework pays for the loader model and the ELF reader.
     from .. import loader
-    from ..probe.loads import Search, framework_object, own_folders
+    from ..probe.loads import Search
 
     search = Search(
         loader.Process(
@@ -295,11 +295,11 @@ def _frameworks(
         variables=layout.variables,
     )
     found = [dataclasses.replace(build, loads=_framework_loads(build, search)) for build in found]
-    tf_build = next((build for build in found if build.name == "tensorflow"), None)
-    tf_object = framework_object(tf_build, "libtensorflow_framework.so.2") if tf_build else None
-    if tf_object is not None:
-        # The folders TensorFlow's dlopen searches are those of this object's DT_RUNPATH, not every wheel beside it.
-        tensorflow = dataclasses.replace(tensorflow, library_dirs=own_folders(tf_object))
+    for build in found:
+        entry = framework(build.name)
+        folders = entry.search_folders(build) if entry is not None and entry.search_folders is not None else ()
+        if folders:  # the search of its own context (TensorFlow's): its dlopen's folders, not every wheel beside it
+            tensorflow = dataclasses.replace(tensorflow, library_dirs=folders)
     return tuple(found), tensorflow
 
 

@@ -27,6 +27,20 @@ def _loads(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
     return tensorflow_loads(build, search)
 
 
+def _search_folders(build: FrameworkBuild) -> tuple[str, ...]:
+    from ...probe.loads import framework_object, own_folders
+
+    found = framework_object(build, "libtensorflow_framework.so.2")
+    return own_folders(found) if found is not None else ()
+
+
+def _table_pins(version: str) -> list[tuple[str, str]]:
+    from ...compat.tensorflow import and_cuda_pins
+
+    pins = and_cuda_pins(version)
+    return [] if pins is None else [(pins.cudnn_package, pins.cudnn), (pins.runtime_package, pins.runtime)]
+
+
 FRAMEWORK = Framework(
     name="tensorflow",
     display="TensorFlow",
@@ -37,6 +51,9 @@ FRAMEWORK = Framework(
     read=_read,
     loads=_loads,
     own_rules=True,
+    # The folders TensorFlow's dlopen searches are those of this object's DT_RUNPATH, not every wheel beside it.
+    search_folders=_search_folders,
+    table_pins=_table_pins,
     # tensorflow/__init__.py loads it (pywrap_tensorflow links it) before anything else: without it no import.
     import_objects=("libtensorflow_framework.so.2",),
 )
