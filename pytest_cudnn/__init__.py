@@ -31,6 +31,8 @@ __all__ = [
     "__version__",
     "judge_environment",
     "load_snapshot",
+    "probe_host",
+    "read_report",
 ]
 
 _WHERE = {
@@ -43,6 +45,8 @@ _WHERE = {
     "FrameworkJudgement": "diagnosis",
     "Severity": "diagnosis",
     "judge_environment": "diagnosis",
+    "probe_host": "probing",
+    "read_report": "document",
 }
 
 

@@ -20,16 +20,23 @@ __all__ = ["probe_host"]
 
 
 def probe_host(
-    environ: Mapping[str, str],
-    python: str | None,
-    job_timeout: float,
+    environ: Mapping[str, str] | None = None,
+    python: str | None = None,
+    job_timeout: float = 10.0,
     total_timeout: float | None = None,
     facts: FileFacts | None = None,
     meanwhile: Callable[[], object] | None = None,
 ) -> Environment:
-    """:func:`~pytest_cudnn.probing.host.probe_environment` of ``environ`` with ``python`` as the child's interpreter;
-    ``total_timeout`` defaults to the probe's own; ``facts``: what files said in earlier runs (None: read all);
-    ``meanwhile``: work to do while the probe's child answers."""
+    """This host's GPU stack, read into an :class:`~pytest_cudnn.environment.Environment` (judge it with
+    :func:`pytest_cudnn.judge_environment`): every vendor library asked in a child process bounded by
+    ``job_timeout`` seconds a call and ``total_timeout`` in all (default: the probe's own), none loaded here, no
+    framework imported. ``environ``: the variables it reads (default ``os.environ``); ``python``: the child's
+    interpreter (default this one); ``facts``: what files said in earlier runs (None: read all); ``meanwhile``: work
+    to do while the child answers. Never raises for anything a library or the host does."""
+    if environ is None:
+        import os
+
+        environ = os.environ
     child = start_child(environ, python)
     try:
         from .host import ProbeOptions, probe_environment
