@@ -71,8 +71,9 @@ __all__ = [
 
 SCHEMA = "pytest-cudnn/environment"
 # 2: snapshots carry the kernel driver, the wheel files checked and where libcuda's links end (issue 21). 3: the copies
-# of the catalog's further kinds (``libraries``: NCCL). Older files still load (the new fields are optional); an
-# older reader refuses a newer version, naming it.
+# of the catalog's further kinds (``libraries``: NCCL, cuBLAS), and TensorFlow's build info in its entry among the
+# frameworks (``build_info``) rather than beside them. Older files still load (read into this shape); an older
+# reader refuses a newer version, naming it.
 SCHEMA_VERSION = 3
 READS = (1, 2, 3)
 
@@ -449,6 +450,9 @@ class FrameworkBuild:
     # CUDA_ARCH_FLAGS string torch.cuda.get_arch_list() splits, read from libtorch_python.so; None: not read. Its
     # objects' fatbins hold more (sm_90a-style code a few kernels are built for).
     arch_list: BuildFact | None = None
+    # TensorFlow's build info, as its own files give it (build_info.py: its CUDA and cuDNN as written, its compute
+    # capabilities, the library names and folders its own loader uses); None for every other framework.
+    build_info: TensorFlow | None = None
 
     @classmethod
     def absent(cls, name: str) -> FrameworkBuild:
@@ -578,7 +582,6 @@ class Environment:
     cuda_driver: CudaDriver
     cuda_runtimes: tuple[CudaRuntime, ...]
     cudnns: tuple[Cudnn, ...]
-    tensorflow: TensorFlow
     resolutions: tuple[Resolution, ...]
     notes: tuple[str, ...] = field(default=())  # things the probe noticed about its own inputs
     paths: tuple[PathCheck, ...] = field(default=())
@@ -591,6 +594,13 @@ class Environment:
     # The kernel driver and device nodes (issue 21); None in snapshots written before they were recorded.
     kernel: KernelDriver | None = None
     libraries: tuple[LibraryCopy, ...] = field(default=())  # the catalog's further kinds (NCCL): every copy found
+
+    @property
+    def tensorflow(self) -> TensorFlow:
+        """TensorFlow's build info, from its entry among the frameworks (schema 3: one model of every framework;
+        snapshots of versions 1 and 2 kept it beside them, and are read into this shape)."""
+        found = next((build.build_info for build in self.frameworks if build.build_info is not None), None)
+        return found if found is not None else TensorFlow.not_read(NO_TENSORFLOW)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = to_json(self)
@@ -614,7 +624,7 @@ class Environment:
                 f"schema_version {version!r} is not supported (this pytest-cudnn reads {READS[0]} to {READS[-1]})",
             )
         try:
-            env = from_json(cls, data)
+            env = from_json(cls, _schema_3(data) if version < 3 else data)
             if check_devices:
                 _check_devices(env.driver)
         except DecodeError as error:
@@ -633,6 +643,38 @@ class Environment:
 
     def resolution(self, name: str, context: str = "process") -> Resolution | None:
         return next((r for r in self.resolutions if r.name == name and r.context == context), None)
+
+
+NO_TENSORFLOW = "no 'tensorflow' package on the Python path"
+
+
+def _schema_3(data: dict[str, Any]) -> dict[str, Any]:
+    """A snapshot of version 1 or 2 in version 3's shape: TensorFlow's build info, kept beside the frameworks then,
+    moves into its entry among them (made from it where the snapshot has none, as TensorFlow was judged then)."""
+    data = dict(data)
+    tf = data.pop("tensorflow", None)
+    if not isinstance(tf, dict) or tf.get("state") == State.ABSENT.value:
+        return data
+    frameworks = data.get("frameworks", [])
+    if not isinstance(frameworks, list):
+        return data  # decoding names the fault
+    own = [build for build in frameworks if isinstance(build, dict) and build.get("name") == "tensorflow"]
+    if own:
+        data["frameworks"] = [{**build, "build_info": tf} if build is own[0] else build for build in frameworks]
+        return data
+    source = tf.get("build_info_path") or tf.get("location") or ""
+
+    def fact(key: str) -> dict[str, Any] | None:
+        return {"value": tf[key], "source": source, "how": key} if tf.get(key) else None
+
+    made: dict[str, Any] = {
+        "name": "tensorflow", "state": tf.get("state"), "reason": tf.get("reason"),
+        "distribution": tf.get("distribution"), "version": tf.get("version"), "location": tf.get("location"),
+        "is_cuda_build": tf.get("is_cuda_build"), "cuda": fact("cuda_version"), "cudnn": fact("cudnn_version"),
+        "pins": [], "build_info": tf,
+    }  # fmt: skip
+    data["frameworks"] = [*frameworks, made]
+    return data
 
 
 class InvalidSnapshot(ValueError):

@@ -457,15 +457,31 @@ class EnvBuilder:
             cuda_driver=self.cuda_driver,
             cuda_runtimes=tuple(c.value for c in self.copies if isinstance(c.value, CudaRuntime)),
             cudnns=tuple(c.value for c in self.copies if isinstance(c.value, Cudnn)),
-            tensorflow=tf,
             resolutions=tuple(resolutions),
             notes=tuple(self.notes),
             paths=tuple(self.paths),
             kernel=self.kernel,
             unreadable=tuple(self.unreadable),
             distributions=tuple(self.distributions),
-            frameworks=tuple(self.frameworks),
+            frameworks=self._with_tensorflow(tf),
         )
+
+    def _with_tensorflow(self, tf: TensorFlow) -> tuple[FrameworkBuild, ...]:
+        """The frameworks, TensorFlow's build info in its entry (made from it, as its reader makes one, where none
+        was given)."""
+        if tf.state is State.ABSENT:
+            return tuple(self.frameworks)
+        given = next((b for b in self.frameworks if b.name == "tensorflow"), None)
+        if given is not None:
+            return tuple(dataclasses.replace(b, build_info=tf) if b is given else b for b in self.frameworks)
+        source = tf.build_info_path or tf.location or ""
+        made = FrameworkBuild(
+            "tensorflow", tf.state, tf.reason, tf.distribution, tf.version, tf.location, tf.is_cuda_build,
+            BuildFact(tf.cuda_version, source, "cuda_version") if tf.cuda_version else None,
+            BuildFact(tf.cudnn_version, source, "cudnn_version") if tf.cudnn_version else None,
+            (), build_info=tf,
+        )  # fmt: skip
+        return (*self.frameworks, made)
 
     def _resolution(self, name: str, context: str) -> Resolution:
         own = [c for c in self.copies if c.value.names[0] == name]
@@ -482,3 +498,10 @@ class EnvBuilder:
         return Resolution(
             name, context, tuple(ranked + [c for c in candidates if c.loader_rank is None]), predicted, loaded, None
         )
+
+
+def tensorflow_json(environment: dict[str, Any]) -> dict[str, Any]:
+    """TensorFlow's build info in a snapshot's or report's JSON environment (schema 3: in its entry among the
+    frameworks)."""
+    found: dict[str, Any] = next(b["build_info"] for b in environment["frameworks"] if b.get("build_info"))
+    return found

@@ -23,7 +23,7 @@ from pytest_cudnn.cli import main
 from pytest_cudnn.environment import Via, load_snapshot
 from pytest_cudnn.signatures import FRAMEWORK_NAMES
 
-from .envbuilder import EnvBuilder
+from .envbuilder import EnvBuilder, tensorflow_json
 from .interrupts import interruptible
 from .simhost import SimGpu, SimHost
 from .test_writing import REFUSED, state, target
@@ -476,16 +476,25 @@ def test_a_snapshot_that_would_not_replay_is_written_with_a_warning_naming_the_v
 ) -> None:
     # Should a probe ever record a value replay refuses, the snapshot is still written, and the value named.
     env = EnvBuilder.healthy().build()
-    odd = dataclasses.replace(env, tensorflow=dataclasses.replace(env.tensorflow, version="2.15.0-custom"))
+    odd = dataclasses.replace(
+        env,
+        frameworks=tuple(
+            dataclasses.replace(b, build_info=dataclasses.replace(env.tensorflow, version="2.15.0-custom"))
+            if b.build_info is not None
+            else b
+            for b in env.frameworks
+        ),
+    )
     monkeypatch.setattr(cli, "_probe", lambda args: (odd, None))
     snap = tmp_path / "snap.json"
     assert main(["snapshot", "-o", str(snap)]) == 0
     assert capsys.readouterr().err.splitlines() == [
-        "pytest-cudnn: warning: --env will refuse this snapshot until its value is fixed: tensorflow.version: "
+        "pytest-cudnn: warning: --env will refuse this snapshot until its value is fixed: "
+        "frameworks[0].build_info.version: "
         "expected a PEP 440 version such as '2.18.0', got '2.15.0-custom'",
         f"pytest-cudnn: wrote {snap}",
     ]
-    assert json.loads(snap.read_text())["tensorflow"]["version"] == "2.15.0-custom"
+    assert tensorflow_json(json.loads(snap.read_text()))["version"] == "2.15.0-custom"
 
 
 def test_framework_asks_about_one_framework(tmp_path: Path, capsys: pytest.CaptureFixture[str], no_probe: None) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -21,10 +22,11 @@ from pytest_cudnn.environment import (
     InvalidSnapshot,
     Resolution,
     State,
-    TensorFlow,
     Via,
     load_snapshot,
 )
+
+from .envbuilder import EnvBuilder
 
 
 def sample() -> Environment:
@@ -81,7 +83,6 @@ def sample() -> Environment:
                 None,
             ),
         ),
-        tensorflow=TensorFlow.not_read("no 'tensorflow' package on the Python path"),
         resolutions=(Resolution("libcudnn.so.8", "process", (candidate,), candidate.path, candidate.path, None),),
         notes=("a note",),
     )
@@ -165,8 +166,10 @@ def test_integers_are_accepted_where_a_number_is_expected(tmp_path: Path) -> Non
 
 
 def _set(where: str, value: Any) -> dict[str, Any]:
-    """The sample snapshot with the value at ``where`` ("driver.gpus[0].index") replaced."""
-    data: dict[str, Any] = json.loads(sample().dumps())
+    """The sample snapshot with the value at ``where`` ("driver.gpus[0].index") replaced; TensorFlow's build info
+    (``frameworks[0].build_info``) in a healthy TensorFlow host's."""
+    base = EnvBuilder.healthy().build() if where.startswith("frameworks[0].build_info") else sample()
+    data: dict[str, Any] = json.loads(base.dumps())
     *parents, last = where.replace("[", ".").replace("]", "").split(".")
     target: Any = data
     for key in parents:
@@ -203,9 +206,9 @@ def _set(where: str, value: Any) -> dict[str, Any]:
         ("cudnns[0].cudart_version_raw", -1, "a non-negative integer"),
         ("resolutions[0].candidates[0].loader_rank", -1, "a non-negative integer"),
         ("resolutions[0].context", "elsewhere", "'process' or 'tensorflow'"),
-        ("tensorflow.version", "two", "a PEP 440 version such as '2.18.0'"),
-        ("tensorflow.cuda_version", "12.x", "a version such as '12.5.1' or '9'"),
-        ("tensorflow.cudnn_version", "9.x", "a version such as '12.5.1' or '9'"),
+        ("frameworks[0].build_info.version", "two", "a PEP 440 version such as '2.18.0'"),
+        ("frameworks[0].build_info.cuda_version", "12.x", "a version such as '12.5.1' or '9'"),
+        ("frameworks[0].build_info.cudnn_version", "9.x", "a version such as '12.5.1' or '9'"),
         ("probe_seconds", -0.5, "a non-negative number of seconds"),
         ("probed_at", "yesterday", "an ISO 8601 time such as '2026-11-21T10:00:00+00:00'"),
     ],
@@ -228,10 +231,10 @@ def test_a_value_that_breaks_its_rule_is_refused_naming_the_field(
         ("driver.version", "470.256.02"),
         ("driver.gpus[0].compute_capability", "12.0"),
         ("driver.gpus[0].memory_free", 0),
-        ("tensorflow.version", "2.19.0.dev20241101"),
-        ("tensorflow.version", "2.4.0+nv21.2"),
-        ("tensorflow.cuda_version", "10"),
-        ("tensorflow.cudnn_version", "8.9.7"),
+        ("frameworks[0].build_info.version", "2.19.0.dev20241101"),
+        ("frameworks[0].build_info.version", "2.4.0+nv21.2"),
+        ("frameworks[0].build_info.cuda_version", "10"),
+        ("frameworks[0].build_info.cudnn_version", "8.9.7"),
         ("probed_at", "2026-11-21T10:00:00Z"),
         ("probe_seconds", 0),
     ],
@@ -239,3 +242,24 @@ def test_a_value_that_breaks_its_rule_is_refused_naming_the_field(
 def test_values_the_rules_accept(where: str, value: Any) -> None:
     env = Environment.from_json(_set(where, value))
     assert Environment.from_json(env.to_json()) == env
+
+
+def test_a_version_2_snapshot_keeps_tensorflow_beside_the_frameworks_and_reads_into_its_entry() -> None:
+    """Schema 3 has one model of every framework: TensorFlow's build info moved into its entry (``build_info``).
+    A version 1 or 2 file kept it beside them: read into the new shape, its entry made where it had none."""
+    env = EnvBuilder.healthy().build()
+    tf = env.tensorflow
+    data = env.to_json()
+    assert "tensorflow" not in data
+    assert data["frameworks"][0]["build_info"]["version"] == "2.18.0"
+    old = {**data, "schema_version": 2, "tensorflow": data["frameworks"][0].pop("build_info")}
+    assert Environment.from_json(old) == dataclasses.replace(env, schema_version=2)  # back into its entry
+    del old["frameworks"][0]
+    made = Environment.from_json(json.loads(json.dumps(old)))  # no entry: one made from the build info
+    assert made.tensorflow == tf
+    [build] = made.frameworks
+    assert (build.name, build.version, build.cuda, build.cudnn) == ("tensorflow", "2.18.0", env.frameworks[0].cuda,
+                                                                    env.frameworks[0].cudnn)  # fmt: skip
+    absent = {**old, "tensorflow": {**old["tensorflow"], "state": "absent"}}
+    assert Environment.from_json(absent).frameworks == ()
+    assert Environment.from_json(absent).tensorflow.state is State.ABSENT

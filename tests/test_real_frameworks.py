@@ -22,6 +22,8 @@ import pytest
 
 import pytest_cudnn
 
+from .envbuilder import tensorflow_json
+
 # e2e: each test reads the doctor and the frameworks from child processes. The timeout: one test may set up both
 # module fixtures, the doctor (bounded at 300 s) and TensorFlow's import (600 s), beyond the suite's 300 s.
 pytestmark = [pytest.mark.framework_wheels, pytest.mark.e2e, pytest.mark.timeout(1200)]
@@ -298,7 +300,7 @@ def tensorflow_says() -> dict[str, Any]:
 
 def test_tensorflow_build_info_is_what_tensorflow_says(doctor: dict[str, Any], tensorflow_says: dict[str, Any]) -> None:
     info = tensorflow_says["info"]
-    tf = doctor["environment"]["tensorflow"]
+    tf = tensorflow_json(doctor["environment"])
     assert tf["state"] == "found", tf["reason"]
     assert tf["version"] == tensorflow_says["version"]
     assert tf["is_cuda_build"] is bool(info.get("is_cuda_build"))

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from .envbuilder import tensorflow_json
 from .simhost import SimGpu, SimHost
 
 A100 = SimGpu()
@@ -61,7 +62,7 @@ def test_modern_healthy_stack_is_reported_exactly_and_passes(host: SimHost) -> N
     # Driver 12.4 runs runtime 12.5: minor-version compatibility within CUDA 12.
     assert (runtime["version"], runtime["device_count_status"], runtime["device_count"]) == ("12.5", 0, 2)
 
-    tf = env["tensorflow"]
+    tf = tensorflow_json(env)
     assert (tf["version"], tf["cuda_version"], tf["cudnn_version"]) == ("2.21.0", "12.5.1", "9")
     assert (tf["cudart_name"], tf["cudnn_name"]) == ("libcudart.so.12", "libcudnn.so.9")
     as_tf_loads_it = resolution(env, "libcudnn.so.9", "tensorflow")
@@ -91,7 +92,7 @@ def test_old_stack_tf23_cuda101_cudnn765_on_ld_library_path(host: SimHost) -> No
     for name in ("libcudart.so.10.1", "libcudnn.so.7"):
         found = resolution(env, name)
         assert found["loaded"] == found["predicted"] == str(lib64 / name)
-    assert env["tensorflow"]["distribution"] == "tensorflow-gpu"
+    assert tensorflow_json(env)["distribution"] == "tensorflow-gpu"
     assert code == 0, report["findings"]
 
 
@@ -276,7 +277,7 @@ def test_tensorflow_generations_resolve_to_the_planted_libraries(
     host.add_tensorflow(tf_version, build_info)
     code, report = host.doctor_json()
     env = report["environment"]
-    tf = env["tensorflow"]
+    tf = tensorflow_json(env)
     assert (tf["version"], tf["cudart_name"], tf["cudnn_name"]) == (tf_version, cudart_name, cudnn_name)
     if cudart_name is None:
         assert tf["reason"] == "its build_info records only CUDA '10', not which runtime soname it loads"
@@ -295,7 +296,7 @@ def test_a_tensorflow_version_that_is_not_pep_440_is_said_and_replays(host: SimH
     host.add_driver()
     host.add_tensorflow("2.15.0-custom", "tensorflow-2.6.0-linux.py")
     _, report = host.doctor_json()  # decodes the environment with every value rule
-    tensorflow = report["environment"]["tensorflow"]
+    tensorflow = tensorflow_json(report["environment"])
     assert tensorflow["version"] is None
     assert "its metadata gives version '2.15.0-custom', which is not a PEP 440 version" in tensorflow["reason"]
     tests = {"test_t.py": "def test_t():\n    pass\n"}
@@ -310,6 +311,6 @@ def test_a_build_info_that_is_a_fifo_does_not_block_the_probe(host: SimHost) -> 
     build_info.unlink()
     os.mkfifo(build_info)
     _, report = host.doctor_json()
-    tensorflow = report["environment"]["tensorflow"]
+    tensorflow = tensorflow_json(report["environment"])
     assert tensorflow["state"] == "error"
     assert tensorflow["reason"] == f"{build_info}: is a named pipe (FIFO), not a regular file"

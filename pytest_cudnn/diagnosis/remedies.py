@@ -22,7 +22,6 @@ from ..environment import Cudnn, Distribution, Environment, State
 from ..frameworks.base import entry_of as framework
 from ..versions import canonical_name, specifier_set
 from .model import major, major_minor
-from .stack import builds
 
 __all__ = ["Demand", "PipFix", "demands_on", "owning_distribution", "pip_fix", "satisfiable"]
 
@@ -78,7 +77,7 @@ def demands_on(env: Environment, package: str, cudnn: bool = False) -> list[Dema
     name = canonical_name(package)
     demands: list[Demand] = []
     pinned_by = set()
-    for build in builds(env):  # TensorFlow of an older snapshot, judged from its build info, too
+    for build in env.frameworks:
         if build.state is not State.FOUND:
             continue
         who = f"{phrases.framework(build.name)} {build.version or ''}".strip()

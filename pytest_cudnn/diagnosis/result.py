@@ -27,7 +27,6 @@ from .libraries import copies_loaded
 from .model import Finding, Severity, Verdict, verdict
 from .rules import cause_first, diagnose
 from .stack import (
-    builds,
     framework_copies,
     loader_copies,
     no_device_cause,
@@ -232,7 +231,7 @@ def judge_environment(env: Environment, findings: tuple[Finding, ...] | None = N
     put in cause order too, so that every diagnosis lists a cause right before what follows from it)."""
     findings = tuple(diagnose(env) if findings is None else cause_first(findings))
     host = host_blocker(env, findings)
-    frameworks = tuple(_preloading(env, _judge(env, build, findings, host)) for build in builds(env))
+    frameworks = tuple(_preloading(env, _judge(env, build, findings, host)) for build in env.frameworks)
     in_use = (selected_runtime(env), selected_cudnn(env))
     return Diagnosis(env, findings, verdict(list(findings)), host, frameworks, *in_use)
 

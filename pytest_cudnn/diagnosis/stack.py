@@ -12,7 +12,6 @@ from .. import phrases
 from ..compat import tensorflow as tf_facts
 from ..devices import CudaDevice, VisibleDevices, parse_visible_devices
 from ..environment import (
-    BuildFact,
     Candidate,
     CudaRuntime,
     Cudnn,
@@ -363,28 +362,3 @@ def copy_in_use(env: Environment, copy: Copy) -> bool:
         if needs is not None and needs.cudnn:
             return any(c.path == copy.path for c in stack_cudnns(env))
     return loader_visible(copy.via)
-
-
-def builds(env: Environment) -> tuple[FrameworkBuild, ...]:
-    """Every installed framework in the shape all share. An environment made before TensorFlow joined the frameworks
-    (or by hand) holds it only in ``env.tensorflow``: it is judged from there, with the facts its build info gave."""
-    if env.tensorflow.state is State.ABSENT or any(build.name == "tensorflow" for build in env.frameworks):
-        return env.frameworks
-    tf = env.tensorflow
-    source = tf.build_info_path or tf.location or ""
-    cuda = BuildFact(tf.cuda_version, source, "cuda_version") if tf.cuda_version else None
-    cudnn = BuildFact(tf.cudnn_version, source, "cudnn_version") if tf.cudnn_version else None
-    made = FrameworkBuild(
-        "tensorflow",
-        tf.state,
-        tf.reason,
-        tf.distribution,
-        tf.version,
-        tf.location,
-        tf.is_cuda_build,
-        cuda,
-        cudnn,
-        (),
-        (),
-    )
-    return (*env.frameworks, made)

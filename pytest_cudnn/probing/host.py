@@ -254,7 +254,6 @@ def _probe_environment(
         cuda_driver=cuda_driver,
         cuda_runtimes=runtimes,
         cudnns=cudnns,
-        tensorflow=tensorflow,
         resolutions=tuple(resolutions),
         notes=notes,
         paths=tuple(
@@ -295,11 +294,13 @@ def _frameworks(
         variables=layout.variables,
     )
     found = [dataclasses.replace(build, loads=_framework_loads(build, search)) for build in found]
-    for build in found:
+    for i, build in enumerate(found):
         entry = framework(build.name)
         folders = entry.search_folders(build) if entry is not None and entry.search_folders is not None else ()
-        if folders:  # the search of its own context (TensorFlow's): its dlopen's folders, not every wheel beside it
-            tensorflow = dataclasses.replace(tensorflow, library_dirs=folders)
+        if folders and build.build_info is not None:  # the search of its own context (TensorFlow's dlopen's folders,
+            # not every wheel beside it)
+            tensorflow = dataclasses.replace(build.build_info, library_dirs=folders)
+            found[i] = dataclasses.replace(build, build_info=tensorflow)
     return tuple(found), tensorflow
 
 

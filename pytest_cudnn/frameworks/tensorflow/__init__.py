@@ -16,9 +16,13 @@ __all__ = ["FRAMEWORK"]
 
 
 def _read(reading: Reading) -> FrameworkBuild:
+    import dataclasses
+
+    from ...environment import State
     from .reading import tensorflow_build
 
-    return tensorflow_build(reading.tensorflow, reading.distributions)
+    build = tensorflow_build(reading.tensorflow, reading.distributions)
+    return build if build.state is State.ABSENT else dataclasses.replace(build, build_info=reading.tensorflow)
 
 
 def _loads(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
