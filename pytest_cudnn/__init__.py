@@ -14,9 +14,9 @@ TYPE_CHECKING = False  # not typing's: the probe's child imports this package an
 if TYPE_CHECKING:
     from typing import Any
 
+    from ._run.gpu import CudnnHandle, GpuDevice
     from .diagnosis import Diagnosis, Finding, FrameworkJudgement, Severity, judge_environment
     from .environment import Environment, load_snapshot
-    from .gpu import CudnnHandle, GpuDevice
 
 __version__ = "0.1.0"
 
@@ -36,8 +36,8 @@ __all__ = [
 ]
 
 _WHERE = {
-    "CudnnHandle": "gpu",
-    "GpuDevice": "gpu",
+    "CudnnHandle": "_run.gpu",
+    "GpuDevice": "_run.gpu",
     "Environment": "environment",
     "load_snapshot": "environment",
     "Diagnosis": "diagnosis",

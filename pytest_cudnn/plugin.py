@@ -21,16 +21,16 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ._run import outputs
-from .session import REPORT_ATTRIBUTE, inspect_only, leave, run_of
-from .settings import ENV_CACHE, ENV_REQUIRE_GPU, typed
+from ._run.session import REPORT_ATTRIBUTE, inspect_only, leave, run_of
+from ._run.settings import ENV_CACHE, ENV_REQUIRE_GPU, typed
 from .signatures import MARKERS, USES_GPU
 from .text import REPORT_WHOLE, line, summarised
 
 if TYPE_CHECKING:  # imported where used: a run that uses no marker and no fixture never pays for them
+    from ._run.gpu import CudnnHandle, GpuDevice
+    from ._run.session import GpuRun
     from ._run.usage import UsageCheck
-    from .gpu import CudnnHandle, GpuDevice
     from .markers import Requirement
-    from .session import GpuRun
 
 __all__ = ["CudnnHandle", "GpuDevice"]
 
@@ -399,7 +399,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         terminalreporter.line(line(outputs.gpu_use_line(not_used, unknown, run.replaying)), red=bool(not_used))
     collected = config.stash.get(_COLLECTED, {})
     if collected:
-        from .hosts import collection_lines
+        from ._run.hosts import collection_lines
 
         for text in collection_lines(collected, run.xdist.xdist_hosts()):
             terminalreporter.line(line(text), yellow=True)

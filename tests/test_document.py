@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+from pytest_cudnn._run.hosts import Host, host_entry
 from pytest_cudnn.diagnosis import judge_environment
 from pytest_cudnn.document import (
     READS,
@@ -31,7 +32,6 @@ from pytest_cudnn.document import (
     TestEntry as Entry,
 )
 from pytest_cudnn.environment import Environment
-from pytest_cudnn.hosts import Host, host_entry
 from pytest_cudnn.report import doctor_json, doctor_report
 
 from .envbuilder import EnvBuilder
@@ -182,8 +182,9 @@ def test_the_reports_keys_are_spelt_in_one_module() -> None:
             if re.search(rf"[\"']{key}[\"']", text):
                 found.setdefault(key, []).append(str(path.relative_to(ROOT)))
     # Parsed settings and the test-facts records are the run's own names for the same values, not the document's.
-    allowed = {"require_gpu": ["pytest_cudnn/fleet/compare.py", "pytest_cudnn/plugin.py", "pytest_cudnn/settings.py"],
-               "gpu_use": ["pytest_cudnn/_run/records.py"], "gpu_used": ["pytest_cudnn/_run/records.py"]}  # fmt: skip
+    settings = ["pytest_cudnn/_run/settings.py", "pytest_cudnn/fleet/compare.py", "pytest_cudnn/plugin.py"]
+    records = ["pytest_cudnn/_run/records.py"]
+    allowed = {"require_gpu": settings, "gpu_use": records, "gpu_used": records}
     assert {key: paths for key, paths in found.items() if paths != allowed.get(key)} == {}
     assert "in_use" in distinctive
     assert "xdist_devices" in distinctive

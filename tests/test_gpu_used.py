@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_cudnn.usage import NOT_USED, UNKNOWN, USED, USED_EARLIER, ContextState, judge
+from pytest_cudnn._run.gpu_use import NOT_USED, UNKNOWN, USED, USED_EARLIER, ContextState, judge
 
 from .envbuilder import EnvBuilder
 from .simhost import SimGpu, SimHost

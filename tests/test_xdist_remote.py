@@ -25,12 +25,8 @@ from typing import Any, cast
 import execnet
 import pytest
 
-import pytest_cudnn.hosts
-from pytest_cudnn.devices import CudaDevice, devices_of
-from pytest_cudnn.diagnosis import diagnose, judge_environment, verdict
-from pytest_cudnn.environment import Environment
-from pytest_cudnn.fleet import Runner, read_runner
-from pytest_cudnn.hosts import (
+import pytest_cudnn._run.hosts
+from pytest_cudnn._run.hosts import (
     LOCAL,
     Host,
     Plan,
@@ -44,9 +40,13 @@ from pytest_cudnn.hosts import (
     worker_ids,
     workers_line,
 )
-from pytest_cudnn.remote import Answer, deadline, probe_hosts, read_answer
+from pytest_cudnn._run.remote import Answer, deadline, probe_hosts, read_answer
+from pytest_cudnn._run.session import xdist_worker_ids
+from pytest_cudnn.devices import CudaDevice, devices_of
+from pytest_cudnn.diagnosis import diagnose, judge_environment, verdict
+from pytest_cudnn.environment import Environment
+from pytest_cudnn.fleet import Runner, read_runner
 from pytest_cudnn.serde import to_json
-from pytest_cudnn.session import xdist_worker_ids
 
 from .envbuilder import EnvBuilder, gpu, mig, partitioned
 from .interrupts import interruptible
@@ -76,7 +76,7 @@ def test_worker_ids_are_those_execnet_allocates(specs: list[str]) -> None:
 
 
 def test_the_examples_in_the_hosts_module_hold() -> None:
-    result = doctest.testmod(pytest_cudnn.hosts)
+    result = doctest.testmod(pytest_cudnn._run.hosts)
     assert (result.attempted > 0, result.failed) == (True, 0)
 
 
@@ -623,8 +623,8 @@ def test_an_answer_larger_than_a_snapshot_is_refused_as_it_is_read(
 
 _CONTROLLER = """
 import sys
-from pytest_cudnn.hosts import Host
-from pytest_cudnn.remote import probe_hosts
+from pytest_cudnn._run.hosts import Host
+from pytest_cudnn._run.remote import probe_hosts
 
 address, variables = sys.argv[1], dict(pair.split("=", 1) for pair in sys.argv[2:])
 print(probe_hosts([Host(address, ("gw0",), address, variables)], 100))

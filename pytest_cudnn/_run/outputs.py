@@ -17,7 +17,7 @@ from ..files import FileRefused, append_regular, write_atomically
 
 if TYPE_CHECKING:
     from ..document import Report
-    from ..session import GpuRun
+    from .session import GpuRun
 
 __all__ = ["document", "finish", "gpu_use_line", "header", "provisional", "suite_properties"]
 

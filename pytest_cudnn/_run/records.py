@@ -135,7 +135,7 @@ class Records:
         verdicts = [str(facts["gpu_used"]) for facts in self.tests.values() if "gpu_used" in facts]
         if not verdicts:  # nothing checked: the check's module (and ctypes) is never imported
             return 0, 0
-        from ..usage import fell_back
+        from .gpu_use import fell_back
 
         return fell_back(verdicts)
 

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from ..usage import ContextState, Use, judge, primary_context
+from .gpu_use import ContextState, Use, judge, primary_context
 
 if TYPE_CHECKING:
-    from ..gpu import GpuDevice
-    from ..session import GpuRun
+    from .gpu import GpuDevice
+    from .session import GpuRun
 
 __all__ = ["UsageCheck"]
 

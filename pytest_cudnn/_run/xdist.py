@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from ..diagnosis import Diagnosis
     from ..document import HostEntry
     from ..environment import Environment
-    from ..hosts import Host, Plan, Spec
-    from ..remote import Answer
+    from .hosts import Host, Plan, Spec
+    from .remote import Answer
 
 __all__ = ["XdistController", "expand_tx", "xdist_specs", "xdist_worker_ids"]
 
@@ -58,7 +58,7 @@ def expand_tx(values: Sequence[str]) -> list[str]:
 
 def xdist_worker_ids(config: pytest.Config) -> list[str]:
     """The workers pytest-xdist will start, in the controller; nothing elsewhere."""
-    from ..hosts import worker_ids
+    from .hosts import worker_ids
 
     specs = xdist_specs(config)
     return worker_ids(specs) if specs else []
@@ -100,7 +100,7 @@ class XdistController:
             specs = xdist_specs(self.run.config)
             self._hosts = []
             if specs:  # a run without xdist imports nothing of it
-                from ..hosts import LOCAL, Host, group_hosts, worker_ids
+                from .hosts import LOCAL, Host, group_hosts, worker_ids
 
                 replayed = [Host(LOCAL, tuple(worker_ids(specs)))] if self.run.replaying else None
                 self._hosts = replayed or group_hosts(specs)
@@ -111,7 +111,7 @@ class XdistController:
         if self._answers is None:
             remote = [host for host in self.xdist_hosts() if not host.local]
             if remote:
-                from ..remote import probe_hosts
+                from .remote import probe_hosts
 
                 self._answers = probe_hosts(remote, self.run.timeout, waiting=self._say)
             else:
@@ -163,7 +163,7 @@ class XdistController:
         (those this run may use there, a partitioned GPU's MIG devices one by one), never another host's."""
         if self._plans is None:
             from ..diagnosis import assignable_devices
-            from ..hosts import LOCAL, plan_devices
+            from .hosts import LOCAL, plan_devices
 
             plans = {}
             for host in self.xdist_hosts() if self.run.assign else []:
@@ -178,8 +178,8 @@ class XdistController:
 
     def xdist_lines(self) -> list[str]:
         """The header's xdist lines: the workers' devices, and with workers elsewhere than here one line per host."""
-        from ..hosts import host_line, stack_summary, workers_line
         from ..text import REPORT_WHOLE, summarised
+        from .hosts import host_line, stack_summary, workers_line
 
         hosts, plans = self.xdist_hosts(), self.plan()
         if len(hosts) == 1 and hosts[0].local:
@@ -235,7 +235,7 @@ class XdistController:
 
     def host_entry(self, host: Host) -> HostEntry:
         """One host of the report's ``hosts`` (see :func:`pytest_cudnn.hosts.host_entry`)."""
-        from ..hosts import host_entry
+        from .hosts import host_entry
 
         judged = self.host_diagnosis(host)
         return host_entry(host, judged, self.plan().get(host.key), self.host_reason(host))

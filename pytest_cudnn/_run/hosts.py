@@ -20,14 +20,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .devices import CudaDevice, assign_devices, devices_per_worker
-from .environment import shown_spec
-from .text import PYTEST_LINE, line
+from ..devices import CudaDevice, assign_devices, devices_per_worker
+from ..environment import shown_spec
+from ..text import PYTEST_LINE, line
 
 if TYPE_CHECKING:
-    from .diagnosis import Diagnosis, Verdict
-    from .document import HostEntry
-    from .environment import Environment
+    from ..diagnosis import Diagnosis, Verdict
+    from ..document import HostEntry
+    from ..environment import Environment
 
 __all__ = [
     "LOCAL",
@@ -227,8 +227,8 @@ def host_entry(host: Host, judged: Diagnosis | None, plan: Plan | None, reason: 
     """One host of ``--gpu-report``'s ``hosts``: ``environment``, ``findings``, ``verdict`` and ``frameworks`` are
     the controller's diagnosis of it, null (and ``findings`` and ``frameworks`` empty) when its workers probe for
     themselves."""
-    from .document import DeviceEntry, HostEntry
-    from .report import framework_entries
+    from ..document import DeviceEntry, HostEntry
+    from ..report import framework_entries
 
     devices = plan.devices if plan is not None else {}
     return HostEntry(

@@ -12,13 +12,13 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from . import deadline
-from .devices import CudaDevice
-from .environment import MigDevice
-from .text import printable
+from .. import deadline
+from ..devices import CudaDevice
+from ..environment import MigDevice
+from ..text import printable
 
 if TYPE_CHECKING:
-    from .devices import Holder
+    from ..devices import Holder
     from .live import Reading
 
 __all__ = ["CudnnError", "CudnnHandle", "GpuDevice", "LiveReadError", "create_cudnn_handle"]

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ._run.records import REPORT_ATTRIBUTE, Records
-from ._run.xdist import XdistController, xdist_specs, xdist_worker_ids
+from .._run.records import REPORT_ATTRIBUTE, Records
+from .._run.xdist import XdistController, xdist_specs, xdist_worker_ids
 from .settings import (
     cache_setting,
     check_writable,
@@ -29,12 +29,12 @@ from .settings import (
 if TYPE_CHECKING:  # the run imports what it uses when it uses it: a --collect-only run pays for none of it
     from pathlib import Path
 
-    from .devices import CudaDevice
-    from .diagnosis import Diagnosis, Finding, Verdict
-    from .environment import Environment
+    from ..devices import CudaDevice
+    from ..diagnosis import Diagnosis, Finding, Verdict
+    from ..environment import Environment
+    from ..markers import Outcome, Requirement
+    from ..probe.facts import FileFacts
     from .gpu import CudnnHandle, GpuDevice
-    from .markers import Outcome, Requirement
-    from .probe.facts import FileFacts
 
 __all__ = ["REPORT_ATTRIBUTE", "GpuRun", "inspect_only", "leave", "run_of", "xdist_specs", "xdist_worker_ids"]
 
@@ -87,7 +87,7 @@ class GpuRun:
         # An xdist worker takes the controller's copy: it may not even see the file (a relative path, another
         # working folder).
         if snapshot is not None and "cudnn_environment" not in (self.worker or {}):
-            from .environment import InvalidSnapshot, load_snapshot
+            from ..environment import InvalidSnapshot, load_snapshot
 
             try:
                 self.replayed = load_snapshot(str(snapshot))
@@ -142,22 +142,22 @@ class GpuRun:
     @property
     def env(self) -> Environment:
         if self._env is None:
-            from .diagnosis import diagnose
+            from ..diagnosis import diagnose
 
             self._env = self._load()
             self._findings = diagnose(self._env)
             if self.worker is not None and "cudnn_visible" in self.worker:
-                from .diagnosis.variables import set_for_worker
+                from ..diagnosis.variables import set_for_worker
 
                 outer = self.worker.get("cudnn_environment", {}).get("variables", {}).get("CUDA_VISIBLE_DEVICES")
                 self._findings = set_for_worker(self._findings, self.worker_id, outer)
-            from .diagnosis import judge_environment
+            from ..diagnosis import judge_environment
 
             self._diagnosis = judge_environment(self._env, tuple(self._findings))
         return self._env
 
     def _load(self) -> Environment:
-        from .environment import Environment
+        from ..environment import Environment
 
         if self.replayed is not None:
             env = self.replayed
@@ -166,8 +166,8 @@ class GpuRun:
             # NVML answers are not refused), and a refusal here would end the worker.
             env = Environment.from_json(self.worker["cudnn_environment"], "the xdist controller", check_devices=False)
         else:
-            from .probe.facts import FileFacts
-            from .probing import probe_host
+            from ..probe.facts import FileFacts
+            from ..probing import probe_host
 
             self.facts = FileFacts.load(self.environ, self.cache)
             return probe_host(self.environ, self.python, self.timeout, facts=self.facts, meanwhile=_judging_modules)
@@ -211,7 +211,7 @@ class GpuRun:
     def _cuda_device(self) -> CudaDevice | None:
         """That device as the probe saw it: what requirements are judged against."""
         if self._visible is None:
-            from .diagnosis import visible_gpus
+            from ..diagnosis import visible_gpus
 
             self._visible = visible_gpus(self.env)[:1]
         return self._visible[0] if self._visible else None
@@ -222,7 +222,7 @@ class GpuRun:
         hashing a SpecifierSet canonicalises every version in it, tens of microseconds a time."""
         cached = self._outcomes.get(id(requirement))
         if cached is None or cached[0] is not requirement:
-            from .markers import judge
+            from ..markers import judge
 
             device = self._cuda_device()
             cached = (requirement, judge(requirement, self.diagnosis, device), requirement.describe())
@@ -237,9 +237,9 @@ class GpuRun:
         who holds the memory. Unreadable now (NVML failed, hung, or cannot be loaded), the requirement cannot be
         confirmed: a refusal of its own cause, gpu-memory-unread, with what NVML said; the figure probed at session
         start is no evidence about a device that may have fallen off the bus since."""
-        from .devices import with_free
-        from .markers import Outcome, judge
-        from .phrases import holders
+        from ..devices import with_free
+        from ..markers import Outcome, judge
+        from ..phrases import holders
 
         device, probed_device = self.device(), self._cuda_device()
         reading = device.read() if device is not None else None
@@ -271,12 +271,12 @@ class GpuRun:
         is none."""
         from packaging.specifiers import SpecifierSet
 
-        from .deadline import Hung
-        from .diagnosis import selected_runtime
-        from .environment import Cudnn
+        from ..deadline import Hung
+        from ..diagnosis import selected_runtime
+        from ..environment import Cudnn
+        from ..markers import Outcome, Requirement, copy_for, judge
+        from ..versions import major_of
         from .gpu import CudnnError, create_cudnn_handle
-        from .markers import Outcome, Requirement, copy_for, judge
-        from .versions import major_of
 
         if self.replaying:
             # A snapshot names libraries of another machine, or files anyone could have written: loading one
@@ -347,7 +347,7 @@ def _same_file(path: Path, other: str) -> bool:
 
 def _judging_modules() -> None:
     """What the diagnosis and the header import, imported while the probe's child answers instead of after."""
-    from . import diagnosis, report  # noqa: F401
+    from .. import diagnosis, report  # noqa: F401
 
 
 def run_of(config: pytest.Config) -> GpuRun:

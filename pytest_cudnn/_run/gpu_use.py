@@ -42,8 +42,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from . import deadline
-from .text import printable
+from .. import deadline
+from ..text import printable
 
 __all__ = ["NOT_USED", "UNKNOWN", "USED", "USED_EARLIER", "ContextState", "Use", "judge", "primary_context"]
 

@@ -14,7 +14,7 @@ from typing import Literal
 
 import pytest
 
-from .files import FileRefused, regular_or_missing
+from ..files import FileRefused, regular_or_missing
 
 __all__ = [
     "ENV_CACHE",

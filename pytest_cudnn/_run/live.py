@@ -28,9 +28,9 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from . import deadline
-from .devices import Holder
-from .text import printable
+from .. import deadline
+from ..devices import Holder
+from ..text import printable
 
 __all__ = ["Holder", "Reading", "close", "read"]
 
@@ -119,7 +119,7 @@ def _hand_over(pynvml: Any, path: str) -> None:
         if loaded is None:
             pynvml.nvmlLib = ctypes.CDLL(path)
             return
-    from .native.calls import loaded_path
+    from ..native.calls import loaded_path
 
     other = loaded_path(loaded)
     if other is None or os.path.realpath(other) != os.path.realpath(path):

@@ -25,10 +25,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .text import PYTEST_LINE, clip, line, listing, printable
+from ..text import PYTEST_LINE, clip, line, listing, printable
 
 if TYPE_CHECKING:
-    from .environment import Environment
+    from ..environment import Environment
     from .hosts import Host
 
 __all__ = ["Answer", "deadline", "probe_hosts", "read_answer"]
@@ -221,7 +221,7 @@ def _probe(host: Host, job_timeout: float, limit: float) -> Answer:
             if isinstance(error, EOFError):
                 return Answer(None, "the host closed the connection before answering")
             raise
-        from .environment import MAX_SNAPSHOT_BYTES
+        from ..environment import MAX_SNAPSHOT_BYTES
 
         channel = gateway.remote_exec(_REMOTE)
         left = limit - (time.monotonic() - started)
@@ -261,8 +261,8 @@ def _close(value: object) -> None:
 def read_answer(answer: Any, key: str) -> Answer:
     """The environment in what the remote side sent, ``(status, python, exit code, stdout, stderr)``: a snapshot,
     held to what a snapshot file is (at most 16 MiB, bounded numbers, the allowlist)."""
-    from .environment import MAX_SNAPSHOT_BYTES, Environment, InvalidSnapshot
-    from .files import DocumentRefused, parse_json_document, size_text
+    from ..environment import MAX_SNAPSHOT_BYTES, Environment, InvalidSnapshot
+    from ..files import DocumentRefused, parse_json_document, size_text
 
     if not (isinstance(answer, tuple) and len(answer) == 5):
         return Answer(None, f"a malformed answer: {_said(repr(answer))}")
