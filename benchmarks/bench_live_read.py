@@ -1,5 +1,5 @@
 """The cost of bounding a live read (issue 19): ``requires_gpu(memory=...)`` reads free memory at each marked test's
-setup, and each read now runs on a worker thread the test process waits for (pytest_cudnn.deadline). Measured
+setup, and each read now runs on a worker thread the test process waits for (pytest_cudnn._base.deadline). Measured
 in-process against the stand-in NVML (tests/simhost.py, needs gcc), beside the same pynvml calls made directly on
 the calling thread, as the read was made before; rounds interleaved, medians per read.
 

@@ -23,18 +23,18 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from . import __version__
+from ._base.text import LINE, clip
 from .files import FileRefused, regular_or_missing, write_atomically
 from .frameworks import REGISTRY
 from .signatures import FRAMEWORK_NAMES
-from .text import LINE, clip
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
 
+    from ._base.style import Style
     from .diagnosis import Diagnosis, Verdict
     from .environment import Environment
     from .probe.facts import FileFacts
-    from .style import Style
 
 __all__ = ["main"]
 
@@ -384,7 +384,7 @@ def _doctor(args: argparse.Namespace) -> int:
 def _style() -> Style:
     """The marks and colour standard output takes: Unicode where its encoding has the marks, colour on a terminal
     (pytest's rules: NO_COLOR, FORCE_COLOR, PY_COLORS, TERM=dumb; see style.choose_style)."""
-    from .style import choose_style
+    from ._base.style import choose_style
 
     stream = sys.stdout
     try:
@@ -442,7 +442,7 @@ def _snapshot(args: argparse.Namespace) -> int:
         import getpass
         import socket
 
-        from .redact import redact
+        from ._base.redact import redact
 
         try:
             user: str | None = getpass.getuser()
@@ -501,8 +501,8 @@ def _replays_alike(env: Environment, redacted: Any) -> str | None:
 
 
 def _fleet(args: argparse.Namespace) -> int:
+    from ._base.text import printable
     from .fleet import FleetUsageError, fleet_json, fleet_markdown, fleet_text, name_runners, read_fleet
-    from .text import printable
 
     if not args.reports and not args.name:
         args.usage_error("name at least one report (a file that pytest --gpu-report PATH wrote)")

@@ -41,7 +41,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Holder:
-    """A compute process on a device, as NVML lists it (read live: :mod:`pytest_cudnn.live`). ``pid`` is the
+    """A compute process on a device, as NVML lists it (read live: :mod:`pytest_cudnn._run.live`). ``pid`` is the
     host's: the driver ignores PID namespaces."""
 
     pid: int

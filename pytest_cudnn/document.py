@@ -1,9 +1,9 @@
 """The report document, typed: what ``doctor --json`` writes, what ``--gpu-report`` writes (the same, with the run's
 keys), what each remote xdist host adds, and what the fleet reads. Its keys are spelt here and nowhere else.
 
-Written and read through :mod:`pytest_cudnn.serde`: a field whose metadata says :func:`omitted` is left out when it
-holds its default (a framework's ``cause`` only where it is refused), as the document has always been written. The
-JSON Schema of the document (:func:`json_schema`) is generated from these classes, committed as
+Written and read through :mod:`pytest_cudnn._base.serde`: a field whose metadata says :func:`omitted` is left out
+where it holds its default (a framework's ``cause`` only where it is refused), as the document has always been
+written. The JSON Schema of the document (:func:`json_schema`) is generated from these classes, committed as
 ``docs/reference/report.schema.json`` and checked current by the docs' tests. :func:`read_report` reads version 1
 and 2 documents alike (version 1 had no ``schema`` and no ``in_use``), and drops keys this version does not know,
 outside the environment (a newer writer may add some; the environment is a snapshot, read as strictly as one).
@@ -21,9 +21,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._base.serde import RULE, DecodeError, from_json, omitted, to_json
 from .diagnosis import Finding, Verdict
 from .environment import Environment, InvalidSnapshot
-from .serde import RULE, DecodeError, from_json, omitted, to_json
 
 __all__ = [
     "DOCUMENT_KEYS",

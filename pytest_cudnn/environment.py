@@ -20,11 +20,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ._base.serde import DecodeError, Rule, from_json, rule, to_json
+from ._base.text import clip
+from ._base.versions import is_pep440
 from .files import DocumentRefused, read_json_document
 from .native import protocol
-from .serde import DecodeError, Rule, from_json, rule, to_json
-from .text import clip
-from .versions import is_pep440
 
 __all__ = [
     "ALLOWED_VARIABLES",

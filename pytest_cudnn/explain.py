@@ -13,9 +13,9 @@ import difflib
 import textwrap
 from typing import Any
 
+from ._base.text import line, listing, printable
 from .diagnosis.explanations import EXPLANATIONS, Explanation
 from .diagnosis.model import CODES
-from .text import line, listing, printable
 
 __all__ = [
     "LIST_HINT",

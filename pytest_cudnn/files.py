@@ -19,7 +19,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from .text import clip, printable
+from ._base.text import clip, printable
 
 __all__ = [
     "DocumentRefused",

@@ -17,6 +17,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from . import phrases
+from ._base.text import PYTEST_LINE, clip, line, listing, printable
 from .compat.catalog import MARKED, LibraryKind
 from .devices import CudaDevice
 from .diagnosis import STOPS_ITS_COPY, Diagnosis, Finding, FrameworkJudgement, Severity, visible_gpus
@@ -25,7 +26,6 @@ from .diagnosis.stack import loaded_by, selected_cudnn, selected_runtime
 from .environment import CudaRuntime, Cudnn, Environment, LibraryCopy, State
 from .frameworks import REGISTRY
 from .signatures import FRAMEWORK_NAMES, MARKERS
-from .text import PYTEST_LINE, clip, line, listing, printable
 
 __all__ = [
     "MARKERS",

@@ -2,7 +2,7 @@
 status mark; then the verdict and where to read more. ``doctor -v`` prints everything read
 (:func:`pytest_cudnn.report.doctor_text`); ``--json`` holds it all for machines.
 
-Pure module: a :class:`~pytest_cudnn.diagnosis.Diagnosis` and a :class:`~pytest_cudnn.style.Style` in, text out.
+Pure module: a :class:`~pytest_cudnn.diagnosis.Diagnosis` and a :class:`~pytest_cudnn._base.style.Style` in, text out.
 A component's mark follows the findings about it: an error ✗, a warning !, neither ✓ (and - for a component that
 is not there when nothing says that matters). The same marks start the session header's lines (report.py).
 """
@@ -13,6 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from . import phrases
+from ._base.style import PLAIN, Status, Style
+from ._base.text import line, listing, shows_all, summarised
 from .compat.catalog import JUDGED, LibraryKind
 from .compat.cuda import architecture_name
 from .diagnosis import Finding, Severity, Verdict
@@ -21,8 +23,6 @@ from .diagnosis.model import cause_links
 from .diagnosis.result import Diagnosis, FrameworkJudgement
 from .environment import CudaRuntime, Cudnn, Gpu, LibraryCopy, State
 from .frameworks.base import own_rules
-from .style import PLAIN, Status, Style
-from .text import line, listing, shows_all, summarised
 
 __all__ = [
     "VERBOSE_FINDINGS",

@@ -2,7 +2,7 @@
 
 A GPU, a library copy, a size or a library name is said the same way wherever it appears, so that a user who
 reads "GPU 0 Tesla T4 (compute capability 7.5, Turing, 14.6 GiB free)" in a skip reason finds the same words in
-the doctor. Pure module: strings out; making them safe for a terminal is :mod:`pytest_cudnn.text`'s job, at
+the doctor. Pure module: strings out; making them safe for a terminal is :mod:`pytest_cudnn._base.text`'s job, at
 the point where they are shown.
 """
 

@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ._base.text import REPORT_WHOLE, line, summarised
 from ._run import outputs
 from ._run.session import REPORT_ATTRIBUTE, inspect_only, leave, run_of
 from ._run.settings import ENV_CACHE, ENV_REQUIRE_GPU, typed
 from .signatures import MARKERS, USES_GPU
-from .text import REPORT_WHOLE, line, summarised
 
 if TYPE_CHECKING:  # imported where used: a run that uses no marker and no fixture never pays for them
     from ._run.gpu import CudnnHandle, GpuDevice

@@ -9,6 +9,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from . import phrases
+from ._base.style import PLAIN, Status, Style
+from ._base.text import PYTEST_LINE, REPORT_WHOLE, clip, line, listing, markdown_cell, markdown_rows, summarised
+from ._base.versions import canonical_name
 from .compat.catalog import JUDGED
 from .diagnosis import Finding, Severity, Verdict
 from .diagnosis.frameworks import copies_text, gpu_code, how_found, label
@@ -59,9 +62,6 @@ from .overview import (
     verdict_status,
     worst,
 )
-from .style import PLAIN, Status, Style
-from .text import PYTEST_LINE, REPORT_WHOLE, clip, line, listing, markdown_cell, markdown_rows, summarised
-from .versions import canonical_name
 
 __all__ = ["doctor_json", "doctor_report", "doctor_summary", "doctor_text", "header_lines", "markdown_summary"]
 

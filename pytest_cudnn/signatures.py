@@ -38,7 +38,7 @@ MARKERS: dict[str, str] = {
     **{entry.marker: entry.marker_help for entry in sorted(REGISTRY, key=lambda entry: not entry.own_rules)},
 }
 
-# Not a requirement on the stack but a check on the test (pytest_cudnn.usage): registered beside them.
+# Not a requirement on the stack but a check on the test (pytest_cudnn._run.gpu_use): registered beside them.
 USES_GPU = (
     "uses_gpu: fail the test when, after it ran, its process holds no CUDA context on the GPU it was given (the gpu "
     "fixture's; skips, or fails under --require-gpu, without a GPU); --assert-gpu-used applies it to every test "

@@ -79,8 +79,8 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
 # process: tests run in the worker's main thread. "thread" would os._exit the whole process, losing teardown and the
 # JUnit XML (pytest-timeout's README, "Timeout Methods"). The suite's child processes do not inherit the timer
 # (setitimer(2): "A child created via fork(2) does not inherit its parent's interval timers"), subprocess.run kills
-# its child when the test is interrupted, and pytest_cudnn/deadline.py blocks SIGALRM in its worker threads, so the
-# alarm reaches the test's own thread.
+# its child when the test is interrupted, and pytest_cudnn/_base/deadline.py blocks SIGALRM in its worker threads, so
+# the alarm reaches the test's own thread.
 SUITE_TIMEOUT = 300.0
 
 

@@ -11,6 +11,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_cudnn._base.versions import canonical_name, cuda_version_from_int
 from pytest_cudnn.environment import (
     SCHEMA,
     SCHEMA_VERSION,
@@ -37,7 +38,6 @@ from pytest_cudnn.environment import (
     Unreadable,
     Via,
 )
-from pytest_cudnn.versions import canonical_name, cuda_version_from_int
 
 SITE = "/venv/lib/python3.11/site-packages"
 WHEEL_CUDNN = f"{SITE}/nvidia/cudnn/lib"

@@ -19,13 +19,13 @@ from types import FrameType
 from typing import Any
 
 import pytest_cudnn
+from pytest_cudnn._base.serde import to_json
+from pytest_cudnn._base.style import Style
 from pytest_cudnn.devices import with_free
 from pytest_cudnn.diagnosis import diagnose, judge_environment, verdict, visible_gpus
 from pytest_cudnn.environment import Environment, Unreadable
 from pytest_cudnn.markers import judge, parse_marker
 from pytest_cudnn.report import doctor_json, doctor_summary, doctor_text, header_lines, markdown_summary
-from pytest_cudnn.serde import to_json
-from pytest_cudnn.style import Style
 from tests.envbuilder import SITE, EnvBuilder, gpu, mig, partitioned, rpath_load
 
 __all__ = ["DIMENSIONS", "calls", "doctor_work", "fleet_reports", "grown", "judge_work"]

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from pytest_cudnn._base.text import LINE
 from pytest_cudnn._run.hosts import Plan, workers_line
 from pytest_cudnn.devices import CudaDevice
 from pytest_cudnn.diagnosis import diagnose, judge_environment, verdict
@@ -23,7 +24,6 @@ from pytest_cudnn.fleet.compare import read_fleet
 from pytest_cudnn.fleet.render import fleet_json, fleet_markdown, fleet_text
 from pytest_cudnn.markers import judge, parse_marker
 from pytest_cudnn.report import doctor_json, doctor_summary, doctor_text, header_lines, markdown_summary
-from pytest_cudnn.text import LINE
 from tests.envbuilder import EnvBuilder, gpu, mig, partitioned
 from tests.scaled import fleet_reports, grown
 

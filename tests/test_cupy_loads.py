@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from pytest_cudnn import loader
+from pytest_cudnn._base import loader
 from pytest_cudnn.diagnosis import diagnose, judge_environment
 from pytest_cudnn.diagnosis.model import verdict
 from pytest_cudnn.environment import BuildFact, Environment, FrameworkBuild, LoadedLibrary, State

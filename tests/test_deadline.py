@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from pytest_cudnn import deadline
+from pytest_cudnn._base import deadline
 
 from .interrupts import ctrl_c_on_another_thread
 

@@ -8,11 +8,11 @@ import importlib
 import pytest
 
 MODULES = [
-    "pytest_cudnn.versions",
+    "pytest_cudnn._base.versions",
     "pytest_cudnn.devices",
     "pytest_cudnn.markers",
     "pytest_cudnn.compat.tensorflow",
-    "pytest_cudnn.text",
+    "pytest_cudnn._base.text",
     "pytest_cudnn.phrases",
     "pytest_cudnn.frameworks.torch.reading",
     "pytest_cudnn.diagnosis.kernels",
@@ -21,7 +21,7 @@ MODULES = [
     "pytest_cudnn.compat.cuda",
     "pytest_cudnn.fleet.reading",
     "pytest_cudnn.explain",
-    "pytest_cudnn.style",
+    "pytest_cudnn._base.style",
     "pytest_cudnn.diagnosis.model",
 ]
 

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from pytest_cudnn._base.style import ASCII, PLAIN, Status, Style, choose_style, plain_style
 from pytest_cudnn.diagnosis import Diagnosis, Finding, Severity, judge_environment
 from pytest_cudnn.diagnosis.model import make_finding
 from pytest_cudnn.environment import BuildFact, FrameworkBuild, State
 from pytest_cudnn.overview import HINT, cause_order, doctor_summary
 from pytest_cudnn.report import doctor_json, doctor_text, header_lines
-from pytest_cudnn.style import ASCII, PLAIN, Status, Style, choose_style, plain_style
 
 from .envbuilder import EnvBuilder, gpu
 from .golden.regenerate import COMMAND, GOLDEN, ROOT, VIEWS, outputs, snapshot_names

@@ -13,10 +13,10 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.version import Version
 
+from pytest_cudnn._base.versions import canonical_name
 from pytest_cudnn.compat.tensorflow import and_cuda_pins
 from pytest_cudnn.diagnosis import Finding, Severity, diagnose
 from pytest_cudnn.environment import LoadedLibrary, Pin, Via
-from pytest_cudnn.versions import canonical_name
 
 from .envbuilder import SITE, WHEEL_CUDNN, WHEEL_RUNTIME, EnvBuilder, gpu, rpath_load
 

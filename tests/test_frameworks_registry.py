@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_cudnn import loader, phrases
+from pytest_cudnn import phrases
+from pytest_cudnn._base import loader
 from pytest_cudnn.environment import LinkedObject
 from pytest_cudnn.frameworks import NAMES, REGISTRY, relevant
 from pytest_cudnn.probe.loads import Search, by_name

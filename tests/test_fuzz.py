@@ -11,12 +11,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pytest_cudnn._base.versions import InvalidVersionValue, cudnn_version_from_int, tensorflow_version_field
 from pytest_cudnn.devices import assign_devices, parse_visible_devices
 from pytest_cudnn.environment import Environment, Gpu, InvalidSnapshot
 from pytest_cudnn.frameworks.tensorflow.reading import InvalidBuildInfo, parse_build_info
 from pytest_cudnn.markers import InvalidMarker, parse_marker, parse_memory
 from pytest_cudnn.probe.discovery import parse_ldconfig
-from pytest_cudnn.versions import InvalidVersionValue, cudnn_version_from_int, tensorflow_version_field
 
 from .test_environment_model import sample
 

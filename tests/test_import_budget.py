@@ -23,7 +23,7 @@ pytestmark = pytest.mark.e2e
 # live reads, the fleet, explain or redaction.
 DOCTOR_WITHOUT_FRAMEWORKS = frozenset(
     {
-        "pytest_cudnn", "pytest_cudnn.__main__", "pytest_cudnn.cli", "pytest_cudnn.compat",
+        "pytest_cudnn", "pytest_cudnn.__main__", "pytest_cudnn._base", "pytest_cudnn.cli", "pytest_cudnn.compat",
         "pytest_cudnn.compat.catalog", "pytest_cudnn.compat.cuda",
         "pytest_cudnn.compat.cudnn", "pytest_cudnn.compat.cupy", "pytest_cudnn.compat.forward",
         "pytest_cudnn.compat.libraries", "pytest_cudnn.compat.sources", "pytest_cudnn.compat.tensorflow",
@@ -43,11 +43,11 @@ DOCTOR_WITHOUT_FRAMEWORKS = frozenset(
         "pytest_cudnn.probe.facts", "pytest_cudnn.frameworks.jax.reading", "pytest_cudnn.probe.kernel",
         "pytest_cudnn.frameworks.tensorflow.reading", "pytest_cudnn.frameworks.torch.reading", "pytest_cudnn.probing",
         "pytest_cudnn.probing.host", "pytest_cudnn.report",
-        "pytest_cudnn.serde", "pytest_cudnn.signatures", "pytest_cudnn.style", "pytest_cudnn.text",
-        "pytest_cudnn.versions",
+        "pytest_cudnn._base.serde", "pytest_cudnn.signatures", "pytest_cudnn._base.style", "pytest_cudnn._base.text",
+        "pytest_cudnn._base.versions",
     }
 )  # fmt: skip
-ONLY_WITH_A_FRAMEWORK = ("pytest_cudnn.binaries", "pytest_cudnn.loader", "pytest_cudnn.probe.loads")
+ONLY_WITH_A_FRAMEWORK = ("pytest_cudnn.binaries", "pytest_cudnn._base.loader", "pytest_cudnn.probe.loads")
 
 
 def _imported(stderr: str) -> set[str]:

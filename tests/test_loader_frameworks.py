@@ -3,7 +3,7 @@
 Each case plants torch, TensorFlow and JAX (tests/frameworkhosts.py: real objects linked as the wheels link them,
 with stand-in CUDA libraries in ``site-packages/nvidia/<component>/lib`` and elsewhere), starts a fresh Python
 that loads them and lets them dlopen by name from inside, and compares the files it mapped (/proc/self/maps) with
-what :mod:`pytest_cudnn.loader` predicts from the objects' dynamic sections as :func:`read_object` reads them.
+what :mod:`pytest_cudnn._base.loader` predicts from the objects' dynamic sections as :func:`read_object` reads them.
 
 The model is given no ldconfig cache and default folders that hold no CUDA library. The real loader does read
 this machine's cache, which may list a CUDA toolkit's libcudart: every winner the model finds comes before the
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_cudnn.loader import ElfObject, Outcome, Process, Rule, resolve, search_order
+from pytest_cudnn._base.loader import ElfObject, Outcome, Process, Rule, resolve, search_order
 from pytest_cudnn.probe.discovery import parse_ldconfig
 from pytest_cudnn.probe.objects import read_object
 

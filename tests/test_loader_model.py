@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-import pytest_cudnn.loader
-from pytest_cudnn.loader import ElfObject, Platform, Process, Rule, resolve, search_order
+import pytest_cudnn._base.loader
+from pytest_cudnn._base.loader import ElfObject, Platform, Process, Rule, resolve, search_order
 
 FW = ElfObject("/site/fw/lib/libfw.so", rpath="/rp")
 DEFAULTS = ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib")
@@ -19,7 +19,7 @@ def paths(name: str, requester: ElfObject | None, process: Process, loaded_by: t
 
 
 def test_the_module_examples_hold() -> None:
-    result = doctest.testmod(pytest_cudnn.loader, optionflags=doctest.ELLIPSIS)
+    result = doctest.testmod(pytest_cudnn._base.loader, optionflags=doctest.ELLIPSIS)
     assert (result.attempted > 0, result.failed) == (True, 0)
 
 

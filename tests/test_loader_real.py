@@ -2,7 +2,7 @@
 
 Each case builds a small chain with gcc (a "framework" library, sometimes a middle library, and two copies of
 libdep.so.1 that answer 1 and 2), starts a fresh Python that dlopens the framework by absolute path, and
-compares the copy that answered and the file mapped (/proc/self/maps) with what :mod:`pytest_cudnn.loader`
+compares the copy that answered and the file mapped (/proc/self/maps) with what :mod:`pytest_cudnn._base.loader`
 predicts from the libraries' own dynamic sections, as the linker wrote them.
 """
 
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_cudnn.loader import ElfObject, Process, resolve, search_order
+from pytest_cudnn._base.loader import ElfObject, Process, resolve, search_order
 from pytest_cudnn.probe.discovery import parse_ldconfig
 
 from .simhost import Compiler, dynamic_strings, retag_needed_as_runpath

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_cudnn._base.versions import InvalidVersionValue, nccl_version_from_int
 from pytest_cudnn.compat.catalog import CATALOG, JUDGED, build_string, kind_of
 from pytest_cudnn.compat.sources import SOURCES
 from pytest_cudnn.diagnosis import Finding, diagnose
@@ -23,7 +24,6 @@ from pytest_cudnn.environment import BuildFact, Environment, LibraryCopy, Loaded
 from pytest_cudnn.markers import judge, parse_marker
 from pytest_cudnn.probe.discovery import FAMILIES
 from pytest_cudnn.probe.library_build import library_build
-from pytest_cudnn.versions import InvalidVersionValue, nccl_version_from_int
 
 from .envbuilder import SITE, EnvBuilder, rpath_load
 from .frameworkhosts import plant_nvidia_wheel, plant_torch

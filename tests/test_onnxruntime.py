@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_cudnn._base.serde import to_json
 from pytest_cudnn.compat import onnxruntime as ort_facts
 from pytest_cudnn.compat.sources import SOURCES
 from pytest_cudnn.diagnosis import Finding, judge_environment
@@ -26,7 +27,6 @@ from pytest_cudnn.markers import InvalidMarker, judge, parse_marker
 from pytest_cudnn.overview import doctor_summary
 from pytest_cudnn.probe.distributions import installed_distributions
 from pytest_cudnn.report import framework_entries, header_lines
-from pytest_cudnn.serde import to_json
 
 from .envbuilder import SITE, EnvBuilder
 from .frameworkhosts import Load, plant_nvidia_wheel, plant_onnxruntime, plant_torch, run_child

@@ -123,7 +123,7 @@ def test_the_cudnn_a_cuda_plugin_preloads_is_one_it_needs_whatever_its_cuda(majo
     # nvidia/cudnn is one folder for CUDA 12 and 13 alike. JAX's preload list has a cuDNN row for each; on a CUDA 13
     # plugin the CUDA 12 row came first and marked the copy optional, so JAX's cuDNN went unjudged (seen on the lent
     # H100: "loaded by PyTorch" alone, tests/data/real-gpu/h100b-snapshot.json).
-    from pytest_cudnn import loader
+    from pytest_cudnn._base import loader
     from pytest_cudnn.environment import BuildFact, FrameworkBuild
     from pytest_cudnn.frameworks.jax.loads import jax_loads
     from pytest_cudnn.probe.loads import Search

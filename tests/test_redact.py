@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from pytest_cudnn.redact import Redaction, redact
+from pytest_cudnn._base.redact import Redaction, redact
 
 from .simhost import SimGpu, SimHost
 

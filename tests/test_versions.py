@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_cudnn.versions import (
+from pytest_cudnn._base.versions import (
     InvalidVersionValue,
     cuda_version_from_int,
     cudnn_version_from_int,

@@ -26,6 +26,7 @@ import execnet
 import pytest
 
 import pytest_cudnn._run.hosts
+from pytest_cudnn._base.serde import to_json
 from pytest_cudnn._run.hosts import (
     LOCAL,
     Host,
@@ -46,7 +47,6 @@ from pytest_cudnn.devices import CudaDevice, devices_of
 from pytest_cudnn.diagnosis import diagnose, judge_environment, verdict
 from pytest_cudnn.environment import Environment
 from pytest_cudnn.fleet import Runner, read_runner
-from pytest_cudnn.serde import to_json
 
 from .envbuilder import EnvBuilder, gpu, mig, partitioned
 from .interrupts import interruptible

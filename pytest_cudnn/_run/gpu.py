@@ -1,8 +1,8 @@
 """What the ``gpu`` and ``cudnn_handle`` fixtures give a test.
 
 These are the only places pytest-cudnn touches a GPU library inside the test process, and only when a test
-asks: NVML to read free memory live (pytest_cudnn.live), cuDNN (the copy the probe vouched for, by absolute path)
-to create a handle. Every call into them is bounded by :mod:`pytest_cudnn.deadline`.
+asks: NVML to read free memory live (pytest_cudnn._run.live), cuDNN (the copy the probe vouched for, by absolute path)
+to create a handle. Every call into them is bounded by :mod:`pytest_cudnn._base.deadline`.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .. import deadline
+from .._base import deadline
+from .._base.text import printable
 from ..devices import CudaDevice
 from ..environment import MigDevice
-from ..text import printable
 
 if TYPE_CHECKING:
     from ..devices import Holder
@@ -108,7 +108,7 @@ class GpuDevice:
         return reading
 
     def read(self, holders: bool = False) -> Reading | None:
-        """This device now, through NVML (see :mod:`pytest_cudnn.live`); None where nothing can be read live (a
+        """This device now, through NVML (see :mod:`pytest_cudnn._run.live`); None where nothing can be read live (a
         replayed snapshot, a device without a UUID)."""
         if self.replayed or not self.uuid:
             return None
@@ -158,7 +158,7 @@ def create_cudnn_handle(
 ) -> CudnnHandle:
     """Create a handle through ``library`` (an absolute path) on CUDA device ``cuda_index``, choosing the device
     through the CUDA runtime ``runtime``. ``driver``: the libcuda the probe read, loaded first by its absolute path.
-    Each call is bounded by ``timeout`` seconds: past it, :class:`pytest_cudnn.deadline.Hung`."""
+    Each call is bounded by ``timeout`` seconds: past it, :class:`pytest_cudnn._base.deadline.Hung`."""
     if not os.path.isabs(library) or not os.path.exists(library):
         raise CudnnError(f"cuDNN {library} is not on this machine (a replayed environment?)")
     # The runtime dlopen()s libcuda.so.1 by soname, and the loader searches the LD_LIBRARY_PATH this process
@@ -167,7 +167,7 @@ def create_cudnn_handle(
     if driver and os.path.isabs(driver) and os.path.exists(driver):
         ctypes.CDLL(driver)
     usable = runtime and os.path.isabs(runtime) and os.path.exists(runtime)
-    # Loaded here, not on the worker: dlopen cannot be bounded (see pytest_cudnn.deadline).
+    # Loaded here, not on the worker: dlopen cannot be bounded (see pytest_cudnn._base.deadline).
     cudart = ctypes.CDLL(runtime) if usable and runtime else None
     cudnn = ctypes.CDLL(library)
     handle = deadline.library(library).call(

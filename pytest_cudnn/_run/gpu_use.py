@@ -25,9 +25,9 @@ library.
   primary context, the one the CUDA runtime and every framework built on it (torch, TensorFlow, JAX, CuPy) use, is
   active in this process. Before ``cuInit`` every driver call answers CUDA_ERROR_NOT_INITIALIZED
   (``cuda-init-not-initialized``): the driver was loaded but never initialised, so no context exists. The call is
-  bounded by ``--gpu-probe-timeout`` (:mod:`pytest_cudnn.deadline`).
+  bounded by ``--gpu-probe-timeout`` (:mod:`pytest_cudnn._base.deadline`).
 * When the primary context is inactive but libcuda is loaded, NVML's compute processes on the device
-  (:mod:`pytest_cudnn.live`) are asked whether this process is among them: a context made with ``cuCtxCreate``
+  (:mod:`pytest_cudnn._run.live`) are asked whether this process is among them: a context made with ``cuCtxCreate``
   (not the primary one) is found so. NVML lists host PIDs: in a container with its own PID namespace this
   process's ``os.getpid()`` is not the one listed, so NVML can confirm a use, never refute one.
 
@@ -42,8 +42,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from .. import deadline
-from ..text import printable
+from .._base import deadline
+from .._base.text import printable
 
 __all__ = ["NOT_USED", "UNKNOWN", "USED", "USED_EARLIER", "ContextState", "Use", "judge", "primary_context"]
 

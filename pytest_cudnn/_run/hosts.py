@@ -1,10 +1,10 @@
 """Which machine each pytest-xdist worker runs on, the devices each gets there, and how the hosts are shown.
 
-Pure module: the ``--tx`` specs come in parsed (execnet's ``XSpec``, see :func:`pytest_cudnn.session.xdist_specs`).
+Pure module: the ``--tx`` specs come in parsed (execnet's ``XSpec``, see :func:`pytest_cudnn._run.session.xdist_specs`).
 A ``popen`` worker runs on the controller's machine, the host ``local``. ``ssh=HOST`` and ``socket=ADDR`` name
 another machine, keyed by that value and the ``python=``, ``ssh_config=`` and ``env:`` settings given with it (they
 change what a worker there runs and loads); the controller probes it once before its workers start
-(:mod:`pytest_cudnn.remote`). A worker started through another gateway (``via=``) or by a kind the controller
+(:mod:`pytest_cudnn._run.remote`). A worker started through another gateway (``via=``) or by a kind the controller
 cannot open on its own (``vagrant_ssh=``) probes for itself. ``id=``, ``chdir=``, ``nice=`` and ``execmodel=`` say
 nothing about the machine. Worker ids are xdist's: a spec's ``id=``, else ``gw0``, ``gw1``, ... counting only the
 specs without one, in ``--tx`` order (execnet's ``Group.allocate_id``).
@@ -20,9 +20,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .._base.text import PYTEST_LINE, line
 from ..devices import CudaDevice, assign_devices, devices_per_worker
 from ..environment import shown_spec
-from ..text import PYTEST_LINE, line
 
 if TYPE_CHECKING:
     from ..diagnosis import Diagnosis, Verdict

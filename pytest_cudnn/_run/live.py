@@ -16,7 +16,7 @@ once, at start-up, so it cannot be cleaned here. nvidia-ml-py loads only while i
 None (under its ``libLoadLock``), so it is handed the vouched library, loaded by absolute path, before its first
 ``nvmlInit``; when something else in the process loaded another NVML into it first, nothing is read.
 
-Every call is bounded by :mod:`pytest_cudnn.deadline` (the run's ``--gpu-probe-timeout``): NVML hangs exactly
+Every call is bounded by :mod:`pytest_cudnn._base.deadline` (the run's ``--gpu-probe-timeout``): NVML hangs exactly
 when a GPU falls off the bus (nvidia-smi hangs there too). A read never raises: what failed, a timeout included,
 is the reading's ``error``, naming the NVML call and the library.
 """
@@ -28,9 +28,9 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from .. import deadline
+from .._base import deadline
+from .._base.text import printable
 from ..devices import Holder
-from ..text import printable
 
 __all__ = ["Holder", "Reading", "close", "read"]
 
@@ -48,7 +48,7 @@ class _Unreadable(Exception):
 
 class _Nvml:
     """pynvml, initialised once for the process through the NVML at ``path``. Its methods run on the worker
-    threads of :mod:`pytest_cudnn.deadline`, each saying which NVML call comes next."""
+    threads of :mod:`pytest_cudnn._base.deadline`, each saying which NVML call comes next."""
 
     def __init__(self, path: str, timeout: float) -> None:
         try:

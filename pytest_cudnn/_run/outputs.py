@@ -30,8 +30,8 @@ def header(run: GpuRun, verbose: bool) -> list[str]:
         return []
     # Imported only now: a nested run that shows nothing must not pay for the diagnosis (about 100 ms, again in
     # every pytester run, as pytester drops the modules a run imported).
+    from .._base.style import plain_style
     from ..report import header_lines
-    from ..style import plain_style
 
     diagnosis = run.diagnosis
     lines = header_lines(
@@ -133,9 +133,9 @@ def gpu_use_line(not_used: int, unknown: int, replaying: bool) -> str:
 
 def document(run: GpuRun) -> Report:
     """``--gpu-report``: the doctor's document (:func:`pytest_cudnn.report.doctor_report`), with the run's keys."""
+    from .._base.serde import from_json
     from ..document import DeviceEntry, TestEntry
     from ..report import doctor_report
-    from ..serde import from_json
 
     xdist = run.xdist
     hosts = xdist.xdist_hosts()

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
-from ..text import group_reason
+from .._base.text import group_reason
 
 if TYPE_CHECKING:
     from ..markers import Outcome

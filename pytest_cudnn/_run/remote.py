@@ -1,6 +1,6 @@
 """Probe the remote hosts of a pytest-xdist run from the controller, once each, before their workers start.
 
-Per host, one execnet gateway (``ssh=HOST`` or ``socket=ADDR``, see :mod:`pytest_cudnn.hosts`) and through it one
+Per host, one execnet gateway (``ssh=HOST`` or ``socket=ADDR``, see :mod:`pytest_cudnn._run.hosts`) and through it one
 command on that host: ``python -m pytest_cudnn snapshot`` in a subprocess, so that the host's own pytest-cudnn,
 loader path and driver answer, and nothing is imported into a long-lived socket server. Its answer is a snapshot,
 read on the host up to the snapshot limit (16 MiB: the probe there is ended as soon as it writes more, and the
@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..text import PYTEST_LINE, clip, line, listing, printable
+from .._base.text import PYTEST_LINE, clip, line, listing, printable
 
 if TYPE_CHECKING:
     from ..environment import Environment

@@ -1,4 +1,4 @@
-"""One pytest run's view of the GPU stack: its settings (read and checked by :mod:`pytest_cudnn.settings`), the
+"""One pytest run's view of the GPU stack: its settings (read and checked by :mod:`pytest_cudnn._run.settings`), the
 environment (probed once) and its one judgement, the test's device and the fixtures' cuDNN handle. The rest is split
 by subject in :mod:`pytest_cudnn._run`: each test's facts (``records``), the xdist controller (``xdist``) and what
 the run says and writes (:mod:`~pytest_cudnn._run.outputs`). :mod:`pytest_cudnn.plugin` keeps only the hooks.
@@ -58,7 +58,7 @@ def inspect_only(config: pytest.Config) -> bool:
 
 def leave(config: pytest.Config) -> None:
     _RUNNING.discard(config)
-    live = sys.modules.get("pytest_cudnn.live")  # NVML opened for live reads: shut when the last session ends
+    live = sys.modules.get("pytest_cudnn._run.live")  # NVML opened for live reads: shut when the last session ends
     if live is not None and not _RUNNING:
         live.close()
 
@@ -271,11 +271,11 @@ class GpuRun:
         is none."""
         from packaging.specifiers import SpecifierSet
 
-        from ..deadline import Hung
+        from .._base.deadline import Hung
+        from .._base.versions import major_of
         from ..diagnosis import selected_runtime
         from ..environment import Cudnn
         from ..markers import Outcome, Requirement, copy_for, judge
-        from ..versions import major_of
         from .gpu import CudnnError, create_cudnn_handle
 
         if self.replaying:

@@ -1,5 +1,5 @@
 """The uses_gpu check in the run: the state read when a checked test's setup starts, read again after its call,
-judged by :func:`pytest_cudnn.usage.judge`, noted in the test's facts, and the test failed when the GPU was not
+judged by :func:`pytest_cudnn._run.gpu_use.judge`, noted in the test's facts, and the test failed when the GPU was not
 used. Registered only once a test needs it (``--assert-gpu-used``, or the first ``uses_gpu`` test)."""
 
 from __future__ import annotations

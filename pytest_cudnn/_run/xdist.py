@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 
-from ..versions import decimal
+from .._base.versions import decimal
 
 if TYPE_CHECKING:
     from ..devices import CudaDevice
@@ -94,7 +94,7 @@ class XdistController:
         self._plans: dict[str, Plan] | None = None  # each host's devices per worker, by host key
 
     def xdist_hosts(self) -> list[Host]:
-        """The hosts the xdist workers run on, ``local`` first (see :mod:`pytest_cudnn.hosts`); in the controller
+        """The hosts the xdist workers run on, ``local`` first (see :mod:`pytest_cudnn._run.hosts`); in the controller
         only. A replayed snapshot stands for every worker's host."""
         if self._hosts is None:
             specs = xdist_specs(self.run.config)
@@ -178,7 +178,7 @@ class XdistController:
 
     def xdist_lines(self) -> list[str]:
         """The header's xdist lines: the workers' devices, and with workers elsewhere than here one line per host."""
-        from ..text import REPORT_WHOLE, summarised
+        from .._base.text import REPORT_WHOLE, summarised
         from .hosts import host_line, stack_summary, workers_line
 
         hosts, plans = self.xdist_hosts(), self.plan()
@@ -234,7 +234,7 @@ class XdistController:
         return broken
 
     def host_entry(self, host: Host) -> HostEntry:
-        """One host of the report's ``hosts`` (see :func:`pytest_cudnn.hosts.host_entry`)."""
+        """One host of the report's ``hosts`` (see :func:`pytest_cudnn._run.hosts.host_entry`)."""
         from .hosts import host_entry
 
         judged = self.host_diagnosis(host)

@@ -46,19 +46,19 @@ class LibraryKind(NamedTuple):
 
 
 def _cuda_version(value: int) -> str:
-    from ..versions import cuda_version_from_int  # when a copy is decoded, not when the markers are registered
+    from .._base.versions import cuda_version_from_int  # when a copy is decoded, not when the markers are registered
 
     return cuda_version_from_int(value)
 
 
 def _cudnn_version(value: int) -> str:
-    from ..versions import cudnn_version_from_int
+    from .._base.versions import cudnn_version_from_int
 
     return ".".join(str(part) for part in cudnn_version_from_int(value))
 
 
 def _nccl_version(value: int) -> str:
-    from ..versions import nccl_version_from_int
+    from .._base.versions import nccl_version_from_int
 
     return nccl_version_from_int(value)
 

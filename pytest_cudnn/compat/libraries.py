@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from packaging.version import Version
 
-from ..versions import specifier_set
+from .._base.versions import specifier_set
 
 __all__ = [
     "CUDNN_LOADS",

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
-from ..versions import major_of
+from .._base.versions import major_of
 
 __all__ = ["PYPI_BUILDS", "RELEASES", "OrtBuild", "OrtRelease", "accepts_cudnn", "release"]
 

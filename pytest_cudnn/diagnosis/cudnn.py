@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from packaging.version import Version
 
 from .. import phrases
+from .._base.text import listing
+from .._base.versions import canonical_name
 from ..compat import cudnn as cudnn_facts
 from ..compat.libraries import provider
 from ..environment import (
@@ -18,8 +20,6 @@ from ..environment import (
     State,
 )
 from ..frameworks.base import own_rules
-from ..text import listing
-from ..versions import canonical_name
 from .model import (
     CODES,
     Finding,

@@ -13,14 +13,14 @@ from collections.abc import Collection, Iterator, Sequence
 from typing import TypeVar
 
 from .. import phrases
+from .._base.text import listing
+from .._base.versions import canonical_name, major_of
 from ..compat import cuda as cuda_facts
 from ..compat import tensorflow as tf_facts
 from ..compat.libraries import provider
 from ..environment import OBJECT_MISSING, CudaRuntime, Cudnn, Environment, FrameworkBuild, LoadedLibrary, State
 from ..frameworks import framework
 from ..frameworks.base import own_rules
-from ..text import listing
-from ..versions import canonical_name, major_of
 from .forward import user_mode_covers
 from .kernels import runs_on
 from .model import Finding, Severity, cite, folder_of, make_finding, parse_version

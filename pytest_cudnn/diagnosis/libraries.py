@@ -22,10 +22,10 @@ from collections.abc import Iterator
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from .. import phrases
+from .._base.versions import canonical_name
 from ..compat import cuda as cuda_facts
 from ..compat.catalog import JUDGED, LibraryKind, kind_of
 from ..environment import Environment, FrameworkBuild, LibraryCopy, LoadedLibrary, Pin, State
-from ..versions import canonical_name
 from .forward import user_mode_covers
 from .model import Finding, Severity, cite, make_finding, parse_version
 from .runtime import failed_how, failure_fix

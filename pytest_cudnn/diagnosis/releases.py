@@ -16,11 +16,11 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
+from .._base.versions import decimal
 from ..compat import cuda as cuda_facts
 from ..environment import Environment, State
 from ..frameworks import framework
 from ..frameworks.base import BuildLine
-from ..versions import decimal
 from .kernels import runs_on
 from .stack import gpu_text, gpus_with_capability
 

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from packaging.version import Version
 
 from .. import phrases
+from .._base.versions import canonical_name, specifier_set
 from ..environment import Cudnn, Distribution, Environment, State
 from ..frameworks.base import entry_of as framework
-from ..versions import canonical_name, specifier_set
 from .model import major, major_minor
 
 __all__ = ["Demand", "PipFix", "demands_on", "owning_distribution", "pip_fix", "satisfiable"]

@@ -17,11 +17,11 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from .._base.versions import major_of
 from ..compat.cupy import NO_CUDNN, STATIC_CUDA_RUNTIME
 from ..environment import CudaRuntime, Cudnn, Environment, FrameworkBuild, LibraryCopy, State
 from ..frameworks import framework
 from ..frameworks.base import own_rules
-from ..versions import major_of
 from .frameworks import blocking_finding
 from .libraries import copies_loaded
 from .model import Finding, Severity, Verdict, verdict

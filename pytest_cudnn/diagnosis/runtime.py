@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from packaging.version import Version
 
 from .. import phrases
+from .._base.versions import InvalidVersionValue, cuda_version_from_int
 from ..compat import cuda as cuda_facts
 from ..compat.cupy import STATIC_CUDA_RUNTIME
 from ..environment import (
@@ -16,7 +17,6 @@ from ..environment import (
     Failure,
     State,
 )
-from ..versions import InvalidVersionValue, cuda_version_from_int
 from .forward import explains, user_mode_covers
 from .model import (
     Finding,

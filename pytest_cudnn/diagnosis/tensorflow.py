@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from packaging.version import Version
 
 from .. import phrases
+from .._base.versions import canonical_name
 from ..compat import tensorflow as tf_facts
 from ..environment import (
     CudaRuntime,
@@ -16,7 +17,6 @@ from ..environment import (
     State,
     Via,
 )
-from ..versions import canonical_name
 from .kernels import runs_on
 from .model import (
     Finding,

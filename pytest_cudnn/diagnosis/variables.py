@@ -8,13 +8,13 @@ from dataclasses import replace
 from packaging.version import Version
 
 from .. import phrases
+from .._base.text import clip, listing
 from ..devices import MIG_LISTED_FROM, VisibleDevices, driver_major
 from ..environment import (
     INSTALL_VARIABLES,
     Environment,
     Via,
 )
-from ..text import clip, listing
 from .model import (
     LOADER_VIAS,
     Finding,

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .. import phrases
+from .._base.versions import canonical_name
 from ..environment import CudaRuntime, Cudnn, Environment, FrameworkBuild, RecordEntry, WheelCheck, WheelFile
-from ..versions import canonical_name
 from .model import Finding, Severity, make_finding
 from .stack import load_copy
 

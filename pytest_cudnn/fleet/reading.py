@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .._base.text import clip, group_reason, listing
 from ..diagnosis import selected_cudnn, selected_runtime, visible_gpus
 from ..document import (
     DOCUMENT_KEYS,
@@ -32,7 +33,6 @@ from ..document import (
 from ..environment import SCHEMA as ENVIRONMENT_SCHEMA
 from ..environment import Environment, State, shown_spec
 from ..files import DocumentRefused, read_json_document
-from ..text import clip, group_reason, listing
 from .model import SCHEMA as FLEET_SCHEMA
 from .model import FleetFinding, FrameworkVerdict, GpuModel, GpuTest, Problem, RefusalGroup, Runner, Stack
 

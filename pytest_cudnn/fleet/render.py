@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import phrases
-from ..serde import to_json
-from ..text import clip, line, listing, markdown_cell, markdown_rows, printable, summarised
+from .._base.serde import to_json
+from .._base.text import clip, line, listing, markdown_cell, markdown_rows, printable, summarised
 from .compare import gpu_models
 from .model import (
     SCHEMA,

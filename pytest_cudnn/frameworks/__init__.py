@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import re
 
-from ..versions import canonical_name
+from .._base.versions import canonical_name
 from . import cupy, jax, onnxruntime, tensorflow, torch
 from .base import ENTRIES, CudnnProblem, Framework, Reading, Unloadable, entry_of, maps_at_import, own_rules
 

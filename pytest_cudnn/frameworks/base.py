@@ -75,7 +75,7 @@ class BuildLine(NamedTuple):
     def below(self) -> str:
         """The first minor release after ``last`` ("2.10.0" -> "2.11"): the bound that keeps pip on this line or
         older, also where a release after ``last`` was not read."""
-        from ..versions import decimal
+        from .._base.versions import decimal
 
         parts = self.last.split(".")
         return f"{parts[0]}.{(decimal(parts[1], 9) or 0) + 1}" if len(parts) > 1 else self.last

@@ -21,7 +21,7 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from ..versions import major_of
+from .._base.versions import major_of
 from .base import BuildLine, CudnnProblem, Framework, Reading, Unloadable, display_of, maps_at_import
 
 if TYPE_CHECKING:
@@ -57,10 +57,10 @@ def build_info(text: str) -> dict[str, str]:
 
 
 def _read(reading: Reading) -> FrameworkBuild:
+    from .._base.versions import is_pep440
     from ..environment import BuildFact, FrameworkBuild, State
     from ..files import FileRefused, read_regular
     from ..probe.distributions import metadata_fields, metadata_of, nvidia_pins, package_folders
-    from ..versions import is_pep440
 
     folders = package_folders("onnxruntime", reading.site_path)
     if not folders:

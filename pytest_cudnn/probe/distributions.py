@@ -15,9 +15,9 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from .._base.versions import canonical_name
 from ..environment import Distribution, Pin
 from ..files import FileRefused, read_regular
-from ..versions import canonical_name
 from .discovery import FileSystem, RealFileSystem
 from .facts import maybe, maybe_decoded, remembered
 

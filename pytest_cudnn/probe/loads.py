@@ -11,7 +11,7 @@
 * Any other framework: its registry entry's ``loads`` (:mod:`pytest_cudnn.frameworks`), built on :func:`by_name`.
 
 The first copy of a name loaded into a process serves every later request for it: within a framework, a preloaded
-copy also serves the DT_NEEDED of its objects. The search itself is :mod:`pytest_cudnn.loader`, glibc's rules.
+copy also serves the DT_NEEDED of its objects. The search itself is :mod:`pytest_cudnn._base.loader`, glibc's rules.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .. import loader
+from .._base import loader
+from .._base.versions import major_of
 from ..environment import FrameworkBuild, LinkedObject, LoadedLibrary
-from ..versions import major_of
 
 __all__ = [
     "CUDA_LIBRARY",

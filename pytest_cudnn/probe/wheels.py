@@ -25,9 +25,9 @@ import posixpath
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from .._base.versions import canonical_name, decimal
 from ..environment import Distribution, FrameworkBuild, RecordEntry, WheelCheck, WheelFile
 from ..files import FileRefused, open_regular, read_regular
-from ..versions import canonical_name, decimal
 from .distributions import metadata_of
 from .facts import maybe, maybe_decoded, optional_text, remembered
 

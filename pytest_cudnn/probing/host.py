@@ -23,6 +23,12 @@ from dataclasses import dataclass
 from time import perf_counter  # bound now: a test patching time.* later changes nothing here
 from typing import TYPE_CHECKING, Any
 
+from .._base.versions import (
+    InvalidVersionValue,
+    cuda_version_from_int,
+    cudnn_version_from_int,
+    is_pep440,
+)
 from ..compat.catalog import JUDGED, LibraryKind
 from ..environment import (
     ALLOWED_VARIABLES,
@@ -74,12 +80,6 @@ from ..probe.discovery import (
 from ..probe.distributions import installed_distributions
 from ..probe.facts import FileFacts, Looked, kept, looked, remembered, using
 from ..probe.kernel import read_kernel_driver
-from ..versions import (
-    InvalidVersionValue,
-    cuda_version_from_int,
-    cudnn_version_from_int,
-    is_pep440,
-)
 
 if TYPE_CHECKING:
     from ..native.protocol import (
@@ -281,7 +281,7 @@ def _frameworks(
     if layout.system == "Windows" or not found:
         return tuple(found), tensorflow
     # Here, not at the top: only a host with a framework pays for the loader model and the ELF reader.
-    from .. import loader
+    from .._base import loader
     from ..probe.loads import Search
 
     search = Search(

@@ -46,9 +46,9 @@ def _missing_fix(build: FrameworkBuild, loads: Sequence[LoadedLibrary]) -> str:
     """One fix for the libraries its locator cannot find: CuPy's own extra first ("cupy-install-ctk"), then the
     wheels for the sonames of its CUDA major (only when there is one for each library: a list that left one out
     would not mend it), then the loader's variable."""
+    from ..._base.versions import major_of
     from ...compat.cupy import ctk_fix  # here: only a CuPy that cannot load a library pays for CuPy's table
     from ...compat.libraries import provider
-    from ...versions import major_of
 
     major = major_of(build.cuda.value if build.cuda else None)
     wheels: list[str] = []

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ... import loader
+from ..._base import loader
 from ...compat.cupy import CUPY_LIBRARIES, PATHFINDER_ANCHORS, PathfinderLibrary
 from ...environment import FrameworkBuild, LoadedLibrary
 from ...native.protocol import PATHFINDER

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ...versions import decimal
+from ..._base.versions import decimal
 from ..base import ChildQuestion, CudnnProblem, Framework, Reading
 
 if TYPE_CHECKING:

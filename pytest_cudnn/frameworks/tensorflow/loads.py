@@ -3,10 +3,10 @@ for its CUDA major, and the cuDNN of its build's major), through that object's D
 
 from __future__ import annotations
 
+from ..._base.versions import major_of
 from ...compat.loading import LOADS
 from ...environment import FrameworkBuild, LoadedLibrary
 from ...probe.loads import Search, by_name, cuda_major, framework_object
-from ...versions import major_of
 
 __all__ = ["tensorflow_loads"]
 

@@ -16,12 +16,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..._base.versions import InvalidVersionValue, is_pep440, tensorflow_version_field
 from ...compat.tensorflow import library_names
 from ...environment import BuildFact, Distribution, FrameworkBuild, State, TensorFlow
 from ...files import FileRefused, read_regular
 from ...probe.discovery import FileSystem, Layout, RealFileSystem, wheel_library_dirs
 from ...probe.distributions import metadata_fields, metadata_header, metadata_of, nvidia_pins, package_folders
-from ...versions import InvalidVersionValue, is_pep440, tensorflow_version_field
 
 __all__ = ["BuildInfo", "InvalidBuildInfo", "parse_build_info", "probe_tensorflow", "tensorflow_build"]
 

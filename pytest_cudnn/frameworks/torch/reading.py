@@ -19,10 +19,10 @@ import re
 import sys
 from collections.abc import Sequence
 
+from ..._base.versions import is_pep440
 from ...environment import BuildFact, Distribution, FrameworkBuild, State
 from ...files import FileRefused, read_regular
 from ...probe.distributions import metadata_fields, metadata_of, nvidia_pins, package_folders
-from ...versions import is_pep440
 
 __all__ = ["probe_torch", "read_macros", "read_version_py"]
 

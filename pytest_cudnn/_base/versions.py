@@ -53,7 +53,7 @@ class InvalidVersionValue(ValueError):
     >>> cuda_version_from_int(-1)
     Traceback (most recent call last):
         ...
-    pytest_cudnn.versions.InvalidVersionValue: not a CUDA version integer: -1
+    pytest_cudnn._base.versions.InvalidVersionValue: not a CUDA version integer: -1
     """
 
 
