@@ -14,6 +14,7 @@ from pytest_cudnn.environment import (
     CudaRuntime,
     Environment,
     Failure,
+    Gpu,
     KernelDriver,
     LinkedObject,
     LoadedLibrary,
@@ -510,6 +511,16 @@ def nccl_case(version: str, cuda: str, driver: tuple[str, int] = ("580.65.06", 1
     return case
 
 
+def jax_on(major: int, device: Gpu) -> Case:
+    """JAX with its CUDA ``major`` plugin on ``device`` alone."""
+
+    def case() -> Environment:
+        return EnvBuilder.healthy().with_gpus(device).with_jax("0.10.2", major).build()
+
+    case.__name__ = f"jax_cuda{major}_on_{device.compute_capability}"
+    return case
+
+
 def cublas_case(cublas: str, cublaslt: str) -> Case:
     """JAX preloading cuBLAS ``cublas`` and cuBLASLt ``cublaslt`` from its wheel folder."""
     from .test_nccl import jax_with_cublas
@@ -641,6 +652,9 @@ CASES: list[tuple[str, bool, Case]] = [
     ("library-driver-too-old", False, nccl_case("2.30.7", "12.9", driver=("550.54.15", 12040))),
     ("library-probe-failed", True, nccl_case("2.30.7", "13.0", hung=True)),
     ("library-probe-failed", False, nccl_case("2.30.7", "13.0")),
+    ("framework-gpu-below-floor", True, jax_on(13, gpu(0, "Tesla P100-PCIE-16GB", cc="6.0"))),
+    ("framework-gpu-below-floor", False, jax_on(13, gpu(0, "Tesla T4", cc="7.5"))),
+    ("framework-gpu-below-floor", False, jax_on(12, gpu(0, "Tesla P100-PCIE-16GB", cc="6.0"))),
     ("library-release-mismatch", True, cublas_case("12.9.3", "12.1.3")),
     ("library-release-mismatch", False, cublas_case("12.9.3", "12.9.3")),
     ("wheel-files-overwritten", True, torch_wheel(overwritten=True)),

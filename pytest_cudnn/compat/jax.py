@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from packaging.version import Version
 
 __all__ = [
+    "GPU_FLOORS",
     "KNOWN_BAD",
     "MINIMUMS",
     "PLUGIN_PINS",
@@ -23,6 +24,12 @@ __all__ = [
     "version_check",
     "xla_accepts_cudnn",
 ]
+
+
+# The oldest GPU each CUDA major's JAX supports, by compute capability ("jax-gpu-floors": "On CUDA 12, JAX supports
+# NVIDIA GPUs that have SM version 5.2 (Maxwell) or newer ... On CUDA 13, JAX supports NVIDIA GPUs that have SM
+# version 7.5 or newer. NVIDIA dropped support for previous GPUs in CUDA 13.").
+GPU_FLOORS: dict[int, str] = {12: "5.2", 13: "7.5"}
 
 
 @dataclass(frozen=True)

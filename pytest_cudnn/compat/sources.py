@@ -244,6 +244,13 @@ SOURCES: dict[str, str] = {
         "119932; the RECORDs of nvidia-nccl-cu12 2.32.3 and nvidia-nccl-cu13 2.30.7 both list "
         "nvidia/nccl/lib/libnccl.so.2 (read in one environment holding both, 2026-11-29)"
     ),
+    "jax-gpu-floors": (
+        "JAX installation docs, 'NVIDIA GPU': 'On CUDA 12, JAX supports NVIDIA GPUs that have SM version 5.2 "
+        "(Maxwell) or newer. Note that Kepler-series GPUs are no longer supported by JAX since NVIDIA has dropped "
+        "support for Kepler GPUs in its software. On CUDA 13, JAX supports NVIDIA GPUs that have SM version 7.5 or "
+        "newer. NVIDIA dropped support for previous GPUs in CUDA 13.': https://docs.jax.dev/en/latest/installation.html"
+        "#nvidia-gpu (jax-ml/jax docs/installation.md @ cec06d11)"
+    ),
     "cublas-version-calls": (
         "cuBLAS Library, 'cublasGetProperty()': returns the value of the requested property (libraryPropertyType: "
         "MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL), and 'cublasGetCudartVersion()': the version of the CUDA Runtime "

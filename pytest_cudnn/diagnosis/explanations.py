@@ -1652,6 +1652,30 @@ _LIBRARIES: dict[str, Explanation] = {
             "https://github.com/jax-ml/jax/issues/18032",
         ),
     ),
+    "framework-gpu-below-floor": Explanation(
+        meaning=(
+            "The GPU is older than the oldest its framework's build supports, by that framework's own documentation. "
+            "JAX documents it per CUDA major: on CUDA 12, compute capability 5.2 (Maxwell) and newer; on CUDA 13, "
+            "7.5 (Turing) and newer, since NVIDIA dropped the older GPUs in CUDA 13. A jax[cuda13] install on a P100 "
+            "(6.0) or a V100 (7.0) imports, but the GPU is not one its CUDA 13 plugin runs on: GPU tests fail or JAX "
+            "falls back to the CPU. The finding names each such GPU; the framework is stopped only where it has no "
+            "GPU it supports."
+        ),
+        confirm=(
+            "$ nvidia-smi --query-gpu=name,compute_cap --format=csv",
+            "$ pip list 2>/dev/null | grep -i jax  # jax-cuda12-plugin or jax-cuda13-plugin",
+        ),
+        fix=(
+            "Install the framework's build for the older CUDA major where it still supports the GPU (for JAX: "
+            "pip install -U 'jax[cuda12]', which supports compute capability 5.2 and newer), or run the tests on a "
+            "newer GPU."
+        ),
+        sources=(
+            "JAX installation docs, 'NVIDIA GPU': 'On CUDA 12, JAX supports NVIDIA GPUs that have SM version 5.2 "
+            "(Maxwell) or newer ... On CUDA 13, JAX supports NVIDIA GPUs that have SM version 7.5 or newer.': "
+            "https://docs.jax.dev/en/latest/installation.html#nvidia-gpu",
+        ),
+    ),
     "framework-no-kernels-for-gpu": Explanation(
         meaning=(
             "The GPU code a PyTorch build carries (its arch list, torch.cuda.get_arch_list(), else the fatbins of "

@@ -57,6 +57,7 @@ def framework_rules(env: Environment) -> Iterator[Finding]:
         if _own_rules(build):
             continue
         yield from _cudnn(env, build)
+        yield from _below_floor(env, build)
         if _kernels_in_fatbin(build):
             yield from _kernels(env, build)
     yield from _conflicts(env)
@@ -482,6 +483,32 @@ def _kernels(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
                 subjects(build),
                 gpus=(gpu.index,),
             )
+
+
+def _below_floor(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
+    """A GPU older than the oldest its build supports by its own documentation (JAX for CUDA 13 on a P100)."""
+    entry = framework(build.name)
+    floor = entry.gpu_floor(build) if entry is not None and entry.gpu_floor is not None else None
+    lowest = parse_version(floor.capability) if floor is not None else None
+    if floor is None or lowest is None:
+        return
+    for gpu in gpus_with_capability(env):
+        capability = parse_version(gpu.compute_capability)
+        if capability is None or capability >= lowest:
+            continue
+        yield make_finding(
+            "framework-gpu-below-floor",
+            Severity.ERROR,
+            "framework",
+            f"{label(build)} for CUDA {floor.cuda} does not support {gpu_text(gpu)}: it supports compute "
+            f"capability {floor.capability} and newer",
+            (cite(floor.source),),
+            floor.fix
+            if floor.fix and capability >= (parse_version(floor.fix_from) or capability)
+            else f"no {phrases.framework(build.name)} build supports this GPU: run it on a newer one",
+            subjects(build),
+            gpus=(gpu.index,),
+        )
 
 
 def _conflicts(env: Environment) -> Iterator[Finding]:

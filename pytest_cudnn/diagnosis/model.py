@@ -116,6 +116,7 @@ CODES: dict[str, str] = {
     "framework-needs-import-order": "a framework loads every library it needs only after another framework's import",
     "framework-import-order-conflict": "after another framework's import, a framework gets a copy it refuses",
     "framework-no-kernels-for-gpu": "a PyTorch build carries no kernels for the GPU",
+    "framework-gpu-below-floor": "the GPU is older than the oldest a framework's build supports by its documentation",
     "framework-ptx-only": "the GPU runs a PyTorch build only through PTX JIT compilation",
     "wheel-files-overwritten": "another wheel wrote over files of a distribution a framework pins (shared folders)",
     "library-probe-failed": "a copy of a catalog library (NCCL) could not be loaded or asked its version",
@@ -174,6 +175,8 @@ FOLLOWS: dict[str, tuple[tuple[str, str], ...]] = {
     "library-cuda-mismatch": (("wheel-files-overwritten", "subject"),),
     # A driver too old for a framework's CUDA is too old for the libraries of that CUDA it loads.
     "library-driver-too-old": (("framework-driver-too-old", "error"), ("driver-too-old-for-cuda", "error")),
+    # CUDA 13 dropped the GPUs before Turing: a framework whose documented floor follows CUDA's says so for itself.
+    "framework-gpu-below-floor": (("gpu-unsupported-by-cuda", "host"),),
     # A framework needs another's import first because alone it cannot load a library.
     "framework-needs-import-order": (("framework-library-missing", "subject"),),
 }

@@ -28,6 +28,7 @@ __all__ = [
     "ChildQuestion",
     "CudnnProblem",
     "Framework",
+    "GpuFloor",
     "Reading",
     "Unloadable",
     "display_of",
@@ -81,6 +82,18 @@ class BuildLine(NamedTuple):
         return f"{parts[0]}.{(decimal(parts[1], 9) or 0) + 1}" if len(parts) > 1 else self.last
 
 
+class GpuFloor(NamedTuple):
+    """The oldest compute capability a framework's build supports, by its documentation: ``capability`` ("7.5"),
+    ``source`` (the key of :mod:`pytest_cudnn.compat.sources`), ``cuda`` (its build's CUDA major, as said), ``fix``
+    (what to install for an older GPU, which serves GPUs from ``fix_from`` on; "" where nothing is)."""
+
+    capability: str
+    source: str
+    cuda: int
+    fix: str = ""
+    fix_from: str = ""
+
+
 class Unloadable(NamedTuple):
     """What a framework's own words add when it cannot load a library: ``said`` ends the finding's summary, ``fix``
     replaces the generic fix."""
@@ -127,6 +140,9 @@ class Framework(NamedTuple):
     pypi: tuple[str, Callable[[], Sequence[BuildLine]]] | None = None
     # What its build asks the probe's child process, given the Python path (None: nothing to ask).
     questions: Callable[[FrameworkBuild, Sequence[str]], Sequence[ChildQuestion]] | None = None
+    # The oldest GPU its build runs on by its own documentation, for its CUDA major: (compute capability, the key of
+    # compat/sources.py that says so, what to install instead); None: not documented, or judged by its kernels.
+    gpu_floor: Callable[[FrameworkBuild], GpuFloor | None] | None = None
     # The folders its own dlopen searches first, from its read objects (TensorFlow: libtensorflow_framework.so.2's
     # DT_RUNPATH); the loader's search of its own context (Resolution.context) uses them. None: it has no context.
     search_folders: Callable[[FrameworkBuild], tuple[str, ...]] | None = None

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..._base.versions import decimal
-from ..base import ChildQuestion, CudnnProblem, Framework, Reading
+from ..base import ChildQuestion, CudnnProblem, Framework, GpuFloor, Reading
 
 if TYPE_CHECKING:
     from packaging.version import Version
@@ -75,6 +75,21 @@ def _cudnn_problem(build: FrameworkBuild, cudnn: Cudnn, lowest: Version | None, 
     return None
 
 
+def _gpu_floor(build: FrameworkBuild) -> GpuFloor | None:
+    """JAX's documented floor for its plugin's CUDA major: 5.2 on CUDA 12, 7.5 on CUDA 13 ("jax-gpu-floors")."""
+    from ...compat.jax import GPU_FLOORS
+
+    major = decimal((build.cuda.value if build.cuda else "").split(".")[0], 3)
+    floor = GPU_FLOORS.get(major or 0)
+    if major is None or floor is None:
+        return None
+    older = [m for m in GPU_FLOORS if m < major]
+    if not older:
+        return GpuFloor(floor, "jax-gpu-floors", major)
+    fix = f"install JAX for CUDA {older[-1]}, which supports it: pip install -U 'jax[cuda{older[-1]}]'"
+    return GpuFloor(floor, "jax-gpu-floors", major, fix, GPU_FLOORS[older[-1]])
+
+
 FRAMEWORK = Framework(
     name="jax",
     display="JAX",
@@ -84,6 +99,7 @@ FRAMEWORK = Framework(
     install_hint="pip install 'jax[cuda12]' (or jax[cuda13]): JAX's GPU support is a separate CUDA plugin",
     read=_read,
     loads=_loads,
+    gpu_floor=_gpu_floor,
     cudnn_problem=_cudnn_problem,
     questions=_questions,
 )
