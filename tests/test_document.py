@@ -5,6 +5,7 @@ implementation (jsonschema) against documents the real writers made."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
 from collections.abc import Callable
@@ -48,7 +49,9 @@ ENVIRONMENTS: dict[str, Callable[[], Environment]] = {
 }
 
 
+@functools.cache
 def validator() -> Draft202012Validator:
+    """Made once: checking the schema and building its validator is most of each test's time."""
     Draft202012Validator.check_schema(SCHEMA)
     return Draft202012Validator(SCHEMA)
 
