@@ -111,8 +111,10 @@ def nccl_version_from_int(value: int) -> str:
 
 
 # Bounded digit runs: int() refuses more than 4300 digits, and no version part needs more than a few.
-_WINDOWS_FIELD = re.compile(r"^64_(\d{1,6})$")
-_DOTTED = re.compile(r"^\d{1,9}(\.\d{1,9})*$")
+# ASCII digits only (re.ASCII): Python's \d also matches other scripts' digits ("\u0663" is Arabic-Indic three),
+# which the snapshot's rules refuse and no build info writes.
+_WINDOWS_FIELD = re.compile(r"^64_(\d{1,6})$", re.ASCII)
+_DOTTED = re.compile(r"^\d{1,9}(\.\d{1,9})*$", re.ASCII)
 
 
 def tensorflow_version_field(raw: str) -> str:
@@ -128,6 +130,10 @@ def tensorflow_version_field(raw: str) -> str:
     '10.1'
     >>> tensorflow_version_field('64_8')
     '8'
+    >>> tensorflow_version_field('\u06632.5.1')
+    Traceback (most recent call last):
+        ...
+    pytest_cudnn._base.versions.InvalidVersionValue: not a TensorFlow build-info version: '\u06632.5.1'
     """
     text = raw.strip()
     if _DOTTED.match(text):

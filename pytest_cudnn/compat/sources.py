@@ -566,14 +566,15 @@ SOURCES: dict[str, str] = {
         "https://docs.nvidia.com/datacenter/tesla/drivers/620/supported-drivers-and-cuda-toolkit-versions.html"
     ),
     "cuda-compat-errors": (
-        "CUDA Runtime API, enum cudaError (driver_types.h), as its doc comments read in the crseo-sys bindings: "
+        "NVIDIA's driver_types.h, enum cudaError, as the PyPI wheels nvidia-cuda-runtime 13.0.96 "
+        "(nvidia/cu13/include/driver_types.h) and nvidia-cuda-runtime-cu12 12.9.79 "
+        "(nvidia/cuda_runtime/include/driver_types.h) ship it, read 2026-11-29: 'cudaErrorSystemDriverMismatch = 803: "
+        "This error indicates that there is a mismatch between the versions of the display driver and the CUDA "
+        "driver. Refer to the compatibility documentation for supported versions.' and "
         "'cudaErrorCompatNotSupportedOnDevice = 804: This error indicates that the system was upgraded to run with "
         "forward compatibility but the visible hardware detected by CUDA does not support this configuration. Refer "
         "to the compatibility documentation for the supported hardware matrix or ensure that only supported hardware "
-        "is visible during initialization via the CUDA_VISIBLE_DEVICES environment variable' and "
-        "'cudaErrorSystemDriverMismatch = 803: ... a mismatch between the versions of the display driver and the CUDA "
-        "driver': https://docs.rs/crseo-sys/latest/aarch64-unknown-linux-gnu/"
-        "constant.cudaError_cudaErrorCompatNotSupportedOnDevice.html; "
+        "is visible during initialization via the CUDA_VISIBLE_DEVICES environment variable.'; the same enum on "
         "https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html"
     ),
     "container-toolkit-variables": (
