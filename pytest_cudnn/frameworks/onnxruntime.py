@@ -60,13 +60,12 @@ def _read(reading: Reading) -> FrameworkBuild:
     from .._base.versions import is_pep440
     from ..environment import BuildFact, FrameworkBuild, State
     from ..files import FileRefused, read_regular
-    from ..probe.distributions import metadata_fields, metadata_of, nvidia_pins, package_folders
+    from ..probe.distributions import metadata_fields, metadata_of, nvidia_pins, package_site
 
-    folders = package_folders("onnxruntime", reading.site_path)
-    if not folders:
+    found = package_site("onnxruntime", reading.site_path)
+    if found is None:
         return FrameworkBuild.absent("onnxruntime")
-    location = folders[0]
-    site = os.path.dirname(location)
+    location, site = found
     metadata = next((path for name in _DISTRIBUTIONS if (path := metadata_of(site, name))), None)
     fields = metadata_fields(metadata) if metadata else {}
     distribution = next(iter(fields.get("name", [])), None)

@@ -21,7 +21,7 @@ from ..files import FileRefused, read_regular
 from .discovery import FileSystem, RealFileSystem
 from .facts import maybe, maybe_decoded, remembered
 
-__all__ = ["installed_distributions", "metadata_header", "package_folders"]
+__all__ = ["installed_distributions", "metadata_header", "package_folders", "package_site"]
 
 _HEADER_BYTES = 65536  # a METADATA header is a few hundred bytes; its long description follows the blank line
 
@@ -145,3 +145,10 @@ def package_folders(name: str, search_path: Sequence[str]) -> list[str]:
     if spec is None or not spec.submodule_search_locations:
         return []
     return [os.path.abspath(folder) for folder in spec.submodule_search_locations]
+
+
+def package_site(name: str, search_path: Sequence[str]) -> tuple[str, str] | None:
+    """Where package ``name`` is imported from (its first folder) and the site folder holding it; None where it is
+    not on ``search_path``."""
+    folders = package_folders(name, search_path)
+    return (folders[0], os.path.dirname(folders[0])) if folders else None

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from ..._base.versions import is_pep440
 from ...environment import BuildFact, Distribution, FrameworkBuild, State
 from ...files import FileRefused, read_regular
-from ...probe.distributions import metadata_fields, metadata_of, nvidia_pins, package_folders
+from ...probe.distributions import metadata_fields, metadata_of, nvidia_pins, package_site
 
 __all__ = ["probe_cupy"]
 
@@ -28,11 +28,10 @@ _DISTRIBUTION_CUDA = re.compile(r"cupy-cuda([0-9]{2,3}?)(?:[0-9]|x)", re.I)
 
 def probe_cupy(search_path: Sequence[str], installed: Sequence[Distribution] = ()) -> FrameworkBuild:
     """Locate ``cupy`` on ``search_path`` (normally sys.path) and read what its files say."""
-    folders = package_folders("cupy", search_path)
-    if not folders:
+    found = package_site("cupy", search_path)
+    if found is None:
         return FrameworkBuild.absent("cupy")
-    location = folders[0]
-    site = os.path.dirname(location)
+    location, site = found
     here = [d for d in installed if d.location.rstrip("/") == site.rstrip("/") and d.name.lower().startswith("cupy")]
     distribution = here[0].name if here else None
     version = here[0].version if here and is_pep440(here[0].version) else None

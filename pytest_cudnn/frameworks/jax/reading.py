@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from ...environment import BuildFact, Distribution, FrameworkBuild, Pin, State
 from ...native.protocol import JAX_VERSIONS
-from ...probe.distributions import metadata_fields, metadata_of, nvidia_pins, package_folders
+from ...probe.distributions import metadata_fields, metadata_of, nvidia_pins, package_folders, package_site
 
 if TYPE_CHECKING:
     from ...native.protocol import JaxVersionsAnswer, JaxVersionsJob
@@ -51,11 +51,10 @@ def _plugins(search_path: Sequence[str]) -> list[tuple[str, str]]:
 
 def probe_jax(search_path: Sequence[str], installed: Sequence[Distribution] = ()) -> FrameworkBuild:
     """Locate ``jax`` and its CUDA plugin on ``search_path`` (normally sys.path) and read what their files say."""
-    folders = package_folders("jax", search_path)
-    if not folders:
+    found = package_site("jax", search_path)
+    if found is None:
         return FrameworkBuild.absent("jax")
-    location = folders[0]
-    site = os.path.dirname(location)
+    location, site = found
     metadata = metadata_of(site, "jax")
     fields = metadata_fields(metadata) if metadata else {}
     distribution = next(iter(fields.get("name", [])), None)

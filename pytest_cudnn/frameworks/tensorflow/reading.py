@@ -21,7 +21,13 @@ from ...compat.tensorflow import library_names
 from ...environment import BuildFact, Distribution, FrameworkBuild, State, TensorFlow
 from ...files import FileRefused, read_regular
 from ...probe.discovery import FileSystem, Layout, RealFileSystem, wheel_library_dirs
-from ...probe.distributions import metadata_fields, metadata_header, metadata_of, nvidia_pins, package_folders
+from ...probe.distributions import (
+    metadata_fields,
+    metadata_header,
+    metadata_of,
+    nvidia_pins,
+    package_site,
+)
 
 __all__ = ["BuildInfo", "InvalidBuildInfo", "parse_build_info", "probe_tensorflow", "tensorflow_build"]
 
@@ -112,11 +118,10 @@ def probe_tensorflow(layout: Layout, search_path: Sequence[str], fs: FileSystem 
     """Locate the ``tensorflow`` package on ``search_path`` (normally sys.path) and read its build facts. ``fs``
     lists its site folder and the wheel folders beside it (and records those it cannot list)."""
     fs = fs or RealFileSystem()
-    folders = package_folders("tensorflow", search_path)
-    if not folders:
+    found = package_site("tensorflow", search_path)
+    if found is None:
         return TensorFlow.not_read("no 'tensorflow' package on the Python path")
-    location = folders[0]
-    site = os.path.dirname(location)
+    location, site = found
     distribution, version = _distribution(site, fs)
     if version is not None and not is_pep440(version):
         # Replay (and xdist workers) accept PEP 440 versions only: keep the text out of the version field.

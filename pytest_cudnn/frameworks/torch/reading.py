@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from ..._base.versions import is_pep440
 from ...environment import BuildFact, Distribution, FrameworkBuild, State
 from ...files import FileRefused, read_regular
-from ...probe.distributions import metadata_fields, metadata_of, nvidia_pins, package_folders
+from ...probe.distributions import metadata_fields, metadata_of, nvidia_pins, package_site
 
 __all__ = ["probe_torch", "read_macros", "read_version_py"]
 
@@ -75,11 +75,10 @@ def probe_torch(
 ) -> FrameworkBuild:
     """Locate ``torch`` on ``search_path`` (normally sys.path) and read its build facts from its files; in a CUDA
     build, the ``import_objects`` (relative to the package folder: its registry entry's) are read too."""
-    folders = package_folders("torch", search_path)
-    if not folders:
+    found = package_site("torch", search_path)
+    if found is None:
         return FrameworkBuild.absent("torch")
-    location = folders[0]
-    site = os.path.dirname(location)
+    location, site = found
     problems: list[str] = []
     metadata = metadata_of(site, "torch")
     fields = metadata_fields(metadata) if metadata else {}
