@@ -29,6 +29,7 @@ from ..environment import Environment, FrameworkBuild, LibraryCopy, LoadedLibrar
 from .forward import user_mode_covers
 from .model import Finding, Severity, cite, make_finding, parse_version
 from .runtime import failed_how, failure_fix
+from .stack import probed_for
 
 __all__ = ["copies_loaded", "kind_load", "library_rules"]
 
@@ -43,17 +44,6 @@ def kind_load(build: FrameworkBuild, kind: LibraryKind, system: str = "Linux") -
     return next((load for load in loads if load.required), loads[0] if loads else None)
 
 
-def _copy(env: Environment, kind: LibraryKind, load: LoadedLibrary) -> LibraryCopy | None:
-    if load.path is None:
-        return None
-    folder, _, name = load.path.rpartition("/")
-    return next(
-        (c for c in env.libraries if c.kind == kind.key
-         and (load.path in (c.path, c.real_path) or (c.path.rpartition("/")[0] == folder and name in c.names))),
-        None,
-    )  # fmt: skip
-
-
 def copies_loaded(env: Environment, build: FrameworkBuild) -> tuple[LibraryCopy, ...]:
     """The copy of each catalog kind ``build`` loads, as probed: one per kind at most, catalog order."""
     if build.state is not State.FOUND or build.is_cuda_build is False:
@@ -61,7 +51,7 @@ def copies_loaded(env: Environment, build: FrameworkBuild) -> tuple[LibraryCopy,
     found = []
     for kind in JUDGED:
         load = kind_load(build, kind, env.host.system)
-        copy = _copy(env, kind, load) if load is not None else None
+        copy = probed_for((c for c in env.libraries if c.kind == kind.key), load) if load is not None else None
         if copy is not None:
             found.append(copy)
     return tuple(found)

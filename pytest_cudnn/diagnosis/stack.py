@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from packaging.version import Version
 
@@ -124,15 +124,33 @@ def any_gpu_framework(env: Environment) -> bool:
     return bool(gpu_frameworks(env)) or (tf.state is State.FOUND and tf.is_cuda_build is not False)
 
 
-def load_copy(env: Environment, load: LoadedLibrary) -> Copy | None:
-    """The probed copy a framework's load gets: the same file, by any of the names it answers to."""
+class _Probed(Protocol):
+    """A probed copy of any kind: where it is, and the names it answers to."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def names(self) -> tuple[str, ...]: ...
+
+
+P = TypeVar("P", bound=_Probed)
+
+
+def probed_for(copies: Iterable[P], load: LoadedLibrary) -> P | None:
+    """Of ``copies``, the one a framework's load gets: the same file, by any of the names it answers to."""
     if load.path is None:
         return None
     folder, _, name = load.path.rpartition("/")
-    copies: list[Copy] = [*env.cuda_runtimes, *env.cudnns]
     return next(
         (c for c in copies if c.path == load.path or (c.path.rpartition("/")[0] == folder and name in c.names)), None
     )
+
+
+def load_copy(env: Environment, load: LoadedLibrary) -> Copy | None:
+    """The probed CUDA runtime or cuDNN a framework's load gets."""
+    copies: list[Copy] = [*env.cuda_runtimes, *env.cudnns]
+    return probed_for(copies, load)
 
 
 def framework_copies(env: Environment, build: FrameworkBuild) -> list[Copy]:
