@@ -222,17 +222,11 @@ def _finding(raw: Any) -> Any:
 
 
 def _decoded(known: dict[str, Any], environment: Environment, *, with_hosts: bool) -> Report:
-    """The report's fields decoded one by one, in order (the environment, decoded already, is not decoded again)."""
-    hints = _hints(Report)
-    values: dict[str, Any] = {"environment": environment}
-    for item in dataclasses.fields(Report):
-        if item.name == "environment" or (item.name == "hosts" and not with_hosts):
-            continue
-        if item.name in known:
-            values[item.name] = from_json(hints[item.name], known[item.name], item.name)
-        elif item.default is dataclasses.MISSING and item.default_factory is dataclasses.MISSING:
-            raise DecodeError(item.name, "missing")
-    return Report(**values)
+    """The report's fields decoded, the environment (decoded already, as a snapshot is) handed in whole."""
+    values = {**known, "environment": environment}
+    if not with_hosts:
+        values.pop(HOSTS_KEY, None)
+    return from_json(Report, values)
 
 
 def _known(cls: type[Any], data: Any) -> Any:

@@ -103,6 +103,8 @@ def _describe(data: Any) -> str:
 
 
 def _decode(tp: Any, data: Any, where: str) -> Any:
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp) and isinstance(data, tp):
+        return data  # decoded already (a reader that decoded a part first hands it in); JSON never holds one
     origin = get_origin(tp)
     if origin in (Union, types.UnionType):
         return _decode_union(get_args(tp), data, where)
