@@ -204,12 +204,11 @@ def cudart_answer(raw: Raw) -> CudartAnswer:
 
 
 def cudnn_answer(raw: Raw) -> CudnnAnswer:
-    prop = raw.get("property_version")
     return {
         **_outcome(raw),
         "loaded": _str(raw.get("loaded")),
         "version_raw": _int(raw.get("version_raw")),
-        "property_version": prop if isinstance(prop, list) and all(isinstance(p, int) for p in prop) else None,
+        "property_version": _parts(raw.get("property_version")),
         "cudart_version_raw": _int(raw.get("cudart_version_raw")),
         "create_status": _int(raw.get("create_status")),
         "create_error": _str(raw.get("create_error")),

@@ -660,15 +660,14 @@ def _header_version(folder: str) -> tuple[str, str] | None:
 
 
 def _cudnn(layout: Layout, fs: FileSystem, copy: Sequence[Candidate], answer: CudnnAnswer) -> Cudnn:
-    first = copy[0]
-    folder = os.path.dirname(first.path)
-    names = tuple(sorted({c.name for c in copy}, key=soname_order))
-    missing = cudnn_siblings_missing(layout.system, names[0], fs.listdir(folder) or ())
+    where = _where(copy)
+    folder = os.path.dirname(where["path"])
+    missing = cudnn_siblings_missing(layout.system, where["names"][0], fs.listdir(folder) or ())
     error = _failure(answer)
     raw = answer.get("version_raw")
     version = source = None
-    prop = answer.get("property_version")
-    if prop is not None and len(prop) == 3:
+    prop = answer.get("property_version")  # three parts, or None (probe/answers.py)
+    if prop is not None:
         version, source = ".".join(str(p) for p in prop), "cudnnGetProperty"
     elif raw is not None:
         with contextlib.suppress(InvalidVersionValue):
@@ -682,9 +681,7 @@ def _cudnn(layout: Layout, fs: FileSystem, copy: Sequence[Candidate], answer: Cu
         error = f"{error} (its sub-libraries are missing from {folder}: {', '.join(missing)})"
     return Cudnn(
         state=State.ERROR if error else State.FOUND,
-        path=first.path,
-        names=names,
-        via=_merged_via(copy),
+        **where,
         reason=error,
         version_raw=raw,
         version=version,
@@ -695,7 +692,6 @@ def _cudnn(layout: Layout, fs: FileSystem, copy: Sequence[Candidate], answer: Cu
         create_status=answer.get("create_status"),
         create_error=answer.get("create_error"),
         last_error=answer.get("last_error"),
-        real_path=first.real_path,
         failure=_failure_kind(answer),
         # Its own sub-libraries, absent from its folder, are siblings_missing: one cause, one field.
         missing_dependencies=tuple(name for name in answer.get("missing") or () if name not in missing),
