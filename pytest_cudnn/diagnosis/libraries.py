@@ -58,15 +58,16 @@ def copies_loaded(env: Environment, build: FrameworkBuild) -> tuple[LibraryCopy,
 
 
 def library_rules(env: Environment) -> Iterator[Finding]:
+    loaded = {build.name: copies_loaded(env, build) for build in env.frameworks}  # worked out once
     for copy in env.libraries:
         if kind_of(copy.kind) is None:
             continue  # a kind outside the catalog: a snapshot's are refused when it is read
         if copy.state is State.ERROR:
             yield _probe_failed(copy)
         else:
-            yield from _driver_for(env, copy)
+            yield from _driver_for(env, copy, [name for name, copies in loaded.items() if copy in copies])
     for build in env.frameworks:
-        copies = copies_loaded(env, build)
+        copies = loaded[build.name]
         for copy in copies:
             load = kind_load(build, _kind(copy), env.host.system)
             yield from _pin_not_met(env, build, copy, load)
@@ -102,8 +103,9 @@ def _probe_failed(copy: LibraryCopy) -> Finding:
     )
 
 
-def _driver_for(env: Environment, copy: LibraryCopy) -> Iterator[Finding]:
-    """Its own CUDA runtime (linked into it) needs a driver of its CUDA's major, as any CUDA application does."""
+def _driver_for(env: Environment, copy: LibraryCopy, users: list[str]) -> Iterator[Finding]:
+    """Its own CUDA runtime (linked into it) needs a driver of its CUDA's major, as any CUDA application does
+    (``users``: the frameworks that load it)."""
     built = copy.built_for
     driver = env.driver.version
     if built is None or driver is None or user_mode_covers(env, built.value):
@@ -113,7 +115,6 @@ def _driver_for(env: Environment, copy: LibraryCopy) -> Iterator[Finding]:
     need = cuda_facts.driver_tuple(floor[0]) if floor else None
     if floor is None or have is None or need is None or have >= need:
         return
-    users = [b.name for b in env.frameworks if copy in copies_loaded(env, b)]
     used = bool(users) or _reached(env, copy)
     yield make_finding(
         "library-driver-too-old",
