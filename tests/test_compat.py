@@ -7,7 +7,7 @@ from types import ModuleType
 
 import pytest
 
-from pytest_cudnn.compat import cuda, cudnn, libraries, loading, tensorflow
+from pytest_cudnn.compat import cuda, cudnn, forward, libraries, loading, tensorflow
 from pytest_cudnn.compat.sources import SOURCES
 
 ROWS: list[object] = [
@@ -393,7 +393,7 @@ def test_known_bad(version: str, capability: str, cudart: str, codes: list[str])
     assert [row.code for row in cudnn.known_bad(version, capability, cudart)] == codes
 
 
-@pytest.mark.parametrize("module", [cuda, cudnn, libraries, loading, tensorflow])
+@pytest.mark.parametrize("module", [cuda, cudnn, forward, libraries, loading, tensorflow])
 def test_the_docstring_examples_hold(module: ModuleType) -> None:
     result = doctest.testmod(module)
     assert result.failed == 0

@@ -4,8 +4,11 @@ environments, and the probe's reading of the kernel's files."""
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,27 +43,73 @@ def test_which_gpus_nvidia_lets_run_forward_compatibility(name: str | None, supp
     assert facts.forward_compatible_gpu(name) is supported
 
 
+_DAY = datetime.date
+
+
 @pytest.mark.parametrize(
-    ("driver", "branch", "supported"),
+    ("driver", "on", "branch", "supported"),
     [
-        ("535.104.05", 535, True),
-        ("570.86.15", 570, True),
-        ("580.65.06", 580, True),
-        ("550.54.15", 550, False),
-        ("525.60.13", 525, False),
-        ("470.82.01", 470, False),  # below the newest listed branch and not supported: "all other ... are end of life"
-        ("999.1", None, None),  # newer than any the table names: not judged
-        ("nonsense", None, None),
-        (None, None, None),
+        # 615 edition, Table 2: R535 Long Term Support Branch, end of life June 2026 (supported through June 30).
+        ("535.104.05", _DAY(2026, 5, 1), 535, True),
+        ("535.104.05", _DAY(2026, 6, 30), 535, True),
+        ("535.104.05", _DAY(2026, 7, 1), 535, False),
+        ("535.104.05", _DAY(2026, 11, 29), 535, False),
+        # The 580-era edition: R570 Production Branch, end of life February 2026; the 615 edition lists it no more.
+        ("570.86.15", _DAY(2026, 2, 28), 570, True),
+        ("570.86.15", _DAY(2026, 3, 1), 570, False),
+        ("580.65.06", _DAY(2026, 11, 29), 580, True),
+        ("580.65.06", _DAY(2028, 6, 30), 580, True),
+        ("580.65.06", _DAY(2028, 7, 1), 580, False),
+        ("595.45.04", _DAY(2026, 11, 29), 595, True),
+        ("595.45.04", _DAY(2027, 4, 1), 595, False),
+        # R610 New Feature Branch: August 2026 (615 edition); the 620 edition lists no New Feature Branch.
+        ("610.30.02", _DAY(2026, 8, 31), 610, True),
+        ("610.30.02", _DAY(2026, 9, 1), 610, False),
+        ("620.10.01", _DAY(2026, 11, 29), 620, True),
+        ("620.10.01", _DAY(2029, 9, 30), 620, True),
+        ("620.10.01", _DAY(2029, 10, 1), 620, False),
+        ("550.54.15", _DAY(2026, 11, 29), 550, False),
+        ("525.60.13", _DAY(2026, 5, 1), 525, False),
+        ("470.82.01", _DAY(2026, 11, 29), 470, False),  # below the newest listed branch: "all other ... end of life"
+        ("615.20.01", _DAY(2026, 11, 29), 615, False),  # a New Feature Branch the 620 edition does not list
+        # No day known: the newest edition's listing alone (R580, R595, R620).
+        ("535.104.05", None, 535, False),
+        ("580.65.06", None, 580, True),
+        ("610.30.02", None, 610, False),
+        ("620.10.01", None, 620, True),
+        ("999.1", _DAY(2026, 11, 29), None, None),  # newer than any the table names: not judged
+        ("nonsense", _DAY(2026, 11, 29), None, None),
+        (None, _DAY(2026, 11, 29), None, None),
     ],
 )
-def test_kernel_driver_branches_as_nvidia_lists_them(
-    driver: str | None, branch: int | None, supported: bool | None
+def test_kernel_driver_branches_as_nvidia_lists_them_on_a_day(
+    driver: str | None, on: datetime.date | None, branch: int | None, supported: bool | None
 ) -> None:
     found = facts.branch_of(driver)
-    assert (found.number if found else None, found.supported if found else None) == (branch, supported)
+    assert (found.number if found else None, facts.supported_on(found, on) if found else None) == (branch, supported)
     if found is not None:
         assert found.source in SOURCES
+
+
+@pytest.mark.parametrize(
+    ("on", "names"),
+    [
+        (_DAY(2026, 11, 29), [580, 595, 620]),
+        (_DAY(2026, 5, 1), [535, 580, 595, 620]),  # R570 ended in February, R535 not until June
+        (_DAY(2026, 1, 15), [535, 570, 580, 595, 620]),
+        (_DAY(2026, 7, 1), [580, 595, 620]),
+        (_DAY(2027, 4, 1), [580, 620]),
+        (_DAY(2028, 7, 1), [620]),
+        (_DAY(2029, 10, 1), []),
+        (None, [580, 595, 620]),  # no day: the newest edition's rows
+    ],
+)
+def test_the_branches_to_move_to_are_the_long_lived_ones_supported_that_day(
+    on: datetime.date | None, names: list[int]
+) -> None:
+    found = facts.supported_branches(on)
+    assert [b.number for b in found] == names
+    assert all(facts.supported_on(b, on) and b.designation != "New Feature Branch" for b in found)
 
 
 @pytest.mark.parametrize(
@@ -83,6 +132,13 @@ def test_every_forward_and_container_fact_cites_a_source() -> None:
     assert facts.ERRORS_SOURCE in SOURCES
     assert "Data Center GPUs" in SOURCES["cuda-forward-compat"]
     assert "R550" in SOURCES["datacenter-driver-branches"]
+    # Each edition replaces the table: every end of life the rows keep is quoted, with the edition's address.
+    for edition in ("620", "615"):
+        assert f"/drivers/{edition}/supported-drivers" in SOURCES["datacenter-driver-branches"]
+    for branch in facts.BRANCHES.values():
+        ended = facts.end_of_life_text(branch)
+        assert ended is None or f"R{branch.number}" in SOURCES["datacenter-driver-branches"]
+        assert ended is None or ended in SOURCES["datacenter-driver-branches"]
     assert "804" in SOURCES["cuda-compat-errors"]
     assert "compute: required for CUDA" in SOURCES["container-toolkit-variables"]
 
@@ -178,6 +234,98 @@ def test_an_end_of_life_branch_under_a_compat_libcuda_is_the_error_not_the_drive
     assert "R550" in errors[0].summary
     assert "end of life" in errors[0].summary
     assert any("803" in e for e in errors[0].evidence)
+
+
+def _compat_host(
+    kernel: str, probed_at: str, status: int = 803, kernel_cuda: int = 12020, compat_driver: str = "580.65.06"
+) -> Environment:
+    """A forward-compatibility host on kernel driver ``kernel`` probed at ``probed_at``, whose CUDA runtime
+    answers ``status``: the compat package is CUDA 13.0 of driver 580 over an older kernel driver, CUDA 13.4 of
+    driver 630 over a newer one."""
+    compat = 13000 if compat_driver.startswith("580.") else 13040
+    b = EnvBuilder().with_forward_compat(
+        kernel=kernel, kernel_cuda=kernel_cuda, compat=compat, compat_driver=compat_driver
+    )
+    cuda = f"{compat // 1000}.{compat % 1000 // 10}"
+    b.runtime(f"/usr/local/cuda-{cuda}/lib64/libcudart.so.13", compat, driver_raw=compat, status=status)
+    return dataclasses.replace(b.build(), probed_at=probed_at)
+
+
+def _utc_day(text: str) -> datetime.date | None:
+    try:
+        return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(datetime.timezone.utc).date()
+    except ValueError:
+        return None
+
+
+_NOV_29 = "2026-11-29T10:00:00+00:00"
+_TODAY = "R580, R595 or R620"
+_NEWER = {"kernel_cuda": 13020, "compat_driver": "630.10.01"}
+
+
+@pytest.mark.parametrize(
+    ("kernel", "probed_at", "more", "ended", "fix"),
+    [
+        # R535 (615 edition: end of life June 2026) before and after its end.
+        ("535.104.05", "2026-05-01T00:00:00+00:00", {}, None, None),
+        ("535.104.05", "2026-06-30T23:59:59+00:00", {}, None, None),
+        ("535.104.05", _NOV_29, {}, "R535 ended in June 2026", _TODAY),
+        ("535.104.05", "2026-11-29T10:00:00Z", {}, "R535 ended in June 2026", _TODAY),
+        # Judged in UTC: 00:30 on July 1 at +02:00 is still June 30 in UTC.
+        ("535.104.05", "2026-07-01T00:30:00+02:00", {}, None, None),
+        # R570: February 2026 (the 580-era edition).
+        ("570.86.15", "2026-03-15T00:00:00+00:00", {}, "R570 ended in February 2026", "R535, R580, R595 or R620"),
+        ("570.86.15", _NOV_29, {}, "R570 ended in February 2026", _TODAY),
+        # R610, a New Feature Branch: August 2026 (615 edition).
+        ("610.30.02", "2026-08-31T12:00:00+00:00", _NEWER, None, None),
+        ("610.30.02", "2026-09-01T00:00:00+00:00", _NEWER, "R610 ended in August 2026", _TODAY),
+        ("620.10.01", _NOV_29, _NEWER, None, None),
+        # Ended with no month named: "all other previous driver branches not listed ... are end of life".
+        (
+            "550.54.15",
+            "2026-05-01T00:00:00+00:00",
+            {"kernel_cuda": 12040},
+            "R550 as end of life",
+            "R535, R580, R595 or R620",
+        ),
+        ("550.54.15", _NOV_29, {"kernel_cuda": 12040}, "R550 as end of life", _TODAY),
+        # A time that cannot be read: judged by the newest edition's listing, which no longer names R535.
+        ("535.104.05", "yesterday", {}, "R535 ended in June 2026", _TODAY),
+        ("535.104.05", "", {}, "R535 ended in June 2026", _TODAY),
+    ],
+)
+def test_a_branch_is_judged_as_of_when_the_host_was_probed(
+    kernel: str, probed_at: str, more: dict[str, Any], ended: str | None, fix: str | None
+) -> None:
+    env = _compat_host(kernel, probed_at, **more)
+    found = [f for f in diagnose(env) if f.code == "forward-compat-unsupported-branch"]
+    if ended is None:
+        assert found == []
+        return
+    [finding] = found
+    assert finding.severity is Severity.ERROR
+    assert f"R{kernel.split('.', maxsplit=1)[0]}" in finding.summary
+    assert ended in finding.summary
+    assert f"move the host to a supported branch ({fix})" in finding.fix
+    # The fix never names a branch that has ended on that day.
+    day = _utc_day(probed_at)
+    for number in re.findall(r"\bR(\d+)\b", finding.fix):
+        named = facts.branch_of(number)
+        assert named is not None
+        assert facts.supported_on(named, day), (number, probed_at)
+
+
+def test_a_replayed_snapshot_is_judged_as_of_when_it_was_probed() -> None:
+    for probed_at, expected in (("2026-05-01T00:00:00+00:00", []), (_NOV_29, ["forward-compat-unsupported-branch"])):
+        env = Environment.from_json(json.loads(_compat_host("535.104.05", probed_at).dumps()))
+        assert [c for c in _codes(env) if c == "forward-compat-unsupported-branch"] == expected
+
+
+def test_forward_compatibility_that_works_on_r535_is_in_use_whenever_it_was_probed() -> None:
+    for probed_at in ("2026-05-01T00:00:00+00:00", _NOV_29):
+        codes = _codes(_compat_host("535.104.05", probed_at, status=0))
+        assert "forward-compat-in-use" in codes
+        assert "forward-compat-unsupported-branch" not in codes
 
 
 def test_a_compat_libcuda_is_told_by_its_file_when_nvml_reports_its_cuda() -> None:

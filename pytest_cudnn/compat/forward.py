@@ -7,6 +7,7 @@ Pure data and lookups: no I/O.
 
 from __future__ import annotations
 
+import datetime
 import re
 from typing import NamedTuple
 
@@ -14,11 +15,15 @@ __all__ = [
     "BRANCHES",
     "COMPAT_NOT_SUPPORTED_ON_DEVICE",
     "GPU_RULE",
+    "NEWEST_EDITION",
     "SYSTEM_DRIVER_MISMATCH",
     "Branch",
     "branch_of",
     "compat_folder",
+    "end_of_life_text",
     "forward_compatible_gpu",
+    "supported_branches",
+    "supported_on",
 ]
 
 # cudaErrorCompatNotSupportedOnDevice / CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE: "the system was upgraded to run
@@ -70,33 +75,51 @@ def forward_compatible_gpu(name: str | None) -> bool | None:
 
 class Branch(NamedTuple):
     number: int  # 535
-    designation: str  # "Long Term Support Branch", "end of life"
-    supported: bool
+    designation: str  # "Long Term Support Branch", "Production Branch", "New Feature Branch", "end of life"
+    # The last month NVIDIA supports it, (year, month), as the newest edition that names it says; None where no
+    # edition gives one (the "all other previous driver branches" rule: ended, no month named).
+    end_of_life: tuple[int, int] | None
     source: str
 
 
-_SUPPORTED = {
-    535: "Long Term Support Branch",
-    570: "Production Branch",
-    580: "Long Term Support Branch",
-    595: "Production Branch",
-    610: "New Feature Branch",
-    620: "Long Term Support Branch",
+_MONTHS = (
+    "January", "February", "March", "April", "May", "June",
+    "July", "August", "September", "October", "November", "December",
+)  # fmt: skip
+_LTSB, _PB, _NFB = "Long Term Support Branch", "Production Branch", "New Feature Branch"
+# NVIDIA's "Supported Drivers and CUDA Toolkit Versions", Table 2 "CUDA and Drivers": each edition replaces the table
+# of the one before (it does not add rows to it), so each branch keeps the end of life of the newest edition that
+# lists it. The 620 edition: R580 LTSB June 2028, R595 PB March 2027, R620 LTSB September 2029 ("Only Long Term
+# Support and Production branches are listed. New Feature Branches are short-lived and do not have an end-of-life
+# date."). The 615 edition: R535 LTSB June 2026, R580 June 2028, R595 March 2027, R610 NFB August 2026. The
+# 580-era edition (the unversioned page): R570 PB February 2026 (R580 then August 2028, since moved to June 2028);
+# the 615 edition no longer lists R570, as ended. R610 keeps the 615 edition's August 2026: the 620 edition lists no
+# New Feature Branch at all, so it neither extends nor ends it, and August 2026 has passed either way.
+_LISTED: dict[int, tuple[str, tuple[int, int]]] = {
+    535: (_LTSB, (2026, 6)),
+    570: (_PB, (2026, 2)),
+    580: (_LTSB, (2028, 6)),
+    595: (_PB, (2027, 3)),
+    610: (_NFB, (2026, 8)),
+    620: (_LTSB, (2029, 9)),
 }
+# The branches the newest edition (620) lists. Where no day is known (a snapshot whose probe time cannot be read),
+# these alone are supported: the table as it stands, with its rule that every branch it does not list has ended.
+NEWEST_EDITION = frozenset({580, 595, 620})
 _END_OF_LIFE = (575, 565, 560, 550, 525, 515, 510, 495, 465, 460, 455, 450, 440, 418, 410)
 BRANCHES: dict[int, Branch] = {
-    **{n: Branch(n, d, True, "datacenter-driver-branches") for n, d in _SUPPORTED.items()},
-    **{n: Branch(n, "end of life", False, "datacenter-driver-branches") for n in _END_OF_LIFE},
+    **{n: Branch(n, d, eol, "datacenter-driver-branches") for n, (d, eol) in _LISTED.items()},
+    **{n: Branch(n, "end of life", None, "datacenter-driver-branches") for n in _END_OF_LIFE},
 }
 
 
 def branch_of(driver_version: str | None) -> Branch | None:
     """The data-center driver branch of a driver version ("535.104.05" -> R535), when NVIDIA's table lists it.
 
-    >>> branch_of("550.54.15").supported, branch_of("535.104.05").supported, branch_of("470.256.02").supported
-    (False, True, False)
-    >>> branch_of("999.1") is None
-    True
+    >>> branch_of("535.104.05")[:3]
+    (535, 'Long Term Support Branch', (2026, 6))
+    >>> branch_of("470.256.02").designation, branch_of("615.20.01").designation, branch_of("999.1") is None
+    ('end of life', 'end of life', True)
     """
     match = re.match(r"(\d{1,4})(?:\.|$)", driver_version or "")
     if not match:
@@ -105,10 +128,58 @@ def branch_of(driver_version: str | None) -> Branch | None:
     if number in BRANCHES:
         return BRANCHES[number]
     # "All other previous driver branches not listed ... are end of life": below the newest branch the table names,
-    # a branch it does not list as supported has ended (R470, R545, ...); above it, nothing is said yet.
+    # a branch it does not list has ended (R470, R545, a New Feature Branch such as R615 that the newest edition
+    # leaves out); above it, nothing is said yet.
     if number < max(BRANCHES):
-        return Branch(number, "end of life", False, "datacenter-driver-branches")
+        return Branch(number, "end of life", None, "datacenter-driver-branches")
     return None
+
+
+def supported_on(branch: Branch, on: datetime.date | None) -> bool:
+    """Whether NVIDIA supports ``branch`` on the day ``on``: before the first day of the month after its end of
+    life. A branch ended with no month named is never supported. ``on`` None (no day known): supported only if the
+    newest edition lists it.
+
+    >>> r535 = BRANCHES[535]
+    >>> supported_on(r535, datetime.date(2026, 6, 30)), supported_on(r535, datetime.date(2026, 7, 1))
+    (True, False)
+    >>> supported_on(BRANCHES[610], datetime.date(2026, 11, 29)), supported_on(BRANCHES[620], None)
+    (False, True)
+    """
+    if branch.end_of_life is None:
+        return False
+    if on is None:
+        return branch.number in NEWEST_EDITION
+    return (on.year, on.month) <= branch.end_of_life
+
+
+def supported_branches(on: datetime.date | None, *, new_feature: bool = False) -> tuple[Branch, ...]:
+    """The branches NVIDIA supports on the day ``on``, oldest first: the Long Term Support and Production Branches,
+    the ones to move a host to (a New Feature Branch is short-lived: the newest edition lists none), with
+    ``new_feature`` those too.
+
+    >>> [f"R{b.number}" for b in supported_branches(datetime.date(2026, 11, 29))]
+    ['R580', 'R595', 'R620']
+    >>> [f"R{b.number}" for b in supported_branches(datetime.date(2026, 5, 1), new_feature=True)]
+    ['R535', 'R580', 'R595', 'R610', 'R620']
+    """
+    return tuple(
+        branch
+        for branch in (BRANCHES[number] for number in sorted(BRANCHES))
+        if supported_on(branch, on) and (new_feature or branch.designation != _NFB)
+    )
+
+
+def end_of_life_text(branch: Branch) -> str | None:
+    """The month a branch's support ends, as NVIDIA's table writes it; None where it names none.
+
+    >>> end_of_life_text(BRANCHES[535]), end_of_life_text(BRANCHES[550])
+    ('June 2026', None)
+    """
+    if branch.end_of_life is None:
+        return None
+    year, month = branch.end_of_life
+    return f"{_MONTHS[month - 1]} {year}"
 
 
 def compat_folder(path: str | None) -> str | None:

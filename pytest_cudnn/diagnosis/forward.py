@@ -3,12 +3,14 @@ apart from the kernel driver (NVML's version, /proc/driver/nvidia/version).
 
 When libcuda is newer than the kernel driver, the driver floor of a CUDA runtime is not the kernel driver's to
 meet: NVIDIA's forward-compatibility rules decide (compat/forward.py), and above all the runtime's own answer. A
-cudaGetDeviceCount that succeeds means it works; 804 means the GPU does not support it; a kernel driver branch
-NVIDIA lists as end of life is not supported.
+cudaGetDeviceCount that succeeds means it works; 804 means the GPU does not support it; a kernel driver branch past
+its end of life on the day the host was probed (``probed_at``: a replayed snapshot is judged as of when it was taken)
+is not supported.
 """
 
 from __future__ import annotations
 
+import datetime
 import os
 import re
 from collections.abc import Iterator
@@ -119,10 +121,46 @@ def explains(env: Environment, runtime: CudaRuntime) -> bool:
     return _not_supported_on_device(env, runtime) or _unsupported_branch(env) is not None
 
 
+def _probed_on(env: Environment) -> datetime.date | None:
+    """The day (UTC) the host was probed, the day its kernel driver branch is judged on: the judgement reads no
+    clock, so a replayed snapshot is judged as of when it was taken. None where ``probed_at`` cannot be read (a
+    hand-made or damaged value): then the newest edition's table as it stands decides (``facts.supported_on``)."""
+    try:
+        when = datetime.datetime.fromisoformat(str(env.probed_at).replace("Z", "+00:00"))
+        # A time without a zone is taken as UTC, which the probe writes.
+        return (when.astimezone(datetime.timezone.utc) if when.tzinfo is not None else when).date()
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
 def _unsupported_branch(env: Environment) -> facts.Branch | None:
     setup = forward_compat(env)
     branch = facts.branch_of(setup.kernel) if setup is not None else None
-    return branch if branch is not None and not branch.supported else None
+    return branch if branch is not None and not facts.supported_on(branch, _probed_on(env)) else None
+
+
+def _branch_evidence(env: Environment, branch: facts.Branch) -> list[str]:
+    """What NVIDIA's table says of the host's branch, and the day it was judged on."""
+    ended = facts.end_of_life_text(branch)
+    listed = (
+        f"NVIDIA's table: R{branch.number}, {branch.designation}, end of life {ended}"
+        if ended
+        else f"NVIDIA's table: 'All other previous driver branches not listed ... are end of life' (R{branch.number})"
+    )
+    day = _probed_on(env)
+    judged = (
+        f"judged as of {day.isoformat()}, the day the host was probed (UTC)"
+        if day is not None
+        else f"the probe time {env.probed_at!r} could not be read: judged by the newest edition's table alone ("
+        + ", ".join(f"R{number}" for number in sorted(facts.NEWEST_EDITION))
+        + ")"
+    )
+    return [f"{listed}; {cite(branch.source)}", judged]
+
+
+def _either(names: list[str]) -> str:
+    """'R580, R595 or R620'."""
+    return f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else "".join(names)
 
 
 def _setup_evidence(setup: ForwardCompat) -> list[str]:
@@ -211,12 +249,25 @@ def forward_rules(env: Environment) -> Iterator[Finding]:
     branch = _unsupported_branch(env)
     if branch is not None:
         failed = [r for r in answered if r.device_count_status]
+        ended = facts.end_of_life_text(branch)
+        # Only branches supported on the day the host was probed are named: never one that has ended by then.
+        supported = [f"R{b.number}" for b in facts.supported_branches(_probed_on(env))]
+        move = (
+            f"move the host to a supported branch ({_either(supported)}) for the compat package"
+            if supported
+            else "move the host to a branch NVIDIA supports for the compat package"
+        )
         yield make_finding(
             "forward-compat-unsupported-branch",
             Severity.ERROR,
             "driver",
             f"CUDA forward compatibility is not supported on kernel driver branch R{branch.number} "
-            f"({setup.kernel}): NVIDIA lists R{branch.number} as {branch.designation}",
+            f"({setup.kernel}): "
+            + (
+                f"R{branch.number} ended in {ended} (NVIDIA's {branch.designation})"
+                if ended
+                else f"NVIDIA lists R{branch.number} as {branch.designation}"
+            ),
             (
                 *evidence,
                 *(
@@ -224,13 +275,13 @@ def forward_rules(env: Environment) -> Iterator[Finding]:
                     + (f" ({r.device_count_error})" if r.device_count_error else "")
                     for r in failed
                 ),
-                cite(branch.source),
+                *_branch_evidence(env, branch),
             ),
             "; or ".join(
                 part
                 for part in (
                     upgrade or "upgrade the host's driver to a supported branch",
-                    "move the host to a supported branch (R535, R570, R580 or newer) for the compat package",
+                    move,
                     remove,
                 )
                 if part
