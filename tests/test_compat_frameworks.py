@@ -108,6 +108,31 @@ def test_torch_architectures_exclude_neighbours(version: str, absent: str) -> No
     assert absent not in archs
 
 
+# The newest PyPI release with GPU code for a GPU, and the bound that keeps pip there (compat audit F2): (GPU, compute
+# capability, the release, its sm_XX that runs there, the first release without, the bound); None: the newest runs
+# there (T4), or none tabled does (K40, 3.5).
+LAST_FOR_GPU: list[tuple[str, str, tuple[str, str, str, str] | None]] = [
+    ("V100", "7.0", ("2.10.0", "sm_70", "2.11.0", "<2.11")),
+    ("P100", "6.0", ("2.7.1", "sm_60", "2.8.0", "<2.8")),
+    ("GTX 1080", "6.1", ("2.7.1", "sm_60", "2.8.0", "<2.8")),
+    ("T4", "7.5", None),
+    ("K80", "3.7", ("2.0.1", "sm_37", "2.1.0", "<2.1")),
+    ("K40", "3.5", None),
+]
+
+
+@pytest.mark.parametrize(("gpu", "capability", "expected"), LAST_FOR_GPU, ids=[row[0] for row in LAST_FOR_GPU])
+def test_torch_last_release_for_a_gpu(gpu: str, capability: str, expected: tuple[str, str, str, str] | None) -> None:
+    from pytest_cudnn.diagnosis.kernels import runs_on
+
+    found = torch.last_for_gpu(capability, runs_on)
+    got = (found.last.version, found.target, found.dropped.version, found.specifier) if found else None
+    assert got == expected
+    if found is not None:
+        assert found.target in found.last.architectures
+        assert found.last.source == "torch-pypi-wheels"
+
+
 # The CUDA runtime wheel a torch release installs (compat-audit F4): from 2.11 through the cuda-toolkit meta-package's
 # cudart extra. (torch, runtime pin as published, the cudart wheel it brings, source of the second).
 RUNTIME_WHEELS: list[tuple[str, str, str, str]] = [

@@ -15,8 +15,10 @@ from packaging.version import Version
 
 from pytest_cudnn._base.versions import canonical_name
 from pytest_cudnn.compat.tensorflow import and_cuda_pins
+from pytest_cudnn.compat.torch import RELEASES as TORCH_RELEASES
+from pytest_cudnn.compat.torch import release, runtime_wheel
 from pytest_cudnn.diagnosis import Finding, Severity, diagnose
-from pytest_cudnn.environment import LoadedLibrary, Pin, Via
+from pytest_cudnn.environment import Cudnn, LoadedLibrary, Pin, Via
 
 from .envbuilder import SITE, WHEEL_CUDNN, WHEEL_RUNTIME, EnvBuilder, gpu, rpath_load
 
@@ -114,6 +116,46 @@ def torch_215_without_its_runtime() -> EnvBuilder:
     return b.with_torch("2.15.0+cu130", "13.0", loads=(missing,))
 
 
+def _torch_wheels(b: EnvBuilder, version: str) -> EnvBuilder:
+    """PyTorch ``version`` as compat/torch.py tables its PyPI wheel ("torch-pypi-wheels": its CUDA, GPU code, compiled
+    cuDNN and pins), loading the cuDNN and CUDA runtime its pins install from their wheel folders."""
+    row = release(version)
+    assert row is not None
+    assert row.compiled_cudnn is not None
+    cudnn_release = row.cudnn.specifier.removeprefix("==")
+    cu13 = row.cuda.startswith("13")
+    cudart = f"{SITE}/nvidia/cu13/lib/libcudart.so.13" if cu13 else f"{WHEEL_RUNTIME}/libcudart.so.12"
+    cudnn, cuda_raw = f"{WHEEL_CUDNN}/libcudnn.so.9", _cuda_raw(row.cuda)
+    if not any(c.path == cudart for c in b.copies):
+        b.runtime(cudart, cuda_raw, (Via.PIP_WHEEL,), rank=None, driver_raw=b.cuda_driver.version_raw)
+    if not any(c.path == cudnn for c in b.copies):
+        b.cudnn(cudnn, cudnn_release.rsplit(".", 1)[0], cuda_raw, (Via.PIP_WHEEL,), rank=None)
+    b.install(row.cudnn.package, cudnn_release)
+    # The wheels of both CUDA majors put libcudnn.so.9 in nvidia/cudnn/lib: the one installed last is the file there.
+    for copy in b.copies:
+        if copy.path == cudnn and isinstance(copy.value, Cudnn):
+            copy.value = dataclasses.replace(copy.value, cudart_version_raw=cuda_raw, cudart_version=row.cuda)
+    runtime = runtime_wheel(version)
+    assert runtime is not None
+    b.install(*runtime.removesuffix(".*").split("=="))
+    pins = (Pin(row.cudnn.requirement, row.cudnn.package, row.cudnn.specifier, cudnn_release),)
+    b.frameworks = [f for f in b.frameworks if f.name != "torch"]
+    loads = (rpath_load(cudart), rpath_load(cudnn))
+    return b.with_torch(f"{version}+{row.local}", row.cuda, row.architectures, row.compiled_cudnn, loads, pins)
+
+
+def _cuda_raw(cuda: str) -> int:
+    major, minor = cuda.split(".")[:2]
+    return int(major) * 1000 + int(minor) * 10
+
+
+def v100_torch_211() -> EnvBuilder:
+    """PyTorch 2.11 (cu130) from PyPI on a V100 with driver 580: its GPU code starts at sm_75 ("torch-pypi-wheels")."""
+    b = EnvBuilder().with_driver(version="580.95.05", cuda_version_raw=13000).with_gpus(V100)
+    b.cuda_driver = dataclasses.replace(b.cuda_driver, version_raw=13000, version="13.0")
+    return _torch_wheels(b, "2.11.0")
+
+
 def tensorflow_218_below_its_cudnn() -> EnvBuilder:
     """TensorFlow 2.18 (compiled with cuDNN 9.3) gets nvidia-cudnn-cu12 9.1 from the wheel beside it."""
     return _tensorflow("2.18.0", "9.1.0.70")
@@ -152,6 +194,7 @@ HOSTS: dict[str, Host] = {
     "PyTorch 2.15 without its runtime wheel": torch_215_without_its_runtime,
     "TensorFlow 2.18 below its cuDNN": tensorflow_218_below_its_cudnn,
     "P100, TensorFlow 2.15, cuDNN 8.9.0": p100_tensorflow_215_on_cudnn_890,
+    "V100, PyTorch 2.11 (cu130)": v100_torch_211,
 }
 CODES_WITH_A_REQUIREMENT = {
     "cudnn-gpu-unsupported",
@@ -161,6 +204,7 @@ CODES_WITH_A_REQUIREMENT = {
     "framework-import-library-missing",  # torch's libtorch_global_deps.so needs libcudart.so.13 at import
     "tensorflow-cudnn-too-old",
     "cudnn-known-bad",
+    "framework-no-kernels-for-gpu",  # PyTorch 2.11 on a V100: torch<2.11
 }
 
 
@@ -190,6 +234,10 @@ def pip_install(builder: EnvBuilder, requirement: str) -> EnvBuilder:
         for package, spec in ((pins.cudnn_package, pins.cudnn), (pins.runtime_package, pins.runtime)):
             pip_install(builder, f"{package}{spec}")
         return builder
+    if name == "torch":  # the newest tabled release it allows, with its wheels, in place of the torch there
+        allowed = [row.version for row in TORCH_RELEASES if wanted.specifier.contains(row.version)]
+        assert allowed, f"no tabled torch release meets {requirement}"
+        return _torch_wheels(builder, max(allowed, key=Version))
     allowed = [v for v in INDEX[name] if wanted.specifier.contains(v, prereleases=True)]
     assert allowed, f"no release in the index meets {requirement}"
     return builder.install(name, max(allowed, key=Version))
@@ -316,6 +364,56 @@ def test_a_known_bad_cudnn_gets_a_release_past_it_that_the_frameworks_pins_allow
     (finding,) = [f for f in findings if f.code == "cudnn-known-bad"]
     assert finding.requirement == "nvidia-cudnn-cu12==8.9.4.25"
     assert finding.fix == 'pip install "nvidia-cudnn-cu12==8.9.4.25" (upgrade cuDNN to 8.9.2 or later)'
+
+
+def test_pytorch_without_kernels_for_a_v100_gets_the_last_release_with_them() -> None:
+    # The fix once read "use a PyTorch build whose architectures include this GPU's" (compat audit F2).
+    (finding,) = [f for f in diagnose(v100_torch_211().build()) if f.code == "framework-no-kernels-for-gpu"]
+    assert finding.requirement == "torch<2.11"
+    assert finding.fix == (
+        'pip install "torch<2.11" (the last PyPI build with sm_70 is 2.10.0 (cu128); 2.11.0 (cu130) is built for '
+        "sm_75 to sm_120)"
+    )
+    assert any("torch 2.0.0 to 2.15.0 on PyPI" in line for line in finding.evidence)  # "torch-pypi-wheels"
+    # Its own cuDNN, which it refuses below 7.5, is the one it pins: reinstalling that is no fix.
+    (cudnn,) = [f for f in diagnose(v100_torch_211().build()) if f.code == "framework-cudnn-mismatch"]
+    assert cudnn.requirement is None
+    assert "reinstalling it changes nothing" in cudnn.fix
+
+
+# PyTorch 2.15 from PyPI on each GPU: (GPU, compute capability, the requirement, how its fix starts); None: no finding.
+OLD_GPUS: list[tuple[str, str, str | None, str | None]] = [
+    ("Tesla V100-SXM2-16GB", "7.0", "torch<2.11", 'pip install "torch<2.11" (the last PyPI build with sm_70 is 2.10.0'),
+    ("Tesla P100-PCIE-16GB", "6.0", "torch<2.8", 'pip install "torch<2.8" (the last PyPI build with sm_60 is 2.7.1'),
+    ("NVIDIA GeForce GTX 1080", "6.1", "torch<2.8", 'pip install "torch<2.8" (the last PyPI build with sm_60 is'),
+    ("Tesla T4", "7.5", None, None),
+    ("Tesla K80", "3.7", "torch<2.1", 'pip install "torch<2.1" (the last PyPI build with sm_37 is 2.0.1 (cu117)'),
+    ("Tesla K40m", "3.5", None, "use a PyTorch build whose architectures include this GPU's"),
+]
+
+
+@pytest.mark.parametrize(("name", "cc", "requirement", "fix"), OLD_GPUS, ids=[row[0] for row in OLD_GPUS])
+def test_the_requirement_for_pytorch_on_an_older_gpu(name: str, cc: str, requirement: str | None, fix: str) -> None:
+    b = EnvBuilder().with_driver(version="580.95.05", cuda_version_raw=13000).with_gpus(gpu(name=name, cc=cc))
+    found = [f for f in diagnose(b.with_torch().build()) if f.code == "framework-no-kernels-for-gpu"]
+    if fix is None:
+        assert found == []
+        return
+    (finding,) = found
+    assert finding.requirement == requirement
+    assert finding.fix.startswith(fix), finding.fix
+
+
+def test_a_pytorch_already_below_the_bound_gets_words() -> None:
+    # A 2.5.1 built without sm_70 (not PyPI's build): it already meets torch<2.11.
+    b = EnvBuilder().with_driver(version="580.95.05", cuda_version_raw=13000).with_gpus(V100)
+    (finding,) = [
+        f
+        for f in diagnose(b.with_torch("2.5.1+cu124", "12.4", ("sm_80", "sm_90")).build())
+        if f.code == "framework-no-kernels-for-gpu"
+    ]
+    assert finding.requirement is None  # pip would find torch<2.11 met and change nothing
+    assert finding.fix == "use a PyTorch build whose architectures include this GPU's"
 
 
 def test_a_pin_no_one_can_read_is_no_demand_and_no_crash() -> None:

@@ -80,6 +80,8 @@ def test_every_row_cites_a_source() -> None:
     ("version", "cuda_major", "cudnn"),
     [
         ("1.31.1", 13, 9),  # read from the wheel
+        ("1.20.2", 12, 9),  # "1.20.x | 12.x | 9.x | Avaiable in PyPI"
+        ("1.20.2", 11, 8),
         ("1.19.2", 12, 9),
         ("1.18.1", 12, 9),
         ("1.18.0", 12, 8),  # the last CUDA 12 release on cuDNN 8
@@ -482,3 +484,83 @@ def test_a_host_that_stops_every_framework_is_not_judged_again_for_the_preload(m
     assert judged.preloaded is None
     assert judged.after_preload == ""
     assert len(calls) == 1
+
+
+# The releases before 1.21, whose wheels carry no build_and_package_info.py (compat audit D2) ------------------------
+@pytest.mark.parametrize(
+    ("version", "cuda", "cudnn"),
+    [("1.15.1", "11.8", 8), ("1.17.1", "11.8", 8), ("1.18.1", "11.8", 8), ("1.19.2", "12", 9), ("1.20.2", "12", 9)],
+)
+def test_the_pypi_build_of_a_release_without_its_build_info(
+    tmp_path: Path, version: str, cuda: str, cudnn: int
+) -> None:
+    package = write_package(tmp_path, "", f"Metadata-Version: 2.1\nName: onnxruntime-gpu\nVersion: {version}\n")
+    (package / "capi" / "build_and_package_info.py").unlink()
+    (package / "capi" / PROVIDER).write_bytes(b"")  # its CUDA provider (an empty stand-in, as the reader sees it)
+    build = read(tmp_path)
+    assert (build.version, build.is_cuda_build) == (version, True)
+    assert build.cuda is not None
+    assert build.cudnn is not None
+    assert (build.cuda.value, build.cudnn.value) == (cuda, str(cudnn))
+    assert f"the published table for {version}'s PyPI build" in build.cudnn.how
+    assert f"the published table for {version}'s PyPI build" in build.cuda.how
+    assert "ort-cuda-ep-requirements" in build.cudnn.how
+    assert "no published row does" not in (build.reason or "")
+
+
+# The CUDA 11 libraries the provider of a 1.17 build needs (CUDA 11.8: cuBLAS 11, cuRAND 10, the runtime 11.0).
+CUDA_11_NEEDED = ("libcublasLt.so.11", "libcublas.so.11", "libcurand.so.10", "libcudart.so.11.0", "libcuda.so.1")
+
+
+def ort_117_beside_cudnn_9(host: SimHost, compiler: Compiler, *, info: bool) -> Path:
+    """onnxruntime-gpu 1.17.1 (CUDA 11.8, cuDNN 8: "ort-cuda-ep-requirements") with its CUDA libraries on
+    LD_LIBRARY_PATH and only a cuDNN 9 there; ``info``: with a build_and_package_info.py (the PyPI wheel has none)."""
+    host.add_driver([A100], version=DRIVER_580[0], cuda_version=DRIVER_580[1])
+    without_ldconfig_cache(host)
+    package = plant_onnxruntime(
+        host.site_packages, compiler, version="1.17.1", cuda="11.8", needed=CUDA_11_NEEDED, requires=()
+    )
+    if not info:
+        (package / "capi" / "build_and_package_info.py").unlink()
+    cuda = plant_nvidia_wheel(host.site_packages, compiler, "cuda_runtime", cudart=11080, others=CUDA_11_NEEDED[:3])
+    cudnn = plant_nvidia_wheel(host.site_packages, compiler, "cudnn", cudnn=(9, 1, 0), cudnn_cudart=12040)
+    host.ld_library_path += [str(cuda), str(cudnn)]
+    return package
+
+
+@LINUX_GCC
+@pytest.mark.parametrize("info", [True, False], ids=["with build info", "as on PyPI"])
+def test_a_cudnn_8_build_beside_cudnn_9_alone_is_refused_with_or_without_build_info(
+    host: SimHost, compiler: Compiler, info: bool
+) -> None:
+    # Built with cuDNN 8, it dlopens libcudnn.so.8, which no cuDNN 9 answers ("ONNX Runtime built with cuDNN 8.x is
+    # not compatible with cuDNN 9.x"). Without its build info the table once went unread: no cuDNN, no finding.
+    ort_117_beside_cudnn_9(host, compiler, info=info)
+    code, report, text = doctor(host)
+    assert code == 1, text
+    missing = finding(report, "framework-library-missing")
+    assert missing["summary"].startswith("ONNX Runtime 1.17.1 cannot use the GPU: it cannot load libcudnn.so.8 ")
+    assert verdict_line(text, "ONNX Runtime").startswith("cannot run: "), text
+
+
+# A CUDA 13 build on a GPU CUDA 13 dropped (compat audit F4) --------------------------------------------------------
+@pytest.mark.parametrize(("cc", "below"), [("7.0", True), ("6.0", True), ("7.5", False)], ids=["V100", "P100", "T4"])
+def test_a_cuda_13_build_on_a_gpu_below_7_5_names_the_cuda_12_route(cc: str, below: bool) -> None:
+    from .envbuilder import gpu
+
+    env = ort_pip_only("550.54.15", 12040)
+    env = dataclasses.replace(env, driver=dataclasses.replace(env.driver, gpus=(gpu(name="old GPU", cc=cc),)))
+    findings = {f.code: f for f in judge_environment(env).findings}
+    route = 'pip install "onnxruntime-gpu[cuda,cudnn]<1.27"'
+    assert route in findings["framework-driver-too-old"].fix  # CUDA 13 needs driver 580.65.06: found before too
+    if not below:
+        assert "framework-gpu-below-floor" not in findings
+        return
+    floor = findings["framework-gpu-below-floor"]
+    assert floor.summary.startswith("ONNX Runtime 1.31.1 for CUDA 13 does not support GPU 0 old GPU (compute ")
+    assert floor.summary.endswith("it supports compute capability 7.5 and newer")
+    assert floor.fix == (
+        f"install its last CUDA 12 build, which supports it: {route} (1.26.0 is built for CUDA 12.8, "
+        "ort-wheels-cuda-versions)"
+    )
+    assert "Maxwell, Pascal, and Volta" in floor.evidence[0]  # "cuda-13-arch-removal"

@@ -9,6 +9,7 @@ download.pytorch.org, which was not read, so a local version such as ``2.5.1+cu1
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from packaging.version import Version
@@ -18,10 +19,12 @@ __all__ = [
     "CUDA_TOOLKIT_EXTRA",
     "RELEASES",
     "SM_FLOOR_SINCE",
+    "LastForGpu",
     "Pin",
     "TorchRelease",
     "accepts_cudnn",
     "architectures",
+    "last_for_gpu",
     "release",
     "runtime_wheel",
     "variant_pins",
@@ -196,6 +199,51 @@ def architectures(version: str) -> tuple[str, ...] | None:
     """The GPU architectures the wheel of ``version`` compiles for ("sm_50", ...), None where not tabled."""
     row = release(version)
     return row.architectures if row else None
+
+
+@dataclass(frozen=True)
+class LastForGpu:
+    """The newest tabled release whose GPU code runs on a GPU (``last``, with ``target``, its sm_XX that does), and
+    the tabled release after it, the first without (``dropped``). Source "torch-pypi-wheels"."""
+
+    last: TorchRelease
+    target: str
+    dropped: TorchRelease
+
+    @property
+    def specifier(self) -> str:
+        """pip's bound that keeps the releases up to ``last``: "<2.11" (the minor that dropped it; the release
+        itself where a patch release did)."""
+        last, dropped = Version(self.last.version).release, Version(self.dropped.version).release
+        if last[:2] == dropped[:2]:
+            return f"<{self.dropped.version}"
+        return f"<{dropped[0]}.{dropped[1]}"
+
+
+def last_for_gpu(capability: str, runs: Callable[[Sequence[str], str], str | None]) -> LastForGpu | None:
+    """The newest tabled release whose architectures run on a GPU of ``capability`` ("7.0"), by ``runs``, the rule
+    of where GPU code runs (:func:`pytest_cudnn.diagnosis.kernels.runs_on`: SASS of the same major at a lower or
+    equal minor, PTX at a lower or equal capability; passed in, as the facts import no judgement). None where the
+    newest tabled release runs there, or none does.
+
+    >>> from pytest_cudnn.diagnosis.kernels import runs_on
+    >>> v100 = last_for_gpu("7.0", runs_on)
+    >>> v100.last.version, v100.target, v100.dropped.version, v100.specifier
+    ('2.10.0', 'sm_70', '2.11.0', '<2.11')
+    >>> [found.specifier if (found := last_for_gpu(cc, runs_on)) else None for cc in ("6.0", "6.1", "3.7", "3.5")]
+    ['<2.8', '<2.8', '<2.1', None]
+    >>> last_for_gpu("7.5", runs_on) is None  # the newest runs on a T4
+    True
+    """
+    newer: TorchRelease | None = None
+    for row in reversed(RELEASES):  # newest first
+        if runs(row.architectures, capability) is not None:
+            if newer is None:
+                return None
+            target = next((t for t in reversed(row.architectures) if runs((t,), capability) is not None), "")
+            return LastForGpu(row, target, newer)
+        newer = row
+    return None
 
 
 _VERSION = re.compile(r"(\d{1,9})\.(\d{1,9})(?:\.(\d{1,9}))?")

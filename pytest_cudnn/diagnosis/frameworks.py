@@ -14,7 +14,7 @@ from typing import TypeVar
 
 from .. import phrases
 from .._base.text import listing
-from .._base.versions import canonical_name, major_of
+from .._base.versions import canonical_name, major_of, specifier_set
 from ..compat import cuda as cuda_facts
 from ..compat import tensorflow as tf_facts
 from ..compat.libraries import provider
@@ -414,6 +414,15 @@ def _cudnn_fix(env: Environment, build: FrameworkBuild, cudnn: Cudnn, load: Load
     )
     if wheel is None or pin is None or not pin.specifier:
         return f"install the cuDNN {phrases.framework(build.name)} was built for (see its pins), or {away}", None
+    if cudnn.version and wheel.version.startswith(cudnn.version) and _meets(wheel.version, pin.specifier):
+        # It loads the very release it pins and still refuses it (PyTorch 2.11's cuDNN 9.19 below compute
+        # capability 7.5): pip would find the requirement met and change nothing.
+        return (
+            f"{label(build)} loads the cuDNN it pins ({pin.requirement}) and refuses it here, so reinstalling it "
+            f"changes nothing: use a {phrases.framework(build.name)} release that pins a cuDNN it accepts on these "
+            "GPUs",
+            None,
+        )
     remedy = pip_fix(env, canonical_name(wheel.name), pin.specifier, cudnn=True)
     if remedy.resolves:
         return f'pip install "{remedy.requirement}" (what {label(build)} pins)', remedy.requirement
@@ -422,6 +431,14 @@ def _cudnn_fix(env: Environment, build: FrameworkBuild, cudnn: Cudnn, load: Load
         f"{blocking_text(remedy)}; give {phrases.framework(build.name)} a virtual environment of its own",
         None,
     )
+
+
+def _meets(version: str, specifier: str) -> bool:
+    """Whether the installed ``version`` meets ``specifier`` (a text no one can read meets nothing)."""
+    try:
+        return specifier_set(specifier).contains(version, prereleases=True)
+    except ValueError:  # InvalidSpecifier, InvalidVersion
+        return False
 
 
 def cudnn_refusal(env: Environment, build: FrameworkBuild, cudnn: Cudnn) -> tuple[str, str] | None:
@@ -462,14 +479,16 @@ def _kernels(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
     for gpu in gpus_with_capability(env):
         found = runs_on(targets, gpu.compute_capability or "")
         if found is None:
+            fix, requirement, source = _kernels_fix(env, build, gpu.compute_capability or "")
             yield make_finding(
                 "framework-no-kernels-for-gpu",
                 Severity.ERROR,
                 "framework",
                 f"{label(build)} has no kernels for {gpu_text(gpu)}: no SASS for it and no PTX",
-                (f"{where}: GPU code {listed}",),
-                f"use a {phrases.framework(build.name)} build whose architectures include this GPU's",
+                (f"{where}: GPU code {listed}", source),
+                fix,
                 subjects(build),
+                requirement,
                 gpus=(gpu.index,),
             )
         elif found == "ptx":
@@ -483,6 +502,28 @@ def _kernels(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
                 subjects(build),
                 gpus=(gpu.index,),
             )
+
+
+def _kernels_fix(env: Environment, build: FrameworkBuild, capability: str) -> tuple[str, str | None, str]:
+    """The requirement that installs the newest published build whose GPU code runs on a GPU of ``capability``
+    (PyTorch 2.11 on a V100: ``torch<2.11``), where the framework's entry tables it (``kept_for_gpu``) and the
+    release installed is past it, checked against every framework's pins on it; else words and no requirement. The
+    fix, the requirement, and the table's source cited."""
+    words = f"use a {phrases.framework(build.name)} build whose architectures include this GPU's"
+    entry = framework(build.name)
+    kept = entry.kept_for_gpu(capability, runs_on) if entry is not None and entry.kept_for_gpu is not None else None
+    installed = parse_version(build.version)
+    if kept is None or installed is None or specifier_set(kept.specifier).contains(installed, prereleases=True):
+        return words, None, ""
+    remedy = pip_fix(env, kept.package, kept.specifier)
+    if remedy.resolves:
+        return f'pip install "{remedy.requirement}" ({kept.why})', remedy.requirement, cite(kept.source)
+    return (
+        f"{words} ({kept.why}); no {kept.package} release {kept.specifier} meets what the frameworks here need: "
+        f"{blocking_text(remedy)}",
+        None,
+        cite(kept.source),
+    )
 
 
 def _below_floor(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:

@@ -29,6 +29,7 @@ __all__ = [
     "CudnnProblem",
     "Framework",
     "GpuFloor",
+    "KeptBuild",
     "Reading",
     "Unloadable",
     "display_of",
@@ -94,6 +95,17 @@ class GpuFloor(NamedTuple):
     fix_from: str = ""
 
 
+class KeptBuild(NamedTuple):
+    """The newest published build of a framework whose GPU code runs on a GPU, as pip's bound: ``package``
+    ("torch"), ``specifier`` ("<2.11"), ``why`` ("the last PyPI build with sm_70 is 2.10.0, ..."), ``source`` (the
+    key of :mod:`pytest_cudnn.compat.sources`)."""
+
+    package: str
+    specifier: str
+    why: str
+    source: str
+
+
 class Unloadable(NamedTuple):
     """What a framework's own words add when it cannot load a library: ``said`` ends the finding's summary, ``fix``
     replaces the generic fix."""
@@ -149,6 +161,10 @@ class Framework(NamedTuple):
     # The wheels and specifiers its published table pins for a release, where its METADATA does not say them (an
     # older snapshot): TensorFlow's and-cuda extra. None: only its METADATA's pins count.
     table_pins: Callable[[str], Sequence[tuple[str, str]]] | None = None
+    # The newest published build whose GPU code runs on a GPU of a compute capability ("7.0"), given the rule of
+    # where GPU code runs (diagnosis/kernels.py's runs_on): what to install where its build has no kernels for the
+    # GPU. None: not tabled (the fix says what to look for instead).
+    kept_for_gpu: Callable[[str, Callable[[Sequence[str], str], str | None]], KeptBuild | None] | None = None
 
     @property
     def marker(self) -> str:

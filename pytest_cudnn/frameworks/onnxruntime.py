@@ -22,7 +22,7 @@ import re
 from typing import TYPE_CHECKING
 
 from .._base.versions import major_of
-from .base import BuildLine, CudnnProblem, Framework, Reading, Unloadable, display_of, maps_at_import
+from .base import BuildLine, CudnnProblem, Framework, GpuFloor, Reading, Unloadable, display_of, maps_at_import
 
 if TYPE_CHECKING:
     from packaging.version import Version
@@ -97,6 +97,8 @@ def _read(reading: Reading) -> FrameworkBuild:
     is_cuda = True if cuda is not None or has_provider else (False if info else None)
     if is_cuda is False:
         problems.append(f"{_INFO} has no cuda_version and capi/ has no {PROVIDER}")
+    if is_cuda and cuda is None and not info and version:  # a PyPI wheel before 1.21 records none (compat audit D2)
+        cuda = _pypi_cuda(version, metadata or location)
     requires = fields.get("requires-dist", [])
     cudnn = _cudnn(info, info_path, requires, metadata, version, cuda_text) if is_cuda else None
     if is_cuda and cudnn is None:
@@ -141,11 +143,30 @@ def _cudnn(
         if match and metadata and "cudnn" in line.partition(";")[2]:
             return BuildFact(match.group(1), metadata, f"its 'cudnn' extra pins {line.partition(';')[0].strip()}")
     cuda_major = major_of(cuda)
+    if not info and not cuda and version:  # a PyPI wheel before 1.21: the release alone picks its row
+        row = ort_facts.pypi_release(version)
+        if row is None:
+            return None
+        how = f"the published table for {version}'s PyPI build: CUDA {row.cuda}, cuDNN {row.cudnn}.x ({row.source})"
+        return BuildFact(str(row.cudnn), metadata or info_path, how)
     row = ort_facts.release(version, cuda_major) if version and cuda_major is not None else None
     if row is None:
         return None
     how = f"ONNX Runtime {row.first}-{row.last} for CUDA {row.cuda} is built with cuDNN {row.cudnn}.x ({row.source})"
     return BuildFact(str(row.cudnn), info_path, how)
+
+
+def _pypi_cuda(version: str, where: str) -> BuildFact | None:
+    """The CUDA of ``version``'s PyPI build where its wheel records none (1.15 to 1.20, no build_and_package_info.py):
+    the published table's, "11.8", or "12" for its "12.x" (any CUDA 12, by minor version compatibility)."""
+    from ..compat import onnxruntime as ort_facts
+    from ..environment import BuildFact
+
+    row = ort_facts.pypi_release(version)
+    if row is None:
+        return None
+    how = f"the published table for {version}'s PyPI build: CUDA {row.cuda} ({row.source})"
+    return BuildFact(row.cuda.removesuffix(".x"), where, how)
 
 
 def _loads(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
@@ -249,6 +270,31 @@ def _pypi_lines() -> tuple[BuildLine, ...]:
     return tuple(BuildLine(row.first, row.last, row.cuda) for row in reversed(PYPI_BUILDS))
 
 
+def _gpu_floor(build: FrameworkBuild) -> GpuFloor | None:
+    """A build for CUDA 13 runs on compute capability 7.5 and newer: CUDA 13 removed Maxwell, Pascal and Volta
+    ("cuda-13-arch-removal"). The fix is the last CUDA 12 build on PyPI ("ort-wheels-cuda-versions": 1.26.0, CUDA
+    12.8), which serves the GPUs CUDA 12.8 targets."""
+    from ..compat import cuda as cuda_facts
+    from ..compat.onnxruntime import PYPI_BUILDS
+
+    major = major_of(build.cuda.value if build.cuda else None)
+    floor = cuda_facts.supported_capabilities(build.cuda.value) if build.cuda and major == 13 else None
+    if major is None or floor is None:
+        return None
+    last_12 = next((row for row in reversed(PYPI_BUILDS) if major_of(row.cuda) == major - 1), None)
+    first_13 = next((row for row in PYPI_BUILDS if major_of(row.cuda) == major), None)
+    older = cuda_facts.supported_capabilities(last_12.cuda) if last_12 is not None else None
+    if last_12 is None or first_13 is None or older is None:
+        return GpuFloor(floor.oldest, floor.source, major)
+    below = ".".join(first_13.first.split(".")[:2])
+    fix = (
+        f"install its last CUDA {major - 1} build, which supports it: "
+        f'pip install "onnxruntime-gpu[cuda,cudnn]<{below}" ({last_12.last} is built for CUDA {last_12.cuda}, '
+        f"{last_12.source})"
+    )
+    return GpuFloor(floor.oldest, floor.source, major, fix, older.oldest)
+
+
 FRAMEWORK = Framework(
     name="onnxruntime",
     display="ONNX Runtime",
@@ -263,4 +309,5 @@ FRAMEWORK = Framework(
     unloadable=_unloadable,
     preload=(PRELOAD, _preloaded),
     pypi=("onnxruntime-gpu[cuda,cudnn]", _pypi_lines),
+    gpu_floor=_gpu_floor,
 )

@@ -4,9 +4,10 @@ in :mod:`.loads` (libtorch_global_deps.so, its wheel preloads, libtorch_cuda.so'
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from ..base import BuildLine, CudnnProblem, Framework, Reading
+from ..base import BuildLine, CudnnProblem, Framework, KeptBuild, Reading
 
 if TYPE_CHECKING:
     from packaging.version import Version
@@ -57,6 +58,22 @@ def _pypi_lines() -> tuple[BuildLine, ...]:
     return tuple(reversed(lines))
 
 
+def _kept_for_gpu(capability: str, runs: Callable[[Sequence[str], str], str | None]) -> KeptBuild | None:
+    """The newest PyPI release whose GPU code runs on a GPU of ``capability``, as ``torch<X.Y`` (source
+    "torch-pypi-wheels", through :func:`pytest_cudnn.compat.torch.last_for_gpu`)."""
+    from ...compat.torch import last_for_gpu
+
+    found = last_for_gpu(capability, runs)
+    if found is None:
+        return None
+    last, dropped = found.last, found.dropped
+    why = (
+        f"the last PyPI build with {found.target} is {last.version} ({last.local}); {dropped.version} "
+        f"({dropped.local}) is built for {dropped.architectures[0]} to {dropped.architectures[-1]}"
+    )
+    return KeptBuild("torch", found.specifier, why, last.source)
+
+
 FRAMEWORK = Framework(
     name="torch",
     display="PyTorch",
@@ -72,4 +89,5 @@ FRAMEWORK = Framework(
     # that names no CUDA library; torch._C links libtorch_cuda.so (through libtorch.so) on every CUDA build.
     import_objects=("lib/libtorch_global_deps.so", "lib/libtorch_cuda.so"),
     pypi=("torch", _pypi_lines),
+    kept_for_gpu=_kept_for_gpu,
 )
