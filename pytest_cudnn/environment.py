@@ -55,7 +55,9 @@ __all__ = [
     "LoadedLibrary",
     "MigDevice",
     "PathCheck",
+    "PciGpu",
     "Pin",
+    "Platform",
     "RecordEntry",
     "Resolution",
     "State",
@@ -73,9 +75,10 @@ SCHEMA = "pytest-cudnn/environment"
 # 2: snapshots carry the kernel driver, the wheel files checked and where libcuda's links end (issue 21). 3: the copies
 # of the catalog's further kinds (``libraries``: NCCL, cuBLAS), and TensorFlow's build info in its entry among the
 # frameworks (``build_info``) rather than beside them. Older files still load (read into this shape); an older
-# reader refuses a newer version, naming it.
-SCHEMA_VERSION = 3
-READS = (1, 2, 3)
+# reader refuses a newer version, naming it. 4: the host's platform (``platform``: WSL2, Tegra, the NVIDIA GPUs on the
+# PCI bus), issue 31.
+SCHEMA_VERSION = 4
+READS = (1, 2, 3, 4)
 
 # The only environment variables ever recorded: snapshots and reports get shared, nothing else may leak.
 ALLOWED_VARIABLES = (
@@ -182,6 +185,9 @@ _CUDA_VERSION = _pattern("a CUDA version such as '12.4'", r"[0-9]+\.[0-9]+")  # 
 _CUDNN_VERSION = _pattern("a version such as '9.1.0'", r"[0-9]+\.[0-9]+\.[0-9]+")
 _BUILD_VERSION = _pattern("a version such as '12.5.1' or '9'", r"[0-9]+(\.[0-9]+)*")  # tensorflow_version_field
 _PEP440_VERSION = rule("a PEP 440 version such as '2.18.0'", is_pep440)
+_KERNEL_RELEASE = _pattern("a kernel release such as '5.15.153.1-microsoft-standard-WSL2'", r"[!-~]{1,128}")
+_PCI_BUS = _pattern("a PCI address such as '0000:01:00.0'", r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]")
+_PCI_DEVICE = _pattern("a PCI device id such as '1db4'", r"[0-9a-f]{4}")
 _CAPABILITY = _pattern("a compute capability such as '8.0'", r"[0-9]+\.[0-9]+")
 _NON_NEGATIVE = rule("a non-negative integer", lambda number: number >= 0)
 # NVML hands out device indexes and GPU and compute instance IDs as C unsigned ints (nvmlDeviceGetHandleByIndex_v2,
@@ -304,6 +310,43 @@ class KernelDriver:
     module_version: str | None = field(metadata=_DRIVER_VERSION)  # "Kernel Module  535.104.05" in /proc
     module_reason: str | None  # why the module's version is unknown: the file's absence or the OS's words
     device_nodes: tuple[str, ...] | None  # the /dev/nvidia* names; None: /dev could not be listed
+
+
+@dataclass(frozen=True)
+class PciGpu:
+    """An NVIDIA display or 3D controller on the PCI bus, as /sys lists it whether or not a driver took it."""
+
+    bus_id: str = field(metadata=_PCI_BUS)  # "0000:01:00.0"
+    device_id: str = field(metadata=_PCI_DEVICE)  # "1db4", /sys/bus/pci/devices/<bus>/device
+    model: str | None  # "Tesla V100-PCIE-16GB" (the driver's /proc) or "GV100GL [Tesla V100 PCIe 16GB]" (pci.ids)
+    model_source: str | None  # the file the model was read from
+
+
+@dataclass(frozen=True)
+class Platform:
+    """What kind of Linux host this is, from its own files (never uname: a simulated host shows it the same way):
+    WSL2, where the Windows driver's user-mode libraries come from /usr/lib/wsl/lib and the GPU through /dev/dxg;
+    a Jetson (Tegra), whose GPU NVML does not describe; and the NVIDIA GPUs on the PCI bus, read when NVML lists
+    none."""
+
+    kernel_release: str | None = field(metadata=_KERNEL_RELEASE)  # /proc/sys/kernel/osrelease
+    wsl_libraries: tuple[str, ...] | None  # the driver's libraries in /usr/lib/wsl/lib; None: no such folder
+    dxg: bool | None  # /dev/dxg, the GPU paravirtualisation device of WSL2; None: /dev could not be read
+    tegra_release: str | None = field(metadata=_BUILD_VERSION)  # "36.4.0": /etc/nv_tegra_release's R36, REVISION 4.0
+    pci_gpus: tuple[PciGpu, ...] | None = None  # None: not read (NVML listed GPUs) or /sys unreadable
+
+    @property
+    def wsl(self) -> int | None:
+        """2 on WSL2, 1 on WSL 1 (a kernel release naming Microsoft: "5.15.153.1-microsoft-standard-WSL2",
+        "4.4.0-19041-Microsoft"), None elsewhere.
+
+        >>> Platform("5.15.153.1-microsoft-standard-WSL2", None, None, None).wsl
+        2
+        """
+        release = (self.kernel_release or "").lower()
+        if "microsoft" not in release:
+            return None
+        return 2 if "wsl2" in release or "microsoft-standard" in release else 1
 
 
 @dataclass(frozen=True)
@@ -594,6 +637,7 @@ class Environment:
     # The kernel driver and device nodes (issue 21); None in snapshots written before they were recorded.
     kernel: KernelDriver | None = None
     libraries: tuple[LibraryCopy, ...] = field(default=())  # the catalog's further kinds (NCCL): every copy found
+    platform: Platform | None = None  # WSL2, Tegra, the PCI bus (issue 31); None on Windows and in older snapshots
 
     @property
     def tensorflow(self) -> TensorFlow:

@@ -100,7 +100,9 @@ def _driver_findings(diagnosis: Diagnosis) -> list[Finding]:
 
 def driver_status(diagnosis: Diagnosis) -> Status:
     """The driver's mark: its findings; no driver read is an error whatever else is said."""
-    if diagnosis.env.driver.state is not State.FOUND:
+    env = diagnosis.env
+    tegra = env.platform is not None and env.platform.tegra_release and env.cuda_driver.state is State.FOUND
+    if env.driver.state is not State.FOUND and not tegra:  # on Tegra NVML never answers: libcuda is the driver
         return Status.ERROR
     return status_of(_driver_findings(diagnosis))
 
@@ -294,6 +296,12 @@ def _driver_line(style: Style, diagnosis: Diagnosis, shown: set[str]) -> str:
             text += f"; libcuda {libcuda.version} at {libcuda.path}"  # another libcuda answers (cuda-compat)
     else:
         text = f"{driver.state.value}: {driver.reason or 'no answer'}"
+    platform = env.platform
+    if platform is not None and platform.tegra_release:
+        said = f"CUDA {libcuda.version} at {libcuda.path}" if libcuda.state is State.FOUND else "no libcuda"
+        text = f"Jetson/Tegra, L4T R{platform.tegra_release}: judged by libcuda ({said}); NVML: {text}"
+    elif platform is not None and platform.wsl == 2 and driver.state is State.FOUND:
+        text += f" (the Windows driver, through WSL2: {driver.path})"
     findings = _serious(_driver_findings(diagnosis))
     return _row(style, driver_status(diagnosis), "Driver", text + _references(findings, shown))
 

@@ -32,6 +32,7 @@ from pytest_cudnn.environment import (
     MigDevice,
     PathCheck,
     Pin,
+    Platform,
     Resolution,
     State,
     TensorFlow,
@@ -170,6 +171,7 @@ class EnvBuilder:
     frameworks: list[FrameworkBuild] = field(default_factory=list)
     unreadable: list[Unreadable] = field(default_factory=list)
     kernel: KernelDriver | None = None
+    platform: Platform | None = None
 
     @classmethod
     def healthy(cls) -> EnvBuilder:
@@ -461,6 +463,7 @@ class EnvBuilder:
             notes=tuple(self.notes),
             paths=tuple(self.paths),
             kernel=self.kernel,
+            platform=self.platform,
             unreadable=tuple(self.unreadable),
             distributions=tuple(self.distributions),
             frameworks=self._with_tensorflow(tf),

@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import struct
 import subprocess
@@ -834,6 +835,9 @@ class SimHost:
     site_packages: Path = field(init=False)
     ld_library_path: list[str] = field(default_factory=list)
     variables: dict[str, str] = field(default_factory=dict)
+    # Folders of this machine shown otherwise to the child, in a private mount namespace: ("overlay", target,
+    # folder) adds the folder's files over the target's; ("bind", target, path) puts the path in its place.
+    mounts: list[tuple[str, str, Path]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.driver_dir = self.root / "usr" / "lib" / "driver"
@@ -845,6 +849,41 @@ class SimHost:
         path.mkdir(parents=True, exist_ok=True)
         return path
 
+    # The host's own files -----------------------------------------------------------------------------
+    def overlay(self, target: str) -> Path:
+        """A folder whose files the child sees inside ``target``, a folder of this machine, beside its own (an
+        overlay mount: /usr/lib/wsl/lib, /dev/dxg, /etc/nv_tegra_release without touching the machine's)."""
+        upper = self.folder(f"mounts/upper{target}")
+        self.mounts.append(("overlay", target, upper))
+        return upper
+
+    def replace(self, target: str, text: str | None = None) -> Path:
+        """A file (``text``) or a folder (``text`` None) the child sees at ``target`` in place of this machine's
+        (a bind mount: /proc/sys/kernel/osrelease, /proc/driver, /sys/bus/pci/devices)."""
+        path = self.root / "mounts" / "bound" / target.lstrip("/")
+        if text is None:
+            path.mkdir(parents=True, exist_ok=True)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        self.mounts.append(("bind", target, path))
+        return path
+
+    def _command(self, argv: Sequence[str]) -> list[str]:
+        """``argv``, in a private mount namespace with :attr:`mounts` made first where there are any."""
+        if not self.mounts:
+            return list(argv)
+        steps = []
+        for number, (kind, target, source) in enumerate(self.mounts):
+            if kind == "overlay":
+                work = self.folder(f"mounts/work/{number}")
+                options = f"lowerdir={target},upperdir={source},workdir={work}"
+                steps.append(f"mount -t overlay overlay -o {shlex.quote(options)} {shlex.quote(target)}")
+            else:
+                steps.append(f"mount --bind {shlex.quote(str(source))} {shlex.quote(target)}")
+        script = " && ".join(steps) + ' && exec "$@"'
+        return ["unshare", "--mount", "--propagation", "private", "sh", "-ec", script, "sh", *argv]
+
     # Driver ---------------------------------------------------------------------------------------
     def add_driver(
         self,
@@ -855,23 +894,31 @@ class SimHost:
         nvml_fail_from_index: int | None = None,
         libcuda: bool = True,
         nvidia_smi: bool = False,
+        *,
+        nvml: bool = True,
+        folder: Path | None = None,
+        on_path: bool = True,
     ) -> None:
         """``nvidia_smi``: also plant a stand-in ``nvidia-smi`` (on PATH in :meth:`environ`) that answers
-        ``--query-gpu`` from the same GPUs and ``--query-compute-apps`` from the contexts the libcuda stand-in made."""
+        ``--query-gpu`` from the same GPUs and ``--query-compute-apps`` from the contexts the libcuda stand-in made.
+        ``folder``: where the libraries go (the driver's folder by default); ``on_path``: whether LD_LIBRARY_PATH
+        names it; ``nvml`` False: no NVML (a Jetson's driver)."""
+        folder = folder or self.driver_dir
         if nvidia_smi:
             write_nvidia_smi(self.folder("usr/bin") / "nvidia-smi", gpus, version)
-        self.compiler.shared_library(
-            nvml_source(gpus, version, cuda_version, nvml_init_error, nvml_fail_from_index),
-            "libnvidia-ml.so.1",
-            self.driver_dir / "libnvidia-ml.so.1",
-        )
+        if nvml:
+            self.compiler.shared_library(
+                nvml_source(gpus, version, cuda_version, nvml_init_error, nvml_fail_from_index),
+                "libnvidia-ml.so.1",
+                folder / "libnvidia-ml.so.1",
+            )
         if libcuda:
             self.compiler.shared_library(
                 libcuda_source(cuda_version, len(gpus), init_status=0 if gpus else 100),
                 "libcuda.so.1",
-                self.driver_dir / "libcuda.so.1",
+                folder / "libcuda.so.1",
             )
-        if str(self.driver_dir) not in self.ld_library_path:
+        if on_path and str(self.driver_dir) not in self.ld_library_path and folder == self.driver_dir:
             self.ld_library_path.insert(0, str(self.driver_dir))
 
     def add_compat(self, folder: str, version: int, driver: str, init_status: int = 0, devices: int = 1) -> Path:
@@ -1044,7 +1091,7 @@ class SimHost:
         self, *args: str, extra_env: Mapping[str, str] | None = None, timeout: float = 120
     ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "pytest_cudnn", *args],
+            self._command([sys.executable, "-m", "pytest_cudnn", *args]),
             capture_output=True,
             text=True,
             env=self.environ(extra_env),
@@ -1062,7 +1109,7 @@ class SimHost:
         for name, text in files.items():
             (suite / name).write_text(textwrap.dedent(text))
         return subprocess.run(
-            [*PYTEST, "-rs", *args, str(suite)],
+            self._command([*PYTEST, "-rs", *args, str(suite)]),
             capture_output=True,
             text=True,
             env=self.environ(extra_env),

@@ -106,9 +106,11 @@ def test_a_torch_without_a_record_naming_its_objects_is_not_called_broken(tmp_pa
     assert probe_torch([str(tmp_path)], (), FRAMEWORK.import_objects).objects == ()
 
 
-def test_snapshots_are_written_at_version_3_and_versions_1_and_2_still_load() -> None:
-    assert (SCHEMA_VERSION, READS) == (3, (1, 2, 3))
+def test_snapshots_are_written_at_version_4_and_versions_1_to_3_still_load() -> None:
+    assert (SCHEMA_VERSION, READS) == (4, (1, 2, 3, 4))
     data = EnvBuilder.healthy().build().to_json()
     del data["libraries"]  # written from version 3 on: an older file has none
-    for version in (1, 2):
-        assert Environment.from_json({**data, "schema_version": version}).libraries == ()
+    del data["platform"]  # written from version 4 on
+    for version in (1, 2, 3):
+        loaded = Environment.from_json({**data, "schema_version": version})
+        assert (loaded.libraries, loaded.platform) == ((), None)

@@ -19,7 +19,9 @@ from pytest_cudnn.environment import (
     LinkedObject,
     LoadedLibrary,
     PathCheck,
+    PciGpu,
     Pin,
+    Platform,
     RecordEntry,
     State,
     Unreadable,
@@ -532,6 +534,71 @@ def cublas_case(cublas: str, cublaslt: str) -> Case:
     return case
 
 
+WSL2_RELEASE = "5.15.153.1-microsoft-standard-WSL2"
+WSL_LIBS = ("libcuda.so", "libcuda.so.1", "libcuda.so.1.1", "libnvidia-ml.so.1")
+
+
+def wsl(*, found: str = "wsl", dxg: bool = True, release: str = WSL2_RELEASE, libs: tuple[str, ...] = WSL_LIBS) -> Case:
+    """A WSL host: its driver libraries as ``found`` says ("wsl": from /usr/lib/wsl/lib; "linux": a Linux driver's
+    copies in the distribution; "none": neither found)."""
+
+    def case() -> Environment:
+        b = EnvBuilder.healthy()
+        b.platform = Platform(release, libs, dxg, None)
+        b.kernel = KernelDriver(None, "/proc/driver/nvidia/version does not exist", ())
+        if found == "wsl":
+            b.driver = dataclasses.replace(b.driver, path="/usr/lib/wsl/lib/libnvidia-ml.so.1")
+            b.cuda_driver = dataclasses.replace(b.cuda_driver, path="/usr/lib/wsl/lib/libcuda.so.1")
+        elif found == "none":
+            b.without_driver()
+        return b.build()
+
+    case.__name__ = f"wsl_{found}_{dxg}_{release}_{len(libs)}"
+    return case
+
+
+V100_PCI = PciGpu("0000:01:00.0", "1db4", "GV100GL [Tesla V100 PCIe 16GB]", "/usr/share/hwdata/pci.ids")
+
+
+def pci_gpus_unlisted(driver: str, *listed: Gpu) -> Case:
+    """A V100 on the PCI bus that NVML (driver ``driver``) does not list; ``listed`` are the GPUs it does."""
+
+    def case() -> Environment:
+        b = EnvBuilder.healthy().with_driver(version=driver).with_gpus(*listed)
+        b.platform = Platform("6.8.0-49-generic", None, False, None, (V100_PCI,))
+        return b.build()
+
+    case.__name__ = f"pci_unlisted_{driver}_{len(listed)}"
+    return case
+
+
+def dropped_no_module() -> Environment:
+    """A 595 driver that dropped the only GPU: no kernel module loads, so NVML fails with 9 (driver not loaded);
+    libcuda.so.1 links to the driver's libcuda.so.595.71.05."""
+    b = EnvBuilder.healthy()
+    b.driver = dataclasses.replace(
+        b.driver, state=State.ERROR, reason="Driver Not Loaded", nvml_error=9, version=None, gpus=()
+    )
+    b.cuda_driver = dataclasses.replace(b.cuda_driver, real_path="/usr/lib/x86_64-linux-gnu/libcuda.so.595.71.05")
+    b.kernel = KernelDriver(None, "/proc/driver/nvidia/version does not exist", ())
+    b.platform = Platform("6.8.0-49-generic", None, False, None, (V100_PCI,))
+    return b.build()
+
+
+def tegra(libcuda: bool = True) -> Case:
+    def case() -> Environment:
+        b = EnvBuilder.healthy()
+        nvml_absent = EnvBuilder().without_driver()
+        b.driver = nvml_absent.driver
+        if not libcuda:
+            b.cuda_driver = nvml_absent.cuda_driver
+        b.platform = Platform("5.15.148-tegra", None, False, "36.4.0")
+        return b.build()
+
+    case.__name__ = f"tegra_{libcuda}"
+    return case
+
+
 CASES: list[tuple[str, bool, Case]] = [
     ("no-driver", True, no_driver),
     ("no-driver", False, nvml_error(18)),
@@ -543,6 +610,28 @@ CASES: list[tuple[str, bool, Case]] = [
     ("driver-error", False, no_driver),
     ("no-gpu", True, gpus()),
     ("no-gpu", False, healthy),
+    ("no-gpu", True, pci_gpus_unlisted("580.95.05")),  # R580 still drives Volta: something else hides it
+    ("no-gpu", False, pci_gpus_unlisted("595.71.05")),  # said as driver-dropped-gpu
+    ("driver-dropped-gpu", True, pci_gpus_unlisted("595.71.05")),
+    ("driver-dropped-gpu", True, pci_gpus_unlisted("595.71.05", gpu())),  # an A100 listed beside it: a warning
+    ("driver-dropped-gpu", True, dropped_no_module),
+    ("driver-dropped-gpu", False, pci_gpus_unlisted("580.95.05")),
+    ("driver-dropped-gpu", False, healthy),
+    ("wsl-no-gpu", True, wsl(dxg=False)),
+    ("wsl-no-gpu", True, wsl(release="4.4.0-19041-Microsoft")),
+    ("wsl-no-gpu", True, wsl(found="none", libs=())),
+    ("wsl-no-gpu", False, wsl()),
+    ("wsl-libraries-not-on-loader-path", True, wsl(found="none")),
+    ("wsl-libraries-not-on-loader-path", False, wsl()),
+    ("wsl-libraries-not-on-loader-path", False, no_driver),
+    ("wsl-linux-driver-installed", True, wsl(found="linux")),
+    ("wsl-linux-driver-installed", False, wsl()),
+    ("wsl-linux-driver-installed", False, healthy),
+    ("tegra-host", True, tegra()),
+    ("tegra-host", False, healthy),
+    ("no-driver", False, tegra()),  # NVML never describes a Tegra GPU: not "no driver"
+    ("no-driver", True, tegra(libcuda=False)),
+    ("driver-not-loaded", True, dropped_no_module),
     ("gpu-probe-partial", True, gpus(gpu(error="nvmlDeviceGetUUID: GPU is lost"))),
     ("gpu-probe-partial", False, healthy),
     ("gpu-memory-low", True, gpus(gpu(free=2 * 2**30))),
@@ -567,7 +656,9 @@ CASES: list[tuple[str, bool, Case]] = [
     ("forward-compat-unsupported-gpu", True, forward("NVIDIA GeForce RTX 4090", status=804)),
     ("forward-compat-unsupported-gpu", False, forward()),
     ("forward-compat-unsupported-branch", True, forward("NVIDIA A100-SXM4-80GB", "550.54.15", 12040, status=803)),
-    ("forward-compat-unsupported-branch", False, forward("NVIDIA A100-SXM4-80GB", "535.104.05", 12020, status=803)),
+    # R535's end of life was June 2026 (615 edition) and the builder's hosts are probed 2026-11-21: ended by then
+    # (tests/test_forward_compat.py judges it on other days).
+    ("forward-compat-unsupported-branch", True, forward("NVIDIA A100-SXM4-80GB", "535.104.05", 12020, status=803)),
     ("forward-compat-unsupported-branch", False, forward()),
     ("container-capabilities-missing", True, container({"NVIDIA_DRIVER_CAPABILITIES": "utility"})),
     # Empty: the toolkit's default, utility,compute since v1.4.0 (it was taken for utility alone).

@@ -118,7 +118,7 @@ def _broken(mutate: Any) -> dict[str, Any]:
         ({"schema": "something-else"}, "not a pytest-cudnn environment (schema is 'something-else')"),
         (
             {"schema": SCHEMA, "schema_version": 99},
-            "schema_version 99 is not supported (this pytest-cudnn reads 1 to 3)",
+            "schema_version 99 is not supported (this pytest-cudnn reads 1 to 4)",
         ),
         (
             _broken(lambda d: d["driver"]["gpus"][0].update(memory_total="lots")),

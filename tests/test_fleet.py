@@ -348,7 +348,7 @@ MALFORMED: list[Any] = [
     ),
     pytest.param(
         _set("environment.schema_version", 99),
-        "environment: schema_version 99 is not supported (this pytest-cudnn reads 1 to 3)",
+        "environment: schema_version 99 is not supported (this pytest-cudnn reads 1 to 4)",
         id="a newer environment",
     ),
     pytest.param(_set("findings", {}), "findings: expected a list, got an object", id="findings not a list"),

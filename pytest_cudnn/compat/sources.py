@@ -515,7 +515,15 @@ SOURCES: dict[str, str] = {
         "ONNX Runtime built with CUDA 11.8 are compatible with any CUDA 11.x version; ONNX Runtime built with CUDA "
         "12.x are compatible with any CUDA 12.x version'; CUDA 12.x table: '1.19.x 12.x 9.x', '1.18.1 12.x 9.x', "
         "'1.18.0 12.x 8.x', '1.17.x 12.x 8.x'; CUDA 11.x table: '1.19.x 11.8 8.x', '1.18.x 11.8 8.x', "
-        "'1.17 1.16 1.15 11.8 8.2.4 (Linux)'), as published on onnxruntime.ai and in its copies read 2026-11-26"
+        "'1.17 1.16 1.15 11.8 8.2.4 (Linux)'), as published on onnxruntime.ai and in its copies read 2026-11-26. "
+        "Which build PyPI carries, read 2026-11-29 in the page's copies: 'Note: Starting with version 1.19, CUDA 12.x "
+        "becomes the default version when distributing ONNX Runtime GPU packages in PyPI'; CUDA 12.x table '1.20.x | "
+        "12.x | 9.x | Avaiable in PyPI. Compatible with PyTorch >= 2.4.0 for CUDA 12.x.', '1.19.x | 12.x | 9.x | "
+        "Avaiable in PyPI. ...'; CUDA 11.x table '1.20.x | 11.8 | 8.x | Not available in PyPI.', '1.19.x | 11.8 | "
+        "8.x | Not available in PyPI.', '1.18.x | 11.8 | 8.x | Available in PyPI.'; an older edition, row '1.17 | "
+        "12.2 | 8.9.2.26': 'The default CUDA version for ORT 1.17 is CUDA 11.8. To install CUDA 12 package, please "
+        "look at Install ORT.' The PyPI wheels before 1.21 have no capi/build_and_package_info.py (compat audit D2; "
+        "it arrived with microsoft/onnxruntime#23674, 'save cuda version to capi/build_and_package_info.py')"
     ),
     "ort-wheels-cuda-versions": (
         "The onnxruntime-gpu wheels from PyPI (cp311 manylinux_2_27/2_28 x86_64) of every release from 1.21.0 to "
@@ -558,12 +566,19 @@ SOURCES: dict[str, str] = {
     ),
     "datacenter-driver-branches": (
         "NVIDIA Data Center GPU Driver documentation, 'Supported Drivers and CUDA Toolkit Versions', Table 2 'CUDA and "
-        "Drivers': R535 and R580 Long Term Support Branch, R570 Production Branch, and 'All other previous driver "
-        "branches not listed in the table above (such as R575, R565, R560, R550, R525, R515, R510, R495, R465, R460, "
-        "R455, R450, R440, R418, R410) are end of life': "
-        "https://docs.nvidia.com/datacenter/tesla/drivers/supported-drivers-and-cuda-toolkit-versions.html; the 615 "
-        "and 620 editions add R595 Production Branch, R610 New Feature Branch, R620 Long Term Support Branch: "
-        "https://docs.nvidia.com/datacenter/tesla/drivers/620/supported-drivers-and-cuda-toolkit-versions.html"
+        "Drivers'; each edition replaces the table of the one before. The 620 edition: 'R580 | R595 | R620', 'End of "
+        "Life | June 2028 | March 2027 | September 2029' (R580 and R620 Long Term Support Branch, R595 Production "
+        "Branch), 'Only Long Term Support and Production branches are listed. New Feature Branches are short-lived "
+        "and do not have an end-of-life date.': "
+        "https://docs.nvidia.com/datacenter/tesla/drivers/620/supported-drivers-and-cuda-toolkit-versions.html; the "
+        "615 edition: 'R535 | R580 | R595 | R610', 'End of Life | June 2026 | June 2028 | March 2027 | August 2026' "
+        "(R535 and R580 Long Term Support Branch, R595 Production Branch, R610 New Feature Branch), R570 no longer "
+        "listed: https://docs.nvidia.com/datacenter/tesla/drivers/615/supported-drivers-and-cuda-toolkit-versions.html"
+        "; the unversioned page (the R580-era edition): 'R535 | R570 | R580', 'End of Life | June 2026 | February "
+        "2026 | August 2028' (R570 Production Branch), and 'All other previous driver branches not listed in the "
+        "table above (such as R575, R565, R560, R550, R525, R515, R510, R495, R465, R460, R455, R450, R440, R418, "
+        "R410) are end of life': "
+        "https://docs.nvidia.com/datacenter/tesla/drivers/supported-drivers-and-cuda-toolkit-versions.html"
     ),
     "cuda-compat-errors": (
         "NVIDIA's driver_types.h, enum cudaError, as the PyPI wheels nvidia-cuda-runtime 13.0.96 "
@@ -596,11 +611,53 @@ SOURCES: dict[str, str] = {
         "entries dropped; 'Environment variable unset or empty or \"void\": return nil') and "
         "internal/config/image/devices.go NewVisibleDevices ('case envvar == \"none\"', 'case envvar == \"all\"': "
         "exact and case-sensitive, 'The order of precedence for the special values is void > none > all'; any other "
-        "entry is a device ID), capabilities.go NewDriverCapabilities (entries trimmed, compared as written)"
+        "entry is a device ID), capabilities.go NewDriverCapabilities (entries trimmed, compared as written). Legacy "
+        "images, NVIDIA/nvidia-container-toolkit @ d34b3046758cb1a5db606b2a39519c731bbf9f56: cuda_image.go IsLegacy "
+        "('An image is considered legacy if it has a CUDA_VERSION environment variable defined and no "
+        "NVIDIA_REQUIRE_CUDA environment variable defined'), '// Environment variable unset with legacy image: "
+        "default to \"all\".', and cmd/nvidia-container-runtime-hook/container_config.go 'if !capsEnvSpecified && "
+        "legacyImage { // Environment variable unset with legacy image: set all capabilities.'"
     ),
     "cudnn-wheel-first-releases": (
         "The release lists of nvidia-cudnn-cu13 and nvidia-cudnn-cu12 on the package index, read 2026-11-26 with "
         "`pip index versions`: nvidia-cudnn-cu13's oldest release is 9.12.0.46 (compat-audit F1: 'the first is "
         "9.12.0.46'); nvidia-cudnn-cu12's oldest listed is 8.8.0.121"
+    ),
+    "cuda-on-wsl": (
+        "NVIDIA 'CUDA on WSL User Guide' (https://docs.nvidia.com/cuda/wsl-user-guide/index.html), as copied verbatim "
+        "in many public repositories (the stored page is cut before this section): 'Once a Windows NVIDIA GPU driver "
+        "is installed on the system, CUDA becomes available within WSL 2. The CUDA driver installed on Windows host "
+        "will be stubbed inside the WSL 2 as libcuda.so, therefore users must not install any NVIDIA GPU Linux driver "
+        "within WSL 2.'; its known limitations, as quoted in NVIDIA/cudf#9955: 'NVML (nvidia-smi) does not support "
+        "all the queries yet'. Where the stub lives: microsoft/WSL#8587 ('libcuda.so is not in found but "
+        "libcuda.so.1 is.': ldconfig -p lists 'libcuda.so.1 => /usr/lib/wsl/lib/libcuda.so.1', loading fails until "
+        "LD_LIBRARY_PATH=/usr/lib/wsl/lib/; '/usr/lib/wsl/lib is mounted from C:\\Windows\\system32\\lxss'), "
+        "microsoft/WSL#5548 and #11229 ('ldconfig: /usr/lib/wsl/lib/libcuda.so.1 is not a symbolic link'). The GPU: "
+        "Microsoft's 'DirectX heart Linux' (https://devblogs.microsoft.com/directx/directx-heart-linux/): 'Dxgkrnl is "
+        "a brand-new kernel driver for Linux that exposes the /dev/dxg device to user mode Linux'. The kernel release: "
+        "'5.4.72-microsoft-standard-WSL2' (twpayne/chezmoi#1193), 'WSL2 will soon (TM) include the \"WSL2\" string in "
+        "/proc/sys/kernel/osrelease' (systemd/systemd#15614); WSL 1's '4.4.0-19041-Microsoft' (powersj/whatsthis#10)"
+    ),
+    "driver-architecture-matrix": (
+        "NVIDIA 'CUDA Toolkit, Driver, and Architecture Matrix' "
+        "(https://docs.nvidia.com/datacenter/tesla/drivers/cuda-toolkit-driver-and-architecture-matrix.html): "
+        "'Volta | 7.0 | CUDA 9.0 | CUDA 12.x | R580', 'Pascal | 6.0 6.1 | CUDA 8.0 | CUDA 12.x | R580', 'Maxwell | "
+        "5.0 5.2 5.3 | CUDA 6.5 | CUDA 12.x | R580' (Last Driver), Turing and newer 'Ongoing'. The kernel log of a "
+        "595 driver on such a GPU, NixOS/nixos-hardware#1880: 'NVRM: The NVIDIA NVIDIA GeForce GTX 1050 GPU installed "
+        "in this system is supported through the NVIDIA 580.xx Legacy drivers. ... The 595.71.05 NVIDIA driver will "
+        "ignore this GPU. Continuing probe... NVRM: No NVIDIA GPU found.' How the GPUs are read without NVML: "
+        "NVIDIA/open-gpu-kernel-modules @ 1739a20efc4acb55fd1dc53dcc66057b70c2613c kernel-open/nvidia/nv-procfs.c "
+        "('Model: \\t\\t %s', 'Bus Location: \\t %04x:%02x:%02x.%x' in /proc/driver/nvidia/gpus/<address>/information) "
+        "and nv-pci-table.c (vendor PCI_VENDOR_ID_NVIDIA with class PCI_CLASS_DISPLAY_VGA or PCI_CLASS_DISPLAY_3D; "
+        "Linux include/linux/pci_ids.h: 0x10de, 0x0300, 0x0302); names from the host's pci.ids "
+        "(https://pci-ids.ucw.cz/)"
+    ),
+    "jetson-l4t": (
+        "The L4T release file /etc/nv_tegra_release ('# R36 (release), REVISION: 4.0, GCID: 37537400, BOARD: generic, "
+        "EABI: aarch64, DATE: ...'), as jetson-stats reads it into '36.4.0' (rbonghi/jetson_stats @ "
+        "b3eb2cb996bc10e4ed1e5b6f5e96ea5c15bb0319 jtop/core/jetson_l4t.py). NVML and the integrated GPU: "
+        "triton-inference-server/server#714 ('NVML is not supported on Jetson', 'failed to initialize NVML: NVML_ERROR "
+        "9'), OE4T/linux-tegra-5.10#17 (nvidia-smi prints 'Driver Version: N/A', memory 'Not Supported'). No NVIDIA "
+        "page saying so was found; forward compatibility names 'Jetson boards' (cuda-forward-compat)"
     ),
 }

@@ -4,8 +4,11 @@ driver library present without its kernel module.
 
 The toolkit mounts the driver's libraries by capability: without ``compute`` no libcuda, without ``utility`` no
 NVML (an empty or unset variable means ``utility,compute``, the toolkit's default since v1.4.0); with
-NVIDIA_VISIBLE_DEVICES unset, empty or ``void`` it does nothing at all, with ``none`` no GPU (compat/sources.py
-"container-toolkit-variables").
+NVIDIA_VISIBLE_DEVICES empty or ``void`` it does nothing at all, with ``none`` no GPU. Unset, it does nothing in
+an image that declares its CUDA requirement (NVIDIA_REQUIRE_CUDA), but a legacy image (CUDA_VERSION set, no
+NVIDIA_REQUIRE_CUDA) gets all GPUs and, with NVIDIA_DRIVER_CAPABILITIES unset too, all capabilities
+(compat/sources.py "container-toolkit-variables"). The rules judge only a variable that is set, so an unset one
+is never called the cause.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ def kernel_evidence(env: Environment) -> tuple[str, ...]:
     kernel = env.kernel
     if kernel is None:
         return ()
+    if env.platform is not None and env.platform.wsl is not None:
+        return ()  # no module and no /dev/nvidia* by design: platform.platform_evidence says what WSL has instead
     said = []
     if kernel.module_version:
         said.append(f"kernel module {kernel.module_version} (/proc/driver/nvidia/version)")

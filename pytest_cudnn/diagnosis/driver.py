@@ -15,6 +15,7 @@ from .model import (
     Severity,
     make_finding,
 )
+from .platform import dropped, platform_evidence
 from .stack import (
     gpu_text,
     runtime_evidence,
@@ -28,14 +29,27 @@ def driver_rules(env: Environment) -> Iterator[Finding]:
     said = f"NVML said: {driver.reason}" if driver.reason else ""
     where = f"NVML library: {driver.path}" if driver.path else ""
     if driver.state is State.FOUND:
-        if not driver.gpus:
+        if not driver.gpus and not dropped(env):
             yield make_finding(
                 "no-gpu",
                 Severity.ERROR,
                 "driver",
                 "the NVIDIA driver is running but reports no GPU",
-                (f"driver {driver.version} via {driver.path}",),
+                (f"driver {driver.version} via {driver.path}", *platform_evidence(env)),
                 "check that the GPU is attached to this machine or container (nvidia-smi -L; docker run --gpus all)",
+            )
+        return
+    if env.platform is not None and env.platform.tegra_release:
+        # NVML never describes a Tegra GPU (it fails or is absent there): libcuda is the driver (platform.py).
+        if env.cuda_driver.state is not State.FOUND:
+            yield make_finding(
+                "no-driver",
+                Severity.ERROR,
+                "driver",
+                "no NVIDIA driver: libcuda.so.1 is not on the loader path of this Jetson/Tegra host",
+                (f"libcuda: {env.cuda_driver.reason}", *platform_evidence(env)),
+                "install the L4T CUDA driver (JetPack's nvidia-l4t-cuda package); its libcuda lives in "
+                "/usr/lib/aarch64-linux-gnu/nvidia",
             )
         return
     if driver.nvml_error == 18:
@@ -58,7 +72,7 @@ def driver_rules(env: Environment) -> Iterator[Finding]:
             "driver",
             "the NVIDIA driver's library is here but no NVIDIA kernel module is loaded"
             + (" on the machine running this container" if container else ""),
-            (said, where, *kernel),
+            (said, where, *kernel, *platform_evidence(env)),
             "load the kernel module on the host (modprobe nvidia, or install the driver there), then restart the "
             "container with --gpus all; a driver library baked into the image does not bring a kernel module"
             if container
@@ -79,6 +93,7 @@ def driver_rules(env: Environment) -> Iterator[Finding]:
                 if runtimes
                 else "",
                 *kernel_evidence(env),
+                *platform_evidence(env),
             ),
             "install the NVIDIA driver; in a container, start it with the NVIDIA container toolkit (--gpus all)",
         )

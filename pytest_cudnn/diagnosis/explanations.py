@@ -167,6 +167,129 @@ _HOST: dict[str, Explanation] = {
             "library': https://docs.nvidia.com/deploy/nvidia-smi/index.html",
         ),
     ),
+    "driver-dropped-gpu": Explanation(
+        meaning=(
+            "An NVIDIA GPU is on the PCI bus (/sys/bus/pci/devices lists NVIDIA's vendor id 0x10de with the class of "
+            "a display or 3D controller) but the installed driver, of branch R590 or newer, does not list it. From "
+            "R590 NVIDIA's driver ignores Maxwell, Pascal and Volta GPUs (GTX 9xx and 10xx, P100, P40, V100): their "
+            "last driver branch is R580. Where it dropped every GPU the kernel module does not load at all ('NVRM: "
+            "No NVIDIA GPU found'); where others remain, NVML lists only those. Tests that need the dropped GPU "
+            "cannot have it. The doctor names each GPU the driver does not list, by the driver's /proc file or the "
+            "host's pci.ids where they name it."
+        ),
+        confirm=(
+            "$ sudo dmesg | grep NVRM  # 'supported through the NVIDIA 580.xx Legacy drivers ... will ignore this GPU'",
+            "$ lspci -nn -d 10de:  # the NVIDIA devices on the PCI bus, with their names",
+            "$ cat /proc/driver/nvidia/version  # the driver's version; 590 or newer drops these GPUs",
+            "$ nvidia-smi -L  # the GPUs the driver lists",
+        ),
+        fix=(
+            "Install the R580 driver branch (NVIDIA's 580.xx legacy driver; most distributions package it as "
+            "nvidia-driver-580 or similar) and reboot, or run the GPU tests on a Turing or newer GPU. CUDA 13 builds "
+            "of the frameworks do not run on these GPUs either: keep their CUDA 12 builds."
+        ),
+        sources=(
+            "NVIDIA, CUDA Toolkit, Driver, and Architecture Matrix: 'Volta | 7.0 | CUDA 9.0 | CUDA 12.x | R580' "
+            "(Pascal and Maxwell the same, Last Driver R580): "
+            "https://docs.nvidia.com/datacenter/tesla/drivers/cuda-toolkit-driver-and-architecture-matrix.html",
+            "The kernel log of a 595 driver on a GTX 1050: 'supported through the NVIDIA 580.xx Legacy drivers ... "
+            "The 595.71.05 NVIDIA driver will ignore this GPU': https://github.com/NixOS/nixos-hardware/issues/1880",
+        ),
+    ),
+    "wsl-no-gpu": Explanation(
+        meaning=(
+            "This Linux runs in WSL, and WSL gives it no GPU. In WSL 2 the GPU comes from the Windows NVIDIA driver "
+            "through the paravirtualisation device /dev/dxg, and the driver's user-mode libraries (libcuda.so.1, "
+            "libnvidia-ml.so.1) are mapped into /usr/lib/wsl/lib; there is no NVIDIA kernel module and no "
+            "/dev/nvidia* node by design. WSL 1 has no GPU at all. Without /dev/dxg, or without libcuda.so.1 in "
+            "/usr/lib/wsl/lib (no Windows NVIDIA driver, or one that predates WSL support), CUDA finds no device."
+        ),
+        confirm=(
+            "$ cat /proc/sys/kernel/osrelease  # '...-microsoft-standard-WSL2' on WSL 2; '...-Microsoft' on WSL 1",
+            "$ ls -l /dev/dxg  # the GPU paravirtualisation device of WSL 2",
+            "$ ls /usr/lib/wsl/lib  # the Windows driver's libraries: libcuda.so.1, libnvidia-ml.so.1, ...",
+            "> wsl -l -v  # in Windows: each distribution's WSL version",
+        ),
+        fix=(
+            "On WSL 1, convert the distribution (wsl --set-version <distribution> 2). On WSL 2, install or update "
+            "the NVIDIA driver on Windows (the only driver WSL uses), run wsl --update and wsl --shutdown, and start "
+            "the distribution again."
+        ),
+        sources=(
+            "NVIDIA, CUDA on WSL User Guide: 'The CUDA driver installed on Windows host will be stubbed inside the "
+            "WSL 2 as libcuda.so, therefore users must not install any NVIDIA GPU Linux driver within WSL 2' (as "
+            "copied in public repositories): https://docs.nvidia.com/cuda/wsl-user-guide/index.html",
+            "Microsoft, 'DirectX heart Linux': 'Dxgkrnl is a brand-new kernel driver for Linux that exposes the "
+            "/dev/dxg device to user mode Linux': https://devblogs.microsoft.com/directx/directx-heart-linux/",
+        ),
+    ),
+    "wsl-libraries-not-on-loader-path": Explanation(
+        meaning=(
+            "On WSL 2 the Windows NVIDIA driver's libcuda.so.1 and libnvidia-ml.so.1 are in /usr/lib/wsl/lib, and "
+            "the loader finds them only through the ldconfig entry WSL writes (/etc/ld.so.conf.d/ld.wsl.conf) or "
+            "LD_LIBRARY_PATH. Here they are in that folder but the loader does not find them, so CUDA and NVML "
+            "report no driver. Installing a Linux driver is the wrong fix: inside WSL 2 it cannot work."
+        ),
+        confirm=(
+            "$ ls /usr/lib/wsl/lib  # libcuda.so.1 and libnvidia-ml.so.1 are here",
+            "$ ldconfig -p | grep libcuda  # nothing: the folder is not in the loader's cache",
+            "$ cat /etc/ld.so.conf.d/ld.wsl.conf  # WSL's own entry: /usr/lib/wsl/lib",
+        ),
+        fix=(
+            "echo /usr/lib/wsl/lib | sudo tee /etc/ld.so.conf.d/ld.wsl.conf && sudo ldconfig, or for one shell "
+            "export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH. ldconfig's warning that libcuda.so.1 'is not "
+            "a symbolic link' there is harmless."
+        ),
+        sources=(
+            "microsoft/WSL#8587, 'libcuda.so is not in found but libcuda.so.1 is.' (ldconfig -p lists 'libcuda.so.1 "
+            "=> /usr/lib/wsl/lib/libcuda.so.1'; loading works with LD_LIBRARY_PATH=/usr/lib/wsl/lib/): "
+            "https://github.com/microsoft/WSL/issues/8587",
+            "microsoft/WSL#11229, 'ldconfig: /usr/lib/wsl/lib/libcuda.so.1 is not a symbolic link': "
+            "https://github.com/microsoft/WSL/issues/11229",
+        ),
+    ),
+    "wsl-linux-driver-installed": Explanation(
+        meaning=(
+            "A Linux NVIDIA driver's libraries were installed inside WSL 2 (a distribution's nvidia-driver or "
+            "libnvidia-compute package, or a CUDA installer that brought a driver), and the loader finds its "
+            "libcuda.so.1 or libnvidia-ml.so.1 before the Windows driver's copies in /usr/lib/wsl/lib. A Linux "
+            "driver has no kernel module and no /dev/nvidia* here, so CUDA fails; NVIDIA says never to install one "
+            "in WSL 2."
+        ),
+        confirm=(
+            "$ ldconfig -p | grep -E 'libcuda.so.1|libnvidia-ml.so.1'  # copies outside /usr/lib/wsl/lib",
+            "$ dpkg -S libcuda.so.1  # the package that brought the Linux copy (Debian, Ubuntu)",
+        ),
+        fix=(
+            "Remove the Linux driver's packages from the distribution (sudo apt-get remove --purge '^libnvidia-.*' "
+            "'^nvidia-driver-.*' on Ubuntu; keep the CUDA toolkit, whose WSL-Ubuntu installer brings no driver), "
+            "then sudo ldconfig."
+        ),
+        sources=(
+            "NVIDIA, CUDA on WSL User Guide: 'The CUDA driver installed on Windows host will be stubbed inside the "
+            "WSL 2 as libcuda.so, therefore users must not install any NVIDIA GPU Linux driver within WSL 2' (as "
+            "copied in public repositories): https://docs.nvidia.com/cuda/wsl-user-guide/index.html",
+        ),
+    ),
+    "tegra-host": Explanation(
+        meaning=(
+            "A Jetson (Tegra) host: /etc/nv_tegra_release names its L4T release. Its GPU is integrated and its "
+            "driver comes with L4T, and NVML does not describe it (it fails or is absent there), so the GPU list, "
+            "memory and device checks that rest on NVML say nothing. CUDA's own libcuda.so.1 is the driver here: "
+            "the CUDA, cuDNN and framework checks still apply."
+        ),
+        confirm=(
+            "$ head -1 /etc/nv_tegra_release  # '# R36 (release), REVISION: 4.0, ...'",
+            "$ tegrastats  # the GPU's load and memory, where nvidia-smi cannot say",
+        ),
+        fix="Nothing to fix; read the GPU's state with tegrastats or jtop (jetson-stats).",
+        sources=(
+            "rbonghi/jetson_stats jtop/core/jetson_l4t.py reads /etc/nv_tegra_release ('# R36 (release), REVISION: "
+            "4.0, ...') into '36.4.0': https://github.com/rbonghi/jetson_stats",
+            "triton-inference-server/server#714: 'NVML is not supported on Jetson': "
+            "https://github.com/triton-inference-server/server/issues/714",
+        ),
+    ),
     "no-gpu": Explanation(
         meaning=(
             "The NVIDIA driver runs (NVML initialised) but lists no GPU: no NVIDIA GPU is attached to this machine, "
@@ -265,11 +388,14 @@ _HOST: dict[str, Explanation] = {
     ),
     "forward-compat-unsupported-branch": Explanation(
         meaning=(
-            "A newer libcuda (CUDA forward compatibility) runs over a kernel driver whose branch NVIDIA's data "
-            "center driver table lists as end of life (R550, R470, ...: every branch below the newest it names that "
-            "it does not list as supported), and no CUDA runtime could use the GPU through it. NVIDIA supports "
-            "forward compatibility on its supported branches only (Long Term Support and Production Branches, such "
-            "as R535, R570 and R580): on an ended branch the compat package is not supported."
+            "A newer libcuda (CUDA forward compatibility) runs over a kernel driver whose branch had reached its end "
+            "of life on the day the host was probed, and no CUDA runtime could use the GPU through it. NVIDIA's "
+            "data center driver table gives each branch it lists an end of life (R535 June 2026, R570 February "
+            "2026, R610 August 2026, R595 March 2027, R580 June 2028, R620 September 2029) and ends every older "
+            "branch it does not list (R550, R470, ...). The day judged is the snapshot's own probe time, so a "
+            "replayed snapshot is judged as of when it was taken; where that time cannot be read, the newest "
+            "table as it stands decides (R580, R595 and R620). NVIDIA supports forward compatibility on its "
+            "supported branches only: on an ended branch the compat package is not supported."
         ),
         confirm=(
             "$ cat /proc/driver/nvidia/version  # the kernel driver's version: its first number is the branch (R550)",
@@ -278,14 +404,23 @@ _HOST: dict[str, Explanation] = {
             "$ pytest-cudnn doctor  # the cudaGetDeviceCount status each runtime returned",
         ),
         fix=(
-            "Move the host's kernel driver to a supported branch (R535, R570, R580 or newer) and use the compat "
-            "package there, or upgrade the driver to one that runs the needed CUDA by itself; or take the compat "
-            "folder off the loader path and use a framework build for the CUDA the kernel driver supports."
+            "Move the host's kernel driver to a supported Long Term Support or Production Branch (the finding names "
+            "those supported on the day the host was probed: R580, R595 or R620 in November 2026) and "
+            "use the compat package there, or upgrade the driver to one that runs the needed CUDA by itself; or take "
+            "the compat folder off the loader path and use a framework build for the CUDA the kernel driver supports."
         ),
         sources=(
-            "NVIDIA Data Center GPU Driver documentation, 'Supported Drivers and CUDA Toolkit Versions': R535 and "
-            "R580 Long Term Support Branch, R570 Production Branch, 'All other previous driver branches not listed "
-            "in the table above (such as R575, R565, R560, R550, R525, ...) are end of life': "
+            "NVIDIA Data Center GPU Driver documentation, 'Supported Drivers and CUDA Toolkit Versions', 620 "
+            "edition, Table 2: 'R580 | R595 | R620', 'End of Life | June 2028 | March 2027 | September 2029', 'Only "
+            "Long Term Support and Production branches are listed. New Feature Branches are short-lived and do not "
+            "have an end-of-life date.': "
+            "https://docs.nvidia.com/datacenter/tesla/drivers/620/supported-drivers-and-cuda-toolkit-versions.html",
+            "The same page, 615 edition, Table 2: 'R535 | R580 | R595 | R610', 'End of Life | June 2026 | June 2028 | "
+            "March 2027 | August 2026' (R570 no longer listed): "
+            "https://docs.nvidia.com/datacenter/tesla/drivers/615/supported-drivers-and-cuda-toolkit-versions.html",
+            "The unversioned page (the R580-era edition): 'R535 | R570 | R580', 'End of Life | June 2026 | February "
+            "2026 | August 2028', and 'All other previous driver branches not listed in the table above (such as "
+            "R575, R565, R560, R550, R525, ...) are end of life': "
             "https://docs.nvidia.com/datacenter/tesla/drivers/supported-drivers-and-cuda-toolkit-versions.html",
             "NVIDIA CUDA Compatibility guide, FAQ: upgrading the kernel mode driver under forward compatibility 'is "
             "supported only for drivers on LLB and LTS branches of driver for select GPUs': "
@@ -344,6 +479,11 @@ _HOST: dict[str, Explanation] = {
             "nvidia-container-runtime has the same behavior as runc (that is, neither GPUs nor capabilities are "
             "exposed)': https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/"
             "docker-specialized.html",
+            "NVIDIA/nvidia-container-toolkit internal/config/image/cuda_image.go: a legacy image ('CUDA_VERSION "
+            "environment variable defined and no NVIDIA_REQUIRE_CUDA') with the variable unset gets all GPUs: "
+            "'// Environment variable unset with legacy image: default to \"all\".': "
+            "https://github.com/NVIDIA/nvidia-container-toolkit/blob/d34b3046758cb1a5db606b2a39519c731bbf9f56/"
+            "internal/config/image/cuda_image.go",
             "NVIDIA Container Toolkit, 'Support for Container Device Interface': CDI device names such as "
             "nvidia.com/gpu=all: https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/"
             "cdi-support.html",
@@ -1691,8 +1831,13 @@ _LIBRARIES: dict[str, Explanation] = {
             "//p')\"/torch/lib/libtorch_cuda.so | head",
         ),
         fix=(
-            "Install a PyTorch build whose architectures include this GPU's (another CUDA variant from PyTorch's "
-            "index; an older CUDA for an older GPU), or build PyTorch with TORCH_CUDA_ARCH_LIST naming it."
+            "Where the tables know the newest PyPI release whose GPU code runs on the GPU, the finding carries the "
+            "requirement that keeps pip on it, the first release without it as the bound: PyPI's builds from 2.11 "
+            'start at sm_75, so a V100 (sm_70) gets pip install "torch<2.11" (2.10.0, cu128), a P100 or GTX 10xx '
+            '(sm_60) "torch<2.8" (2.7.1, cu126). It carries none where the installed release already meets the '
+            "bound, where another framework's pins forbid it, or where no tabled build runs on the GPU: then install "
+            "a PyTorch build whose architectures include this GPU's (another CUDA variant from PyTorch's index; an "
+            "older CUDA for an older GPU), or build PyTorch with TORCH_CUDA_ARCH_LIST naming it."
         ),
         sources=(
             "torch.cuda.get_arch_list(): 'Return list CUDA architectures this library was compiled for': "
@@ -1702,6 +1847,9 @@ _LIBRARIES: dict[str, Explanation] = {
             "CUDA Runtime API, cudaError: cudaErrorNoKernelImageForDevice (209): "
             "https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html",
             "PyTorch, 'Start Locally': the CUDA variants to choose from: https://pytorch.org/get-started",
+            "The torch wheels on PyPI, their CUDAConfig.h NVCC_FLAGS_EXTRA: sm_50 to sm_90 in 2.1.0 to 2.7.1, sm_70 "
+            "to sm_120 in 2.8.0 to 2.10.0 (cu128), sm_75 to sm_120 from 2.11.0 (cu130) (read into each wheel, "
+            "'torch-pypi-wheels'): https://pypi.org/project/torch/#files",
         ),
     ),
     "framework-ptx-only": Explanation(

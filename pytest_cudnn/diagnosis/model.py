@@ -63,6 +63,11 @@ CODES: dict[str, str] = {
     "driver-not-loaded": "driver installed, kernel module not loaded",
     "driver-error": "NVML failed for another reason",
     "no-gpu": "the driver runs but reports no GPU",
+    "driver-dropped-gpu": "the driver (R590 or newer) does not drive NVIDIA GPUs on the PCI bus",
+    "wsl-no-gpu": "WSL gives this Linux no GPU (WSL 1, no /dev/dxg, or no Windows driver)",
+    "wsl-libraries-not-on-loader-path": "WSL2's driver libraries in /usr/lib/wsl/lib are not on the loader path",
+    "wsl-linux-driver-installed": "a Linux NVIDIA driver inside WSL2 shadows the Windows driver's libraries",
+    "tegra-host": "a Jetson/Tegra host: NVML does not describe its GPU, libcuda does",
     "forward-compat-in-use": "a newer user-mode libcuda (cuda-compat) runs over an older kernel driver, and works",
     "forward-compat-unsupported-gpu": "CUDA forward compatibility is not supported on the GPU (804)",
     "forward-compat-unsupported-branch": "CUDA forward compatibility on a kernel driver branch NVIDIA lists as ended",
@@ -158,6 +163,10 @@ CAUSES = ("tensorflow-cpu-only", "framework-cpu-only", "mig-no-devices")
 # framework). A rule that knows its cause sets ``because`` itself (cudnn-create-failed names why CUDA sees no
 # device). tests/test_cause_first.py keeps the table acyclic.
 FOLLOWS: dict[str, tuple[tuple[str, str], ...]] = {
+    # WSL2's driver is the Windows one, reached through /usr/lib/wsl/lib and /dev/dxg; R590+ loads no module for a
+    # machine whose GPUs it all dropped.
+    "no-driver": (("wsl-libraries-not-on-loader-path", "host"), ("wsl-no-gpu", "host")),
+    "driver-not-loaded": (("driver-dropped-gpu", "host"),),
     # A CPU-only build brings no CUDA runtime, and when it is an error no GPU framework is there that would (as a
     # warning, a GPU framework is installed, and the CPU-only one is not why that one finds no runtime).
     "no-cuda-runtime": (("tensorflow-cpu-only", "error"), ("framework-cpu-only", "error")),

@@ -16,6 +16,7 @@ from .frameworks import framework_rules
 from .libraries import library_rules
 from .loader import loader_rules
 from .model import CAUSES, FOLLOWS, ORDER, Finding, Rule, Severity
+from .platform import platform_rules
 from .runtime import gpu_arch_rules, runtime_rules
 from .tensorflow import tensorflow_rules
 from .variables import device_rules, path_rules, windows_rules
@@ -35,6 +36,7 @@ def process_rules(env: Environment) -> Iterator[Finding]:
 
 
 RULES: tuple[Rule, ...] = (
+    platform_rules,  # WSL2, Tegra, GPUs the driver dropped: what kind of host decides what the rest means
     container_rules,  # a container's causes first: the driver's and CUDA's failures follow from them
     driver_rules,
     forward_rules,

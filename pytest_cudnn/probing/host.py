@@ -52,6 +52,7 @@ from ..environment import (
     LoadedLibrary,
     MigDevice,
     PathCheck,
+    Platform,
     Resolution,
     State,
     TensorFlow,
@@ -80,6 +81,7 @@ from ..probe.discovery import (
 from ..probe.distributions import installed_distributions
 from ..probe.facts import FileFacts, Looked, kept, looked, remembered, using
 from ..probe.kernel import read_kernel_driver
+from ..probe.platform import read_pci_gpus, read_platform
 
 if TYPE_CHECKING:
     from ..native.protocol import (
@@ -268,7 +270,16 @@ def _probe_environment(
         wheel_checks=wheel_checks,
         kernel=read_kernel_driver() if not windows else None,
         libraries=libraries,
+        platform=_platform(driver) if not windows else None,
     )
+
+
+def _platform(driver: Driver) -> Platform:
+    """The host's platform; the GPUs on its PCI bus only where NVML lists none (why it lists none is then asked)."""
+    found = read_platform()
+    if driver.state is State.FOUND and driver.gpus:
+        return found
+    return dataclasses.replace(found, pci_gpus=read_pci_gpus())
 
 
 def _frameworks(
