@@ -28,6 +28,7 @@ from .native import protocol
 
 __all__ = [
     "ALLOWED_VARIABLES",
+    "CHECK_SWITCHES",
     "CONTAINER_VARIABLES",
     "HIDDEN",
     "INSTALL_VARIABLES",
@@ -91,6 +92,9 @@ ALLOWED_VARIABLES = (
     "CONDA_PREFIX",
     "NVIDIA_VISIBLE_DEVICES",
     "NVIDIA_DRIVER_CAPABILITIES",
+    # The frameworks' own switches for their version checks (frameworks/*: skip_check)
+    "PYTORCH_SKIP_CUDNN_COMPATIBILITY_CHECK",
+    "JAX_SKIP_CUDA_CONSTRAINTS_CHECK",
 )
 HIDDEN = "\u2026"  # what stands for a value that is not shown
 
@@ -115,6 +119,7 @@ def _shown_setting(part: str) -> str:
 # Set by NVIDIA's CUDA images and read by the NVIDIA container toolkit: which GPUs and which driver libraries it
 # mounts into a container (compat/sources.py "container-toolkit-variables"). Shown only where set.
 CONTAINER_VARIABLES = ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES")
+CHECK_SWITCHES = ("PYTORCH_SKIP_CUDNN_COMPATIBILITY_CHECK", "JAX_SKIP_CUDA_CONSTRAINTS_CHECK")
 WINDOWS_ONLY_VARIABLES = ("PATH",)
 
 

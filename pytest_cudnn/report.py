@@ -30,6 +30,7 @@ from .document import (
 )
 from .environment import (
     ALLOWED_VARIABLES,
+    CHECK_SWITCHES,
     CONTAINER_VARIABLES,
     Candidate,
     CudaRuntime,
@@ -414,8 +415,8 @@ def doctor_text(
     lines += ["", "Environment"]
     shown = dict(env.variables)
     for name in ALLOWED_VARIABLES:
-        if name in CONTAINER_VARIABLES and name not in shown:
-            continue  # a container's: said where set
+        if name in CONTAINER_VARIABLES + CHECK_SWITCHES and name not in shown:
+            continue  # a container's, or a framework's switch for its own check: said where set
         lines.append(f"  {name:<20} {clip(shown.pop(name, '(unset)'), _VALUE)}")
     for name, value in shown.items():
         lines.append(f"  {name:<20} {clip(value, _VALUE)}")

@@ -29,6 +29,7 @@ from pytest_cudnn.environment import (
     WheelCheck,
     WheelFile,
 )
+from pytest_cudnn.frameworks.jax import cudnn_number
 
 from .envbuilder import SITE, WHEEL_CUDNN, WHEEL_RUNTIME, EnvBuilder, gpu, mig, missing_load, partitioned, rpath_load
 from .test_diagnosis_process import tf_needs_cusolver
@@ -265,6 +266,17 @@ def torch_on(driver: str, cuda_raw: int, *gpus_seen: object, **torch: object) ->
         return b.with_torch(**torch).build()  # type: ignore[arg-type]
 
     return build
+
+
+TORCH_132_PTX = {"version": "2.15.0+cu132", "cuda": "13.2", "sass": ("sm_80", "compute_80")}
+
+
+def cuda_135_on_r580() -> Environment:
+    """The CUDA 13.5 runtime wheel (nvidia-cuda-runtime 13.5.37, what pip installs today) on driver 580: minor-version
+    compatibility runs it, so nothing is too old."""
+    b = EnvBuilder().with_driver(version="580.95.05", cuda_version_raw=13000)
+    b.runtime(f"{SITE}/nvidia/cu13/lib/libcudart.so.13", 13050, (Via.PIP_WHEEL,), rank=None, driver_raw=13000)
+    return b.build()
 
 
 TORCH_CUDA = f"{SITE}/torch/lib/libtorch_cuda.so"
@@ -523,6 +535,40 @@ def jax_on(major: int, device: Gpu) -> Case:
     return case
 
 
+_JAX_WHEELS = ((WHEEL_CUDNN, "libcudnn.so.9"), (WHEEL_RUNTIME, "libcudart.so.12"))
+
+
+def jax_checked(loaded: str, built: str, **variables: str) -> Case:
+    """JAX whose CUDA 12 plugin, built with cuDNN ``built``, loads the cuDNN ``loaded`` wheel beside it."""
+
+    def case() -> Environment:
+        b = EnvBuilder().with_gpus(gpu(cc="9.0"))
+        b.cudnn(f"{WHEEL_CUDNN}/libcudnn.so.9", loaded, 12090, (Via.PIP_WHEEL,), rank=None)
+        copy = b.copies[-1]  # its cudnnGetVersion, which JAX's rules read
+        copy.value = dataclasses.replace(copy.value, version_raw=cudnn_number(loaded))
+        b.runtime(f"{WHEEL_RUNTIME}/libcudart.so.12", 12090, (Via.PIP_WHEEL,), rank=None)
+        plugin = f"{SITE}/jax_plugins/xla_cuda12/xla_cuda_plugin.so"
+        loads = tuple(rpath_load(f"{folder}/{name}", plugin) for folder, name in _JAX_WHEELS)
+        b.with_jax("0.10.2", 12, cudnn=built, loads=loads)
+        b.variables.update(variables)
+        return b.build()
+
+    case.__name__ = f"jax_{loaded}_built_{built}_{'_'.join(variables)}"
+    return case
+
+
+def torch_skipping(cudnn: str, value: str) -> Case:
+    """PyTorch 2.15 (built with cuDNN 9.26) loading ``cudnn``, PYTORCH_SKIP_CUDNN_COMPATIBILITY_CHECK=``value``."""
+    loading = torch_loading(cudnn=cudnn)
+
+    def case() -> Environment:
+        env = loading()
+        return dataclasses.replace(env, variables={**env.variables, "PYTORCH_SKIP_CUDNN_COMPATIBILITY_CHECK": value})
+
+    case.__name__ = f"torch_{cudnn}_skip_{value}"
+    return case
+
+
 def cublas_case(cublas: str, cublaslt: str) -> Case:
     """JAX preloading cuBLAS ``cublas`` and cuBLASLt ``cublaslt`` from its wheel folder."""
     from .test_nccl import jax_with_cublas
@@ -720,7 +766,14 @@ CASES: list[tuple[str, bool, Case]] = [
     # A Volta GPU (7.0) and torch 2.15's SASS from sm_75, no PTX: no kernel runs.
     ("framework-no-kernels-for-gpu", True, torch_on("580.65.06", 13000, gpu(cc="7.0"))),
     ("framework-no-kernels-for-gpu", False, torch_on("580.65.06", 13000, gpu(cc="7.5"))),
-    ("framework-ptx-only", True, torch_on("580.65.06", 13000, gpu(cc="9.0"), sass=("sm_80", "compute_80"))),
+    # (The row once put this build, made by CUDA 13.2, on an R580 driver: its PTX cannot be compiled there.)
+    # PTX from CUDA 13.2 on an R580 driver (CUDA 13.0): the runtime loads, the JIT cannot compile it.
+    ("framework-ptx-newer-than-driver", True, torch_on("580.95.05", 13000, gpu(cc="9.0"), **TORCH_132_PTX)),
+    ("framework-ptx-only", False, torch_on("580.95.05", 13000, gpu(cc="9.0"), **TORCH_132_PTX)),
+    ("framework-ptx-newer-than-driver", False, torch_on("595.45.04", 13020, gpu(cc="9.0"), **TORCH_132_PTX)),
+    ("framework-ptx-only", True, torch_on("595.45.04", 13020, gpu(cc="9.0"), **TORCH_132_PTX)),
+    ("framework-ptx-newer-than-driver", False, torch_on("580.95.05", 13000, gpu(cc="8.0"), **TORCH_132_PTX)),
+    ("driver-too-old-for-cuda", False, cuda_135_on_r580),
     ("framework-ptx-only", False, torch_on("580.65.06", 13000, gpu(cc="8.6"), sass=("sm_80", "compute_80"))),
     # The copies torch loads, judged by torch's own rules (issue 10).
     ("framework-driver-too-old", True, torch_loading("550.54.15")),
@@ -728,6 +781,19 @@ CASES: list[tuple[str, bool, Case]] = [
     ("framework-driver-too-old", True, torch_without_nvml(12040)),
     ("framework-driver-too-old", False, torch_without_nvml(0)),  # no driver at all: no-driver says it
     ("framework-cudnn-mismatch", True, torch_loading(cudnn="9.1.0")),
+    # The frameworks' own switches: a refusal their check alone makes becomes a warning, no more.
+    ("framework-cudnn-mismatch", False, torch_skipping("9.1.0", "1")),
+    ("framework-check-skipped", True, torch_skipping("9.1.0", "1")),
+    ("framework-cudnn-mismatch", True, torch_skipping("9.1.0", "true")),  # only "1" switches it off
+    ("framework-check-skipped", False, torch_skipping("9.1.0", "true")),
+    ("framework-check-skipped", False, torch_skipping("9.26.0", "1")),  # nothing to skip
+    ("framework-cudnn-mismatch", True, jax_checked("9.10.0", "9.8.0")),  # _check_cuda_versions: enum reorder
+    ("framework-cudnn-mismatch", False, jax_checked("9.10.0", "9.8.0", JAX_SKIP_CUDA_CONSTRAINTS_CHECK="0")),
+    ("framework-check-skipped", True, jax_checked("9.10.0", "9.8.0", JAX_SKIP_CUDA_CONSTRAINTS_CHECK="0")),
+    ("framework-check-skipped", False, jax_checked("9.10.0", "9.8.0", JAX_SKIP_CUDA_CONSTRAINTS_CHECK="")),
+    # XLA's own rule is not that check: a cuDNN older than the plugin's build is refused whatever the variable.
+    ("framework-cudnn-mismatch", True, jax_checked("9.1.0", "9.8.0", JAX_SKIP_CUDA_CONSTRAINTS_CHECK="1")),
+    ("framework-check-skipped", False, jax_checked("9.1.0", "9.8.0", JAX_SKIP_CUDA_CONSTRAINTS_CHECK="1")),
     ("framework-cudnn-mismatch", True, torch_loading(cudnn="9.26.0", build="9.26.0", cc="7.0")),
     ("framework-cudnn-mismatch", False, torch_loading(cudnn="9.26.0", build="9.8.0")),
     ("framework-library-missing", True, jax_missing("libcudnn.so.9")),
@@ -1048,6 +1114,8 @@ def test_a_cpu_only_torch_from_the_cpu_index_is_removed_before_the_cuda_build_is
     [
         ("13.9.0", "cuda-toolkit[cudart]==13.9.0"),  # not tabled: torch's own pin, its cudart extra
         ("13.2.2", "nvidia-cuda-runtime==13.2.86.*"),  # tabled: the wheel that extra installs
+        ("13.5.0", "nvidia-cuda-runtime==13.5.37.*"),  # the toolkits of 2026 (issue 31): 13.3 to 13.5 tabled
+        ("13.4.1.0", "nvidia-cuda-runtime==13.4.49.*"),
     ],
 )
 def test_a_runtime_torch_pins_through_cuda_toolkit_is_asked_for_as_torch_pins_it(

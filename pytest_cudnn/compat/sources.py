@@ -68,14 +68,18 @@ SOURCES: dict[str, str] = {
         "in tensorflow/tensorflow#34759, #45930, #49862, #50589, #57103, #61438"
     ),
     "cuda-release-notes": (
-        "NVIDIA CUDA Toolkit Release Notes, Table 3 'CUDA Toolkit and Corresponding Driver Versions' (GA rows; "
-        "'CUDA 11.0.2 GA >= 450.51.05 >= 451.48', 'CUDA 13.0 GA >=580.65.06 N/A', 'CUDA 13.2 GA >=595.45.04 N/A'): "
+        "NVIDIA CUDA Toolkit Release Notes, Table 3 'CUDA Toolkit and Corresponding Driver Versions' (GA rows; 'CUDA "
+        "11.0.2 GA >= 450.51.05 >= 451.48', 'CUDA 13.0 GA >=580.65.06 N/A', 'CUDA 13.2 GA >=595.45.04 N/A'): "
         "https://docs.nvidia.com/cuda/archive/13.1.0/cuda-toolkit-release-notes/index.html and the 13.2 Update 2 "
         "edition, https://docs.nvidia.com/cuda/archive/13.2.2/cuda-toolkit-release-notes/index.html, read as a crawl "
-        "copy in the public code index (not the live page), whose Table 3 has every GA row tabled here from "
-        "'CUDA 13.2 GA  | >=595.45.04  | N/A' down to 'CUDA 7.0 (7.0.28)  | >= 346.46  | >= 347.62'. No primary "
-        "copy of the 13.3 or 13.4 notes was found, so those toolkits have no row (a 13.x runtime is judged by the "
-        "minor-version floor 580)"
+        "copy in the public code index (not the live page), whose Table 3 has every GA row tabled here from 'CUDA "
+        "13.2 GA  | >=595.45.04  | N/A' down to 'CUDA 7.0 (7.0.28)  | >= 346.46  | >= 347.62'. No primary copy of "
+        "the 13.3, 13.4 or 13.5 notes' Table 3 was found (the stored pages stop at Table 1; the 13.4 notes: 'The "
+        "CUDA Toolkit 13.4 GA release is versioned 13.4.1 and supersedes the 13.4.0 developer preview'), so those "
+        "toolkits have no row: secondary copies give 'CUDA 13.3 GA | >=610.43.02' and, from 13.4, a driver no longer "
+        "bundled ('N/A (unbundled; R616 >=616.00)'), no number for 13.5. A 13.3-13.5 runtime (on PyPI: "
+        "nvidia-cuda-runtime 13.3.29, 13.4.49, 13.4.92, 13.5.37) is judged by the minor-version floor 580, which "
+        "runs it; the PTX such a toolkit builds by the CUDA the driver reports (cuda-ptx-jit)"
     ),
     "cuda-minor-compat": (
         "NVIDIA CUDA Toolkit Release Notes, Table 2 'CUDA Toolkit and Minimum Required Driver Version for CUDA Minor "
@@ -331,12 +335,16 @@ SOURCES: dict[str, str] = {
     ),
     "cuda-toolkit-extras": (
         "METADATA of the PyPI wheels cuda-toolkit 13.0.2, 13.0.3 (published as 13.0.3.0) and 13.2.2 "
-        "(cuda_toolkit-*-py2.py3-none-any.whl), read 2026-11-26 with pip --use-feature=fast-deps --dry-run "
-        "--report: \"nvidia-cuda-runtime==13.0.96.*; ... extra == 'cudart'\" (13.0.2, 13.0.3.0), "
+        "(cuda_toolkit-*-py2.py3-none-any.whl), read 2026-11-26 with pip --use-feature=fast-deps --dry-run --report: "
+        "\"nvidia-cuda-runtime==13.0.96.*; ... extra == 'cudart'\" (13.0.2, 13.0.3.0), "
         '"nvidia-cuda-runtime==13.2.86.*; ... extra == \'cudart\'" (13.2.2), "nvidia-curand==10.4.0.35.*; ... extra '
-        "== 'curand'\" (13.0.x). torch pins the meta-package from 2.11: 'cuda-toolkit[cublas,cudart,cufft,cufile,"
-        "cupti,curand,cusolver,cusparse,nvjitlink,nvrtc,nvtx]==13.0.3' (2.14.1), 'cuda-toolkit[cublas,cudart,cufft,"
-        "cufile,cupti,cusolver,cusparse,nvjitlink,nvrtc,nvtx]==13.2.2' (2.15.0, no curand)"
+        "== 'curand'\" (13.0.x). torch pins the meta-package from 2.11: "
+        "'cuda-toolkit[cublas,cudart,cufft,cufile,cupti,curand,cusolver,cusparse,nvjitlink,nvrtc,nvtx]==13.0.3' "
+        "(2.14.1), 'cuda-toolkit[cublas,cudart,cufft,cufile,cupti,cusolver,cusparse,nvjitlink,nvrtc,nvtx]==13.2.2' "
+        "(2.15.0, no curand); and of cuda-toolkit 13.3.0, 13.3.1, 13.4.1.0, 13.4.3 and 13.5.0, downloaded and read "
+        '2026-11-29: "nvidia-cuda-runtime==13.3.29.*" (13.3.0, 13.3.1), "==13.4.49.*" (13.4.1.0), '
+        '"==13.4.92.*" (13.4.3), "==13.5.37.*" (13.5.0), each for the \'cudart\' extra; the index has no '
+        "cuda-toolkit 13.4.0 (13.4 GA is versioned 13.4.1)"
     ),
     "torch-preload-2.15": (
         "torch/__init__.py of the torch 2.15.0 wheel from PyPI (cp312 manylinux_2_28_x86_64, read 2026-11-26 by HTTP "
@@ -659,5 +667,26 @@ SOURCES: dict[str, str] = {
         "triton-inference-server/server#714 ('NVML is not supported on Jetson', 'failed to initialize NVML: NVML_ERROR "
         "9'), OE4T/linux-tegra-5.10#17 (nvidia-smi prints 'Driver Version: N/A', memory 'Not Supported'). No NVIDIA "
         "page saying so was found; forward compatibility names 'Jetson boards' (cuda-forward-compat)"
+    ),
+    "cuda-ptx-jit": (
+        "NVIDIA's driver_types.h as the nvidia-cuda-runtime-cu12 12.9.79 wheel ships it "
+        "(nvidia/cuda_runtime/include/driver_types.h), read 2026-11-29: 'cudaErrorUnsupportedPtxVersion = 222: This "
+        "indicates that the provided PTX was compiled with an unsupported toolchain. The most common reason for this, "
+        "is the PTX was generated by a compiler newer than what is supported by the CUDA driver and PTX JIT "
+        "compiler.'; NVIDIA CUDA Compatibility guide, 'Minor Version Compatibility', 'Application Considerations' "
+        "(https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html, as copied verbatim in "
+        "public repositories; the stored page is cut before it): 'Applications using PTX will see runtime issues. "
+        "Applications that compile device code to PTX will not work on older drivers. If the application requires "
+        "PTX then administrators have to upgrade the installed driver.'"
+    ),
+    "jax-skip-check": (
+        "jax-ml/jax @ cec06d116c05f0d52adfceee3d3b730fdbcb0ce5 docs/installation.md: 'JAX checks the versions of your "
+        "libraries, and will report an error if they are not sufficiently new. Setting the "
+        "`JAX_SKIP_CUDA_CONSTRAINTS_CHECK` environment variable will disable the check, but using older versions of "
+        "CUDA may lead to errors, or incorrect results.'; jax_plugins/cuda/__init__.py initialize(): 'elif "
+        "os.getenv(\"JAX_SKIP_CUDA_CONSTRAINTS_CHECK\"):' logs 'Skipped CUDA versions constraints check due to the "
+        "JAX_SKIP_CUDA_CONSTRAINTS_CHECK env var being set.', else '_check_cuda_versions(raise_on_first_error=True)': "
+        "any non-empty value skips the whole check (cudart, cuDNN, cuFFT, cuPTI, cuBLAS, cuSPARSE minimums and the "
+        "multi-GPU cuDNN refusal); XLA's own cuDNN rule (jax-xla-cudnn-rule) is not that check"
     ),
 }

@@ -158,6 +158,11 @@ CUDA_TOOLKIT_CUDART: tuple[tuple[str, str, str], ...] = (
     ("13.0.2", "nvidia-cuda-runtime==13.0.96.*", "cuda-toolkit-extras"),
     ("13.0.3", "nvidia-cuda-runtime==13.0.96.*", "cuda-toolkit-extras"),  # published as 13.0.3.0
     ("13.2.2", "nvidia-cuda-runtime==13.2.86.*", "cuda-toolkit-extras"),
+    ("13.3.0", "nvidia-cuda-runtime==13.3.29.*", "cuda-toolkit-extras"),
+    ("13.3.1", "nvidia-cuda-runtime==13.3.29.*", "cuda-toolkit-extras"),
+    ("13.4.1.0", "nvidia-cuda-runtime==13.4.49.*", "cuda-toolkit-extras"),  # 13.4 GA is 13.4.1; there is no 13.4.0
+    ("13.4.3", "nvidia-cuda-runtime==13.4.92.*", "cuda-toolkit-extras"),
+    ("13.5.0", "nvidia-cuda-runtime==13.5.37.*", "cuda-toolkit-extras"),
 )
 
 

@@ -384,6 +384,20 @@ def _cudnn(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
     if cudnn is None or load is None or not cudnn.version:
         return
     refusal = cudnn_refusal(env, build, cudnn)
+    skipped = _skipped_refusal(env, build, cudnn) if refusal is None else None
+    if skipped is not None:
+        setting, problem, source = skipped
+        yield make_finding(
+            "framework-check-skipped",
+            Severity.WARNING,
+            "framework",
+            f"{label(build)} runs with cuDNN {cudnn.version} from {load.path} only because {setting} switches "
+            f"its own check off (the check says: {problem})",
+            (phrases.copy(cudnn), f"{setting} is set", cite(source)),
+            f"unset {setting.partition('=')[0]} and give {phrases.framework(build.name)} the libraries its check "
+            "accepts: what the check guards against can still fail or give incorrect results",
+            subjects(build),
+        )
     if refusal is None:
         return
     problem, source = refusal
@@ -458,8 +472,31 @@ def cudnn_refusal(env: Environment, build: FrameworkBuild, cudnn: Cudnn) -> tupl
             return None
         return f"TensorFlow needs cuDNN {compiled} or a newer minor of that major", "tf-cudnn-rule"
     entry = framework(build.name)
-    refused = entry.cudnn_problem(build, cudnn, lowest, len(env.driver.gpus)) if entry and entry.cudnn_problem else None
+    if entry is None or entry.cudnn_problem is None:
+        return None
+    refused = entry.cudnn_problem(build, cudnn, lowest, len(env.driver.gpus), check_skipped(env, build) is not None)
     return (refused.problem, refused.source) if refused is not None else None
+
+
+def check_skipped(env: Environment, build: FrameworkBuild) -> str | None:
+    """The setting that switches ``build``'s own version check off here ("JAX_SKIP_CUDA_CONSTRAINTS_CHECK=1"), as
+    recorded; None where its entry names no such variable or the value leaves the check on."""
+    entry = framework(build.name)
+    skip = entry.skip_check if entry is not None else None
+    value = env.variables.get(skip.variable) if skip is not None else None
+    return f"{skip.variable}={value}" if skip is not None and value is not None and skip.skips(value) else None
+
+
+def _skipped_refusal(env: Environment, build: FrameworkBuild, cudnn: Cudnn) -> tuple[str, str, str] | None:
+    """What the framework's own check would refuse in ``cudnn`` if the variable did not switch it off: (the
+    setting, the problem, its source); None where nothing is switched off or the check would pass anyway."""
+    setting = check_skipped(env, build)
+    entry = framework(build.name)
+    if setting is None or entry is None or entry.cudnn_problem is None or not cudnn.version:
+        return None
+    capabilities = [cc for gpu in gpus_with_capability(env) if (cc := parse_version(gpu.compute_capability))]
+    checked = entry.cudnn_problem(build, cudnn, min(capabilities, default=None), len(env.driver.gpus), False)
+    return (setting, checked.problem, checked.source) if checked is not None else None
 
 
 def gpu_code(build: FrameworkBuild) -> tuple[list[str], str]:
@@ -491,6 +528,25 @@ def _kernels(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
                 requirement,
                 gpus=(gpu.index,),
             )
+        elif found == "ptx" and (jit := _jit_refused(env, build)) is not None:
+            yield make_finding(
+                "framework-ptx-newer-than-driver",
+                Severity.ERROR,
+                "framework",
+                f"{label(build)} has only PTX for {gpu_text(gpu)}, made by CUDA {jit[0]}, and the driver's JIT "
+                f"compiles PTX only up to CUDA {jit[1]}",
+                (
+                    f"{where}: GPU code {listed}",
+                    f"{label(build)} was built with CUDA {jit[0]}; the driver supports CUDA up to {jit[1]} ({jit[2]})",
+                    "minor-version compatibility lets the CUDA runtime load, but PTX from a newer toolkit fails "
+                    "with cudaErrorUnsupportedPtxVersion (222)",
+                    cite("cuda-ptx-jit"),
+                ),
+                f"install a driver that supports CUDA {jit[0]} (nvidia-smi's 'CUDA Version' at least {jit[0]}), "
+                f"or a {phrases.framework(build.name)} build with SASS for compute capability {gpu.compute_capability}",
+                subjects(build),
+                gpus=(gpu.index,),
+            )
         elif found == "ptx":
             yield make_finding(
                 "framework-ptx-only",
@@ -502,6 +558,23 @@ def _kernels(env: Environment, build: FrameworkBuild) -> Iterator[Finding]:
                 subjects(build),
                 gpus=(gpu.index,),
             )
+
+
+def _jit_refused(env: Environment, build: FrameworkBuild) -> tuple[str, str, str] | None:
+    """(the CUDA ``build`` was made with, the newest the driver supports, where that was read) where the driver is
+    older than that toolkit: its PTX JIT cannot compile the PTX (NVIDIA's minor-version compatibility guide,
+    "Applications using PTX will see runtime issues": "cuda-ptx-jit")."""
+    built = parse_version(build.cuda.value if build.cuda else None)
+    libcuda = env.cuda_driver
+    driver, where = (
+        (libcuda.version, "cuDriverGetVersion")
+        if libcuda.state is State.FOUND and libcuda.version
+        else (env.driver.cuda_version, "NVML")
+    )
+    supported = parse_version(driver)
+    if built is None or supported is None or built.release[:2] <= supported.release[:2]:
+        return None
+    return ".".join(map(str, built.release[:2])), ".".join(map(str, supported.release[:2])), where
 
 
 def _kernels_fix(env: Environment, build: FrameworkBuild, capability: str) -> tuple[str, str | None, str]:

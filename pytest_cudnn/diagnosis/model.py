@@ -122,6 +122,8 @@ CODES: dict[str, str] = {
     "framework-import-order-conflict": "after another framework's import, a framework gets a copy it refuses",
     "framework-no-kernels-for-gpu": "a PyTorch build carries no kernels for the GPU",
     "framework-gpu-below-floor": "the GPU is older than the oldest a framework's build supports by its documentation",
+    "framework-check-skipped": "a framework runs only because a variable switches its own version check off",
+    "framework-ptx-newer-than-driver": "a framework has only PTX for a GPU, from a CUDA newer than the driver",
     "framework-ptx-only": "the GPU runs a PyTorch build only through PTX JIT compilation",
     "wheel-files-overwritten": "another wheel wrote over files of a distribution a framework pins (shared folders)",
     "library-probe-failed": "a copy of a catalog library (NCCL) could not be loaded or asked its version",

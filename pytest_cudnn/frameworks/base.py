@@ -31,6 +31,7 @@ __all__ = [
     "GpuFloor",
     "KeptBuild",
     "Reading",
+    "SkipCheck",
     "Unloadable",
     "display_of",
     "entry_of",
@@ -52,6 +53,14 @@ class CudnnProblem(NamedTuple):
     """Why a framework refuses the cuDNN it loads, and the key of :mod:`pytest_cudnn.compat.sources` that says so."""
 
     problem: str
+    source: str
+
+
+class SkipCheck(NamedTuple):
+    """A framework's own switch for its version check: the variable, which values switch it off, and the source."""
+
+    variable: str  # "JAX_SKIP_CUDA_CONSTRAINTS_CHECK"
+    skips: Callable[[str], bool]  # whether a value switches the check off (JAX: any non-empty value)
     source: str
 
 
@@ -126,8 +135,12 @@ class Framework(NamedTuple):
     read: Callable[[Reading], FrameworkBuild]  # its build from its files (absent: FrameworkBuild.absent(name))
     loads: Callable[[FrameworkBuild, Search], tuple[LoadedLibrary, ...]] | None = None  # None: not modelled
     # Whether it refuses the cuDNN it loads: (build, the copy, the lowest compute capability of the GPUs or None,
-    # the number of GPUs) -> why, or None when it accepts it. None: it has no cuDNN rule of its own.
-    cudnn_problem: Callable[[FrameworkBuild, Cudnn, Version | None, int], CudnnProblem | None] | None = None
+    # the number of GPUs, whether its own check is switched off by skip_check's variable) -> why, or None when it
+    # accepts it. None: it has no cuDNN rule of its own.
+    cudnn_problem: Callable[[FrameworkBuild, Cudnn, Version | None, int, bool], CudnnProblem | None] | None = None
+    # The environment variable its users set to switch its own version check off, documented by it: a refusal
+    # that only the check makes is then a warning (what the check guards against can still fail).
+    skip_check: SkipCheck | None = None
     # What it says of a library its search cannot find (e.g. a way its own API loads it); None: the generic words.
     unloadable: Callable[[Environment, FrameworkBuild, LoadedLibrary], Unloadable | None] | None = None
     kernels_in_fatbin: bool = False  # its own fatbins hold its kernels: judge the GPUs against them

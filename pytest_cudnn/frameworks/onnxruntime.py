@@ -183,7 +183,9 @@ def _loads(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
     return tuple(loads)
 
 
-def _cudnn_problem(build: FrameworkBuild, cudnn: Cudnn, lowest: Version | None, gpus: int) -> CudnnProblem | None:
+def _cudnn_problem(
+    build: FrameworkBuild, cudnn: Cudnn, lowest: Version | None, gpus: int, skipped: bool
+) -> CudnnProblem | None:
     from ..compat import onnxruntime as ort_facts
 
     major = major_of(build.cudnn.value if build.cudnn else None)

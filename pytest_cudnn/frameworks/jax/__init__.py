@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..._base.versions import decimal
-from ..base import ChildQuestion, CudnnProblem, Framework, GpuFloor, Reading
+from ..base import ChildQuestion, CudnnProblem, Framework, GpuFloor, Reading, SkipCheck
 
 if TYPE_CHECKING:
     from packaging.version import Version
@@ -54,7 +54,9 @@ def cudnn_number(text: str) -> int | None:
     return major * 10000 + minor * 100 + patch if major >= 9 else major * 1000 + minor * 100 + patch
 
 
-def _cudnn_problem(build: FrameworkBuild, cudnn: Cudnn, lowest: Version | None, gpus: int) -> CudnnProblem | None:
+def _cudnn_problem(
+    build: FrameworkBuild, cudnn: Cudnn, lowest: Version | None, gpus: int, skipped: bool
+) -> CudnnProblem | None:
     from ...compat import jax as jax_facts
 
     if build.cudnn is None or not cudnn.version_raw:
@@ -69,7 +71,8 @@ def _cudnn_problem(build: FrameworkBuild, cudnn: Cudnn, lowest: Version | None, 
         )
         return CudnnProblem(problem, "jax-xla-cudnn-rule")
     # _check_cuda_versions' own cuDNN minimum (build // 100) passes whenever XLA's rule does: not checked again.
-    bad = jax_facts.known_bad(cudnn.version_raw, built, None, gpus or 1)
+    # JAX_SKIP_CUDA_CONSTRAINTS_CHECK skips _check_cuda_versions whole; XLA's own rule above still binds.
+    bad = () if skipped else jax_facts.known_bad(cudnn.version_raw, built, None, gpus or 1)
     if bad:
         return CudnnProblem("a combination JAX refuses: " + "; ".join(bad), "jax-check-cuda-versions")
     return None
@@ -101,5 +104,7 @@ FRAMEWORK = Framework(
     loads=_loads,
     gpu_floor=_gpu_floor,
     cudnn_problem=_cudnn_problem,
+    # jax_plugins/cuda/__init__.py initialize(): 'elif os.getenv("JAX_SKIP_CUDA_CONSTRAINTS_CHECK"):' (non-empty)
+    skip_check=SkipCheck("JAX_SKIP_CUDA_CONSTRAINTS_CHECK", bool, "jax-skip-check"),
     questions=_questions,
 )

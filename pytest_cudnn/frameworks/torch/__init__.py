@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from ..base import BuildLine, CudnnProblem, Framework, KeptBuild, Reading
+from ..base import BuildLine, CudnnProblem, Framework, KeptBuild, Reading, SkipCheck
 
 if TYPE_CHECKING:
     from packaging.version import Version
@@ -30,13 +30,17 @@ def _loads(build: FrameworkBuild, search: Search) -> tuple[LoadedLibrary, ...]:
     return torch_loads(build, search)
 
 
-def _cudnn_problem(build: FrameworkBuild, cudnn: Cudnn, lowest: Version | None, gpus: int) -> CudnnProblem | None:
+def _cudnn_problem(
+    build: FrameworkBuild, cudnn: Cudnn, lowest: Version | None, gpus: int, skipped: bool
+) -> CudnnProblem | None:
     from ...compat import torch as torch_facts
 
     if build.cudnn is None or not cudnn.version:
         return None
     capability = (lowest.release[0], lowest.release[1]) if lowest and len(lowest.release) > 1 else None
-    if torch_facts.accepts_cudnn(build.cudnn.value, cudnn.version, capability, torch_version=build.version):
+    if torch_facts.accepts_cudnn(
+        build.cudnn.value, cudnn.version, capability, torch_version=build.version, skip_check=skipped
+    ):
         return None
     problem = f"PyTorch {build.version} refuses it: compiled with cuDNN {build.cudnn.value}"
     if capability is not None and torch_facts.accepts_cudnn(build.cudnn.value, cudnn.version):
@@ -84,6 +88,8 @@ FRAMEWORK = Framework(
     read=_read,
     loads=_loads,
     cudnn_problem=_cudnn_problem,
+    # torch/backends/cudnn/__init__.py: 'if os.environ.get("PYTORCH_SKIP_CUDNN_COMPATIBILITY_CHECK", "0") == "1"'
+    skip_check=SkipCheck("PYTORCH_SKIP_CUDNN_COMPATIBILITY_CHECK", lambda value: value == "1", "torch-cudnn-rule"),
     kernels_in_fatbin=True,
     # torch/__init__.py loads lib/libtorch_global_deps.so with ctypes (_load_global_deps) and re-raises an error
     # that names no CUDA library; torch._C links libtorch_cuda.so (through libtorch.so) on every CUDA build.
