@@ -223,15 +223,21 @@ extern "C" void launch(float *x) { scale<<<1, 32>>>(x, 2.0f); }
 
 def libtorch_cuda(compiler: Compiler, needed: Sequence[str], rpath: str, sass: Sequence[str]) -> Path:
     """A CUDA shared object linked as torch links ``libtorch_cuda.so``: DT_RPATH ``rpath`` (old dtags), DT_NEEDED on
-    each of ``needed``, and a ``.nv_fatbin`` with SASS for each of ``sass`` and no PTX (built by nvcc; nvcc 13 builds
-    sm_75 and newer). With no ``sass``, gcc builds it without GPU code. The path returned lies in the cache."""
+    each of ``needed``, and a ``.nv_fatbin`` with SASS for each ``sm_XY`` of ``sass`` and PTX for each ``compute_XY``
+    (built by nvcc; nvcc 13 builds sm_75 and newer). With no ``sass``, gcc builds it without GPU code. The path
+    returned lies in the cache."""
     link = compiler.link_against(needed)
     if not sass:
         flags = ["-Wl,--disable-new-dtags", f"-Wl,-rpath,{rpath}", *link]
         return compiler.compile("libtorch_cuda.so", ["gcc", "-shared", "-fPIC", "-O0", *flags], DLOPEN_SOURCE, ".c")
     if not os.access(NVCC, os.X_OK):
         pytest.fail(f"nvcc is not at {NVCC}: these tests need CUDA 13's nvcc (or NVCC naming another)", pytrace=False)
-    gencode = [arg for sm in sass for arg in ("-gencode", f"arch=compute_{sm.removeprefix('sm_')},code={sm}")]
+    # "sm_80": SASS for it; "compute_80": PTX only (code=compute_80).
+    gencode = [
+        arg
+        for sm in sass
+        for arg in ("-gencode", f"arch=compute_{sm.removeprefix('sm_').removeprefix('compute_')},code={sm}")
+    ]
     argv = [
         NVCC,
         "-shared",
