@@ -158,6 +158,13 @@ def test_torch_runtime_wheel_without_a_row() -> None:
     assert all(source in SOURCES for *_, source in torch.CUDA_TOOLKIT_CUDART)
 
 
+def test_the_index_variants_cite_what_they_say() -> None:
+    for variant in torch.INDEX_VARIANTS:
+        said = SOURCES[variant.source]
+        assert variant.index in said
+        assert f"{variant.first}, " in said  # the release whose RFC lists the variant's architectures
+
+
 # What torch's _preload_cuda_deps walks (compat-audit F4): (torch, folder, preloaded, source).
 TORCH_PRELOAD_ROWS: list[tuple[str | None, str, bool, str]] = [
     ("2.14.1", "curand", True, "torch-preload-2.14"),

@@ -372,8 +372,9 @@ def test_pytorch_without_kernels_for_a_v100_gets_the_last_release_with_them() ->
     assert finding.requirement == "torch<2.11"
     assert finding.fix == (
         'pip install "torch<2.11" (the last PyPI build with sm_70 is 2.10.0 (cu128); 2.11.0 (cu130) is built for '
-        "sm_75 to sm_120)"
-    )
+        "sm_75 to sm_120; or, to stay on 2.11 to 2.14, PyTorch's cu126 builds keep sm_70: "
+        'pip install "torch<2.15" --index-url https://download.pytorch.org/whl/cu126)'
+    )  # the variant on PyTorch's own index that keeps Volta ("torch-cu126-variant")
     assert any("torch 2.0.0 to 2.15.0 on PyPI" in line for line in finding.evidence)  # "torch-pypi-wheels"
     # Its own cuDNN, which it refuses below 7.5, is the one it pins: reinstalling that is no fix.
     (cudnn,) = [f for f in diagnose(v100_torch_211().build()) if f.code == "framework-cudnn-mismatch"]

@@ -689,4 +689,12 @@ SOURCES: dict[str, str] = {
         "any non-empty value skips the whole check (cudart, cuDNN, cuFFT, cuPTI, cuBLAS, cuSPARSE minimums and the "
         "multi-GPU cuDNN refusal); XLA's own cuDNN rule (jax-xla-cudnn-rule) is not that check"
     ),
+    "torch-cu126-variant": (
+        "PyTorch's release RFCs and notes for its CUDA variants (Linux x86 and Windows): 2.11, "
+        "pytorch/pytorch#172663, '12.6.3 | Maxwell(5.0), Pascal(6.0), Volta(7.0), Turing(7.5), Ampere(8.0, 8.6), "
+        "Hopper(9.0)' against '13.0.x | Turing(7.5), Ampere(8.0, 8.6), Hopper(9.0), Blackwell(10.0, 12.0+PTX)'; 2.12 "
+        "RELEASE.md (pytorch/pytorch#182849) keeps the 12.6 row; 2.14, pytorch/pytorch#190355, 12.6 'Legacy' with "
+        "the same list; 2.15, pytorch/pytorch#190385, proposes removing cu126, which 'drops binary support for ... "
+        "Maxwell, Pascal, Volta'. The variant's index: https://download.pytorch.org/whl/cu126"
+    ),
 }

@@ -17,8 +17,10 @@ from packaging.version import Version
 __all__ = [
     "CUDA_TOOLKIT_CUDART",
     "CUDA_TOOLKIT_EXTRA",
+    "INDEX_VARIANTS",
     "RELEASES",
     "SM_FLOOR_SINCE",
+    "IndexVariant",
     "LastForGpu",
     "Pin",
     "TorchRelease",
@@ -204,6 +206,26 @@ def architectures(version: str) -> tuple[str, ...] | None:
     """The GPU architectures the wheel of ``version`` compiles for ("sm_50", ...), None where not tabled."""
     row = release(version)
     return row.architectures if row else None
+
+
+@dataclass(frozen=True)
+class IndexVariant:
+    """Builds of PyTorch on its own package index that keep older GPUs after PyPI's default dropped them: the
+    releases ``first`` to ``last`` (by major.minor) of variant ``local`` at ``index``, built for ``architectures``."""
+
+    first: str
+    last: str
+    local: str
+    index: str
+    architectures: tuple[str, ...]
+    source: str
+
+
+# The CUDA 12.6 variant keeps Maxwell, Pascal and Volta from 2.11, when PyPI's default moved to CUDA 13 (sm_75+),
+# to 2.14; the 2.15 RFC proposes removing it, so no later release is tabled. Source: "torch-cu126-variant".
+INDEX_VARIANTS: tuple[IndexVariant, ...] = (
+    IndexVariant("2.11", "2.14", "cu126", "https://download.pytorch.org/whl/cu126", _SM_50_90, "torch-cu126-variant"),
+)
 
 
 @dataclass(frozen=True)

@@ -65,7 +65,7 @@ def _pypi_lines() -> tuple[BuildLine, ...]:
 def _kept_for_gpu(capability: str, runs: Callable[[Sequence[str], str], str | None]) -> KeptBuild | None:
     """The newest PyPI release whose GPU code runs on a GPU of ``capability``, as ``torch<X.Y`` (source
     "torch-pypi-wheels", through :func:`pytest_cudnn.compat.torch.last_for_gpu`)."""
-    from ...compat.torch import last_for_gpu
+    from ...compat.torch import INDEX_VARIANTS, last_for_gpu
 
     found = last_for_gpu(capability, runs)
     if found is None:
@@ -75,6 +75,14 @@ def _kept_for_gpu(capability: str, runs: Callable[[Sequence[str], str], str | No
         f"the last PyPI build with {found.target} is {last.version} ({last.local}); {dropped.version} "
         f"({dropped.local}) is built for {dropped.architectures[0]} to {dropped.architectures[-1]}"
     )
+    for variant in INDEX_VARIANTS:  # a newer release that keeps the GPU on PyTorch's own index
+        newer = tuple(map(int, variant.first.split("."))) > tuple(map(int, last.version.split(".")[:2]))
+        if newer and runs(variant.architectures, capability):
+            upper = f"{variant.last.split('.')[0]}.{int(variant.last.split('.')[1]) + 1}"
+            why += (
+                f"; or, to stay on {variant.first} to {variant.last}, PyTorch's {variant.local} builds keep "
+                f'{found.target}: pip install "torch<{upper}" --index-url {variant.index}'
+            )
     return KeptBuild("torch", found.specifier, why, last.source)
 
 
