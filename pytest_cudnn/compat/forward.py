@@ -49,6 +49,8 @@ GPU_RULE = GpuRule(
 # Consumer cards: never data-center parts, never NGC Server Ready SKUs.
 _CONSUMER = re.compile(r"\b(GeForce|TITAN)\b", re.I)
 # Data-center product lines by their NVML names ("Tesla T4", "NVIDIA A100-SXM4-40GB", "NVIDIA H100 80GB HBM3").
+# A hint, not NVIDIA's list (compat audit W3): "Tesla K80" matches though no supported branch drives Kepler. The
+# runtime's own answer decides first (804, cudaErrorCompatNotSupportedOnDevice); the name only words a finding.
 _DATA_CENTER = re.compile(
     r"\b(Tesla|A100|A800|A30|A40|A10G?|A16|A2|H100|H800|H200|H20|GH200|B100|B200|GB200|B300|GB300|L4|L40S?|L20|"
     r"T4|V100|P100|P40|P4)\b",
