@@ -76,7 +76,7 @@ def test_snapshot_never_overwrites_without_force(host: SimHost) -> None:
 def test_snapshot_to_stdout_is_one_json_document(host: SimHost) -> None:
     completed = host.run("snapshot")
     assert completed.returncode == 0
-    assert json.loads(completed.stdout)["schema_version"] == 3
+    assert json.loads(completed.stdout)["schema_version"] == 4
 
 
 def test_snapshot_into_a_missing_folder_is_a_clear_error(host: SimHost) -> None:

@@ -30,7 +30,7 @@ DOCTOR_WITHOUT_FRAMEWORKS = frozenset(
         "pytest_cudnn.devices", "pytest_cudnn.diagnosis", "pytest_cudnn.document", "pytest_cudnn.diagnosis.container",
         "pytest_cudnn.diagnosis.cudnn", "pytest_cudnn.diagnosis.driver", "pytest_cudnn.diagnosis.forward",
         "pytest_cudnn.diagnosis.frameworks", "pytest_cudnn.diagnosis.kernels", "pytest_cudnn.diagnosis.libraries",
-        "pytest_cudnn.diagnosis.loader",
+        "pytest_cudnn.diagnosis.loader", "pytest_cudnn.diagnosis.platform", "pytest_cudnn.probe.platform",
         "pytest_cudnn.diagnosis.model", "pytest_cudnn.diagnosis.remedies", "pytest_cudnn.diagnosis.result",
         "pytest_cudnn.diagnosis.rules", "pytest_cudnn.diagnosis.runtime", "pytest_cudnn.diagnosis.stack",
         "pytest_cudnn.diagnosis.tensorflow", "pytest_cudnn.diagnosis.variables", "pytest_cudnn.diagnosis.wheels",

@@ -169,8 +169,7 @@ def _dropped_rules(env: Environment) -> Iterator[Finding]:
     if not unlisted or installed is None:
         return
     version, where = installed
-    branch = int(version.split(".")[0])
-    if branch < DROPPED_FROM:
+    if _branch(version) < DROPPED_FROM:
         return
     listed = len(env.driver.gpus) if env.driver.state is State.FOUND else 0
     which = (
@@ -203,7 +202,14 @@ def dropped(env: Environment) -> bool:
     """Whether :func:`_dropped_rules` explains why NVML lists no GPU (the no-gpu and driver-not-loaded findings
     then say nothing more)."""
     installed = installed_driver(env)
-    return bool(unlisted_gpus(env)) and installed is not None and int(installed[0].split(".")[0]) >= DROPPED_FROM
+    return bool(unlisted_gpus(env)) and installed is not None and _branch(installed[0]) >= DROPPED_FROM
+
+
+def _branch(version: str) -> int:
+    """The branch of a driver version ("595.71.05" -> 595); 0 for a value that names none (a replayed snapshot
+    may hold any text)."""
+    match = re.match(r"(\d{1,4})(?:\.|$)", version)
+    return int(match.group(1)) if match else 0
 
 
 def _tegra_rules(env: Environment) -> Iterator[Finding]:
