@@ -64,6 +64,19 @@ def test_forward_compatibility_on_an_end_of_life_branch_is_that_error(host: SimH
     assert "driver-too-old-for-cuda" not in codes(report)
 
 
+def test_forward_compatibility_on_r535_today_names_its_end_of_life(host: SimHost) -> None:
+    # Issue 31 (compat audit D1): NVIDIA's table ended R535 in June 2026; the code before called it a supported
+    # Long Term Support Branch and, with the runtime failing 803, named no cause. The probe's own clock judges it.
+    ngc_container(host, A100, "535.104.05", 12020, init_status=803)
+    code, report = host.doctor_json()
+    assert code == 1
+    [error] = [f for f in report["findings"] if f["code"] == "forward-compat-unsupported-branch"]
+    assert "R535 ended in June 2026" in error["summary"]
+    assert "R535" not in error["fix"]
+    assert "R570" not in error["fix"]
+    assert "R580" in error["fix"] or "R620" in error["fix"]  # long-lived branches supported when probed
+
+
 def test_a_container_without_compute_names_the_capability(host: SimHost) -> None:
     # The toolkit mounted NVML (utility) and no libcuda: NVIDIA_DRIVER_CAPABILITIES lacks compute.
     host.add_driver([A100], libcuda=False)

@@ -106,6 +106,48 @@ def test_wsl2_without_dxg_says_windows_gives_no_gpu(host: SimHost) -> None:
     assert report["findings"][0]["summary"] == "WSL2 without /dev/dxg: Windows gives this Linux no GPU"
 
 
+def pci_bus(host: SimHost, *devices: tuple[str, str, str, str]) -> None:
+    """/sys/bus/pci/devices as the child sees it: (address, vendor, class, device) for each function, and a
+    pci.ids that names NVIDIA's."""
+    folder = host.replace("/sys/bus/pci/devices")
+    for address, vendor, klass, device in devices:
+        (folder / address).mkdir()
+        for name, value in (("vendor", vendor), ("class", klass), ("device", device)):
+            (folder / address / name).write_text(value + "\n")
+    hwdata = host.overlay("/usr/share") / "hwdata"
+    hwdata.mkdir()
+    (hwdata / "pci.ids").write_text(
+        "8086  Intel Corporation\n\t0d57  Host bridge\n"
+        "10de  NVIDIA Corporation\n\t10f2  GP100 High Definition Audio\n\t1db4  GV100GL [Tesla V100 PCIe 16GB]\n"
+        "\t\t10de 1214  Tesla V100 PCIe 16GB\n\t2330  GH100 [H100 SXM5 80GB]\n10df  Emulex Corporation\n"
+    )
+
+
+V100_FUNCTION = ("0000:01:00.0", "0x10de", "0x030200", "0x1db4")  # NVIDIA, 3D controller
+
+
+def test_a_595_driver_that_ignores_a_volta_beside_an_h100_names_the_volta(host: SimHost) -> None:
+    # NVML lists the H100 (00000000:18:00.0); the V100 on the bus is missing from its list: a warning, tests that
+    # need one GPU still run on the H100.
+    h100 = SimGpu("NVIDIA H100 80GB HBM3", "GPU-10000000-0000-0000-0000-000000000000", "00000000:18:00.0", (9, 0))
+    host.add_driver([h100], version="595.71.05", cuda_version=13020)
+    pci_bus(host, V100_FUNCTION, ("0000:18:00.0", "0x10de", "0x030200", "0x2330"))
+    host.add_stack("usr/local/cuda-13.2/lib64", 13020)
+    code, report = host.doctor_json()
+    assert [gpu["bus_id"] for gpu in report["environment"]["platform"]["pci_gpus"]] == ["0000:01:00.0", "0000:18:00.0"]
+    [dropped] = [f for f in report["findings"] if f["code"] == "driver-dropped-gpu"]
+    assert dropped["severity"] == "warning"
+    assert "the GPU at 0000:01:00.0 (10de:1db4: GV100GL [Tesla V100 PCIe 16GB])" in dropped["summary"]
+    assert code == 0
+
+
+def test_a_driver_before_r590_with_its_gpus_listed_never_reads_the_pci_bus(host: SimHost) -> None:
+    host.add_driver([SimGpu()], version="580.95.05", cuda_version=13000)
+    pci_bus(host, V100_FUNCTION)
+    _, report = host.doctor_json()
+    assert report["environment"]["platform"]["pci_gpus"] is None  # not read: nothing to ask of it
+
+
 def test_a_595_driver_that_ignores_a_volta_names_the_gpu_and_the_580_branch(host: SimHost) -> None:
     # The module is loaded and NVML answers, but lists no GPU: the V100 on the PCI bus is one it ignores.
     host.add_driver([], version="595.71.05", cuda_version=13020)

@@ -11,6 +11,7 @@ from itertools import pairwise
 
 __all__ = [
     "ARCHITECTURES",
+    "DROPPED_FROM",
     "MINOR_COMPATIBILITY",
     "TARGETS",
     "TOOLKIT_DRIVERS",
@@ -22,6 +23,11 @@ __all__ = [
     "supported_capabilities",
     "target_toolkits",
 ]
+
+
+# The driver branch from which NVIDIA's driver no longer drives Maxwell, Pascal or Volta GPUs: the matrix gives R580
+# as their "Last Driver". Source: "driver-architecture-matrix".
+DROPPED_FROM = 590
 
 
 @dataclass(frozen=True)

@@ -11,15 +11,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from ..compat.cuda import DROPPED_FROM
 from ..environment import Environment, PciGpu, Platform, State
 from .model import Finding, Severity, cite, make_finding
 
 __all__ = ["installed_driver", "platform_evidence", "platform_rules", "unlisted_gpus"]
 
 WSL_LIB = "/usr/lib/wsl/lib"
-# The branch from which NVIDIA's driver no longer drives Maxwell, Pascal or Volta: the matrix's "Last Driver" for
-# them is R580 (compat/sources.py "driver-architecture-matrix").
-DROPPED_FROM = 590
 _LIBCUDA_VERSION = re.compile(r"libcuda\.so\.(\d{2,4}\.\d{1,3}(?:\.\d{1,3})?)$", re.ASCII)
 
 
