@@ -48,6 +48,8 @@ __all__ = [
     "Failure",
     "FrameworkBuild",
     "Gpu",
+    "GpuHealth",
+    "GpuPair",
     "Host",
     "InvalidSnapshot",
     "KernelDriver",
@@ -260,6 +262,47 @@ class MigDevice:
 
 
 @dataclass(frozen=True)
+class GpuHealth:
+    """The state of one GPU that makes tests fail, or flaky, whatever the versions: what DCGM's deployment checks
+    and ``nvidia-smi -q`` read. Read only, through NVML (nvml.h: compat/sources.py "nvml-state"). A value is None
+    where the call answered NOT_SUPPORTED or no such function (named in ``unsupported``) or failed (the failure is
+    in the GPU's ``error``)."""
+
+    compute_mode: int | None = field(metadata=_NON_NEGATIVE)  # nvmlComputeMode_t: 0 DEFAULT, 2 PROHIBITED, 3 EXCL.
+    persistence: bool | None  # nvmlDeviceGetPersistenceMode: Linux only
+    ecc: bool | None  # nvmlDeviceGetEccMode, the current mode
+    ecc_uncorrected_volatile: int | None = field(metadata=_NON_NEGATIVE)  # since the driver loaded
+    ecc_uncorrected_aggregate: int | None = field(metadata=_NON_NEGATIVE)  # over the device's life
+    retired_pages_pending: bool | None  # nvmlDeviceGetRetiredPagesPendingStatus: a reboot retires them
+    remap_pending: bool | None  # nvmlDeviceGetRemappedRows isPending: a GPU reset remaps them
+    remap_failure: bool | None  # nvmlDeviceGetRemappedRows failureOccurred: a remapping ever failed
+    clocks_event_reasons: int | None = field(metadata=_NON_NEGATIVE)  # nvmlDeviceGetCurrentClocksEventReasons
+    temperature: int | None = field(metadata=_NON_NEGATIVE)  # degrees C, the die
+    slowdown_temperature: int | None = field(metadata=_NON_NEGATIVE)  # NVML_TEMPERATURE_THRESHOLD_SLOWDOWN
+    pcie_generation: int | None = field(metadata=_NON_NEGATIVE)
+    pcie_generation_max: int | None = field(metadata=_NON_NEGATIVE)
+    pcie_width: int | None = field(metadata=_NON_NEGATIVE)
+    pcie_width_max: int | None = field(metadata=_NON_NEGATIVE)
+    nvlinks_active: int | None = field(metadata=_NON_NEGATIVE)  # links of NVML_NVLINK_MAX_LINKS that are active
+    unsupported: tuple[str, ...] = ()  # the calls NVML answered NOT_SUPPORTED (3) or lacks (13)
+
+
+@dataclass(frozen=True)
+class GpuPair:
+    """How two GPUs reach each other (NVML indexes ``first`` < ``second``): their common ancestor on the PCI tree
+    (nvmlGpuTopologyLevel_t: 0 the same board, 10 one PCIe switch, 20 several, 30 one host bridge, 40 one NUMA
+    node, 50 across the system) and nvmlDeviceGetP2PStatus for reads, writes and NVLink (0 OK; 1 chipset, 2 GPU, 3
+    topology not supported, 4 disabled by a registry key, 5 not supported, 6 unknown). None: NVML did not say."""
+
+    first: int = field(metadata=_NVML_ID)
+    second: int = field(metadata=_NVML_ID)
+    topology: int | None = field(metadata=_NON_NEGATIVE)
+    p2p_read: int | None = field(metadata=_NON_NEGATIVE)
+    p2p_write: int | None = field(metadata=_NON_NEGATIVE)
+    p2p_nvlink: int | None = field(metadata=_NON_NEGATIVE)
+
+
+@dataclass(frozen=True)
 class Gpu:
     """One GPU as NVML numbers it (PCI bus order)."""
 
@@ -274,6 +317,7 @@ class Gpu:
     mig_mode: bool | None = None  # nvmlDeviceGetMigMode's current mode; None: unsupported or unread
     mig_pending: bool | None = None  # the mode after the next GPU reset, when it differs from the current one
     mig: tuple[MigDevice, ...] = ()  # its MIG devices, when MIG is enabled
+    health: GpuHealth | None = None  # its state (issue 32); None in snapshots written before it was read
 
 
 @dataclass(frozen=True)
@@ -289,6 +333,7 @@ class Driver:
     cuda_version: str | None = field(metadata=_CUDA_VERSION)
     nvml_version: str | None
     gpus: tuple[Gpu, ...]
+    pairs: tuple[GpuPair, ...] = ()  # every pair of its GPUs (issue 32); () with fewer than two, or in older files
 
 
 @dataclass(frozen=True)

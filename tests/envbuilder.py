@@ -25,6 +25,7 @@ from pytest_cudnn.environment import (
     Environment,
     FrameworkBuild,
     Gpu,
+    GpuHealth,
     Host,
     KernelDriver,
     LinkedObject,
@@ -78,7 +79,11 @@ def gpu(
     free: int = 79 * GiB,
     error: str | None = None,
     uuid: str | None = None,
+    **health: Any,
 ) -> Gpu:
+    """An NVML GPU; ``health`` changes its state from a healthy one's (:data:`HEALTHY`), or with ``health=None``
+    leaves it unread, as in snapshots written before it was."""
+    state = health.pop("health", HEALTHY)
     return Gpu(
         index,
         name,
@@ -88,7 +93,14 @@ def gpu(
         total,
         free,
         error,
+        health=dataclasses.replace(state, **health) if state is not None else None,
     )
+
+
+_NOT_ON_A100 = ("retired_pages_pending", "nvlinks_active")  # NOT_SUPPORTED from Ampere (rows are remapped); no NVLink
+# A healthy data-center GPU as NVML reports it: compute mode DEFAULT, persistence and ECC on, no errors, no repairs
+# waiting, idle (clocks event reason 0x1), cool, its PCIe link at its maximum; no NVLink.
+HEALTHY = GpuHealth(0, True, True, 0, 0, None, False, False, 0x1, 35, 87, 5, 5, 16, 16, None, _NOT_ON_A100)
 
 
 def mig(

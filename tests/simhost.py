@@ -168,6 +168,20 @@ class SimGpu:
     # 1 enabled; None: by the name (MIG_CAPABLE), disabled where it can be enabled.
     mig_mode: int | None = None
     mig: Sequence[SimMig] = ()  # its MIG devices, with mig_mode=1
+    # Its state (issue 32), as NVML reports it; -1 in a field NVML answers NOT_SUPPORTED (3) for it.
+    compute_mode: int = 0  # nvmlComputeMode_t: 0 DEFAULT, 2 PROHIBITED, 3 EXCLUSIVE_PROCESS
+    persistence: int = 1
+    ecc: int = 1  # -1: a GPU without ECC (a GeForce)
+    ecc_volatile: int = 0  # uncorrected errors since the driver loaded
+    ecc_aggregate: int = 0  # uncorrected errors over the device's life
+    remap_pending: int = 0  # row remapping (Ampere and newer; NOT_SUPPORTED before, and with MIG on)
+    remap_failure: int = 0
+    retired_pending: int = 0  # page retirement (before Ampere; NOT_SUPPORTED from Ampere, which remaps rows)
+    clocks_reasons: int = 0x1  # nvmlClocksEventReason*: 0x1 GPU idle
+    temperature: int = 35
+    slowdown_temperature: int = 87
+    pcie: tuple[int, int, int, int] = (5, 5, 16, 16)  # generation, its maximum, width, its maximum
+    nvlinks: int = -1  # active NVLink links; -1 no NVLink (a PCIe card)
 
     @property
     def mig_state(self) -> int:
@@ -228,9 +242,12 @@ def nvml_source(
     cuda_version: int = 12020,
     init_error: int = 0,
     fail_from_index: int | None = None,
+    pairs: Mapping[tuple[int, int], tuple[int, int, int, int]] | None = None,
 ) -> str:
-    """libnvidia-ml.so.1 stand-in. ``fail_from_index``: every device call from that index on fails (code 15,
-    GPU is lost), as a device dropping off the bus half-way through a listing would.
+    """libnvidia-ml.so.1 stand-in. ``pairs``: (topology level, P2P read, write, NVLink status) of GPUs (i, j),
+    i < j; a pair not given is two GPUs under one host bridge (30) whose P2P over PCIe is OK and over NVLink
+    NOT_SUPPORTED (5), or OK where both have NVLink. ``fail_from_index``: every device call from that index on fails
+    (code 15, GPU is lost), as a device dropping off the bus half-way through a listing would.
 
     Faults a test switches on mid-run, after the session-start probe, by writing one word into the file
     ``$SIMHOST_NVML_FAULT``: ``hang-init`` (nvmlInit never returns), ``hang-memory`` (nvmlDeviceGetMemoryInfo
@@ -255,8 +272,15 @@ def nvml_source(
     INSUFFICIENT_SIZE (7), nvmlErrorString's texts."""
     rows = ",\n".join(
         f"  {{{_c_string(g.name)}, {_c_string(g.uuid)}, {_c_string(g.pci_bus_id)}, {g.compute_capability[0]}, "
-        f"{g.compute_capability[1]}, {g.memory_total}ULL, {g.memory_free}ULL, {g.mig_state}}}"
+        f"{g.compute_capability[1]}, {g.memory_total}ULL, {g.memory_free}ULL, {g.mig_state}, {g.compute_mode}, "
+        f"{g.persistence}, {g.ecc}, {g.ecc_volatile}ULL, {g.ecc_aggregate}ULL, {g.remap_pending}, {g.remap_failure}, "
+        f"{g.retired_pending}, {g.clocks_reasons}ULL, {g.temperature}, {g.slowdown_temperature}, "
+        f"{', '.join(map(str, g.pcie))}, {g.nvlinks}}}"
         for g in gpus
+    )
+    links = ",\n".join(
+        f"  {{{first}, {second}, {', '.join(map(str, link))}}}"
+        for (first, second), link in sorted((pairs or {}).items())
     )
     fail = -1 if fail_from_index is None else fail_from_index
     error_texts = "\n".join(f"    case {code}: return {_c_string(text)};" for code, text in NVML_ERROR_TEXTS.items())
@@ -265,8 +289,10 @@ def nvml_source(
         #include <string.h>
         #include <stdio.h>
         #include <stdlib.h>
-        typedef struct { const char *name, *uuid, *bus; int major, minor; unsigned long long total, free; int mig; }
-          gpu_t;
+        typedef struct { const char *name, *uuid, *bus; int major, minor; unsigned long long total, free; int mig;
+                         int compute_mode, persistence, ecc; unsigned long long ecc_volatile, ecc_aggregate;
+                         int remap_pending, remap_failure, retired_pending; unsigned long long reasons;
+                         int temperature, slowdown, gen, gen_max, width, width_max, nvlinks; } gpu_t;
         static gpu_t gpus[] = {
         %(rows)s
         };
@@ -297,6 +323,11 @@ def nvml_source(
           while (fscanf(f, "%%7s %%127s %%llu%%*[^\\n]", kind, uuid, &value) == 3)
             if (!strcmp(kind, "free") && !strcmp(uuid, uuid_of(h))) probed = value;
           fclose(f); return probed; }
+        typedef struct { int first, second, topology, read, write, nvlink; } pair_t;
+        static pair_t pairs[] = {
+        %(links)s
+        };
+        static const unsigned pair_count = %(pair_count)d;
         /* nvmlInit and nvmlShutdown count: each shutdown undoes one init, one too many answers
            NVML_ERROR_UNINITIALIZED (1), and so does every other call while no init is in force (measured on the lent
            H100: tests/data/real-gpu/h100-calls-extra.jsonl). */
@@ -387,6 +418,62 @@ def nvml_source(
           int k = mig_of(h); READY(); if (k < 0) return 3; memset(a, 0, sizeof *a);
           a->sms = migs[k].sms; a->gslices = migs[k].gslices; a->cslices = migs[k].cslices;
           a->mem_mb = migs[k].total >> 20; return 0; }
+        /* A GPU's state (issue 32), as nvml.h documents each call: a field of -1 answers NOT_SUPPORTED (3). Row
+           remapping is Ampere's and later's (NOT_SUPPORTED before, and with MIG on: nvml.h), page retirement is
+           answered before Ampere only. A MIG device answers for its parent where nvml.h says nothing else. */
+        #define WHOLE(i, h) do { READY(); if (bad(i)) return 15; } while (0)
+        int nvmlDeviceGetComputeMode(void *h, unsigned *mode) {
+          int i = index_of(h); WHOLE(i, h); *mode = (unsigned)gpus[i].compute_mode; return 0; }
+        int nvmlDeviceGetPersistenceMode(void *h, unsigned *mode) {
+          int i = index_of(h); WHOLE(i, h); if (gpus[i].persistence < 0) return 3;
+          *mode = (unsigned)gpus[i].persistence; return 0; }
+        int nvmlDeviceGetEccMode(void *h, unsigned *current, unsigned *pending) {
+          int i = index_of(h); WHOLE(i, h); if (gpus[i].ecc < 0) return 3;
+          *current = *pending = (unsigned)gpus[i].ecc; return 0; }
+        int nvmlDeviceGetTotalEccErrors(void *h, int type, int counter, unsigned long long *n) {
+          int i = index_of(h); WHOLE(i, h); if (gpus[i].ecc < 0) return 3;
+          if ((type != 0 && type != 1) || (counter != 0 && counter != 1) || !n) return 2;
+          *n = type == 0 ? 0ULL : counter == 0 ? gpus[i].ecc_volatile : gpus[i].ecc_aggregate; return 0; }
+        int nvmlDeviceGetRetiredPagesPendingStatus(void *h, unsigned *pending) {
+          int i = index_of(h); WHOLE(i, h); if (gpus[i].major >= 8 || gpus[i].ecc < 0) return 3;
+          *pending = (unsigned)gpus[i].retired_pending; return 0; }
+        int nvmlDeviceGetRemappedRows(void *h, unsigned *corr, unsigned *unc, unsigned *pending, unsigned *failure) {
+          int i = index_of(h); WHOLE(i, h);
+          if (gpus[i].major < 8 || gpus[i].ecc < 0 || gpus[i].mig == 1) return 3;
+          *corr = 0; *unc = (unsigned)(gpus[i].remap_pending + gpus[i].remap_failure);
+          *pending = (unsigned)gpus[i].remap_pending; *failure = (unsigned)gpus[i].remap_failure; return 0; }
+        int nvmlDeviceGetCurrentClocksEventReasons(void *h, unsigned long long *reasons) {
+          int i = index_of(h); WHOLE(i, h); *reasons = gpus[i].reasons; return 0; }
+        int nvmlDeviceGetTemperature(void *h, int sensor, unsigned *t) {
+          int i = index_of(h); WHOLE(i, h); if (sensor != 0) return 2; *t = (unsigned)gpus[i].temperature; return 0; }
+        int nvmlDeviceGetTemperatureThreshold(void *h, int kind, unsigned *t) {
+          int i = index_of(h); WHOLE(i, h); if (kind != 1) return 3; *t = (unsigned)gpus[i].slowdown; return 0; }
+        int nvmlDeviceGetCurrPcieLinkGeneration(void *h, unsigned *v) {
+          int i = index_of(h); WHOLE(i, h); *v = (unsigned)gpus[i].gen; return 0; }
+        int nvmlDeviceGetMaxPcieLinkGeneration(void *h, unsigned *v) {
+          int i = index_of(h); WHOLE(i, h); *v = (unsigned)gpus[i].gen_max; return 0; }
+        int nvmlDeviceGetCurrPcieLinkWidth(void *h, unsigned *v) {
+          int i = index_of(h); WHOLE(i, h); *v = (unsigned)gpus[i].width; return 0; }
+        int nvmlDeviceGetMaxPcieLinkWidth(void *h, unsigned *v) {
+          int i = index_of(h); WHOLE(i, h); *v = (unsigned)gpus[i].width_max; return 0; }
+        /* Links 0 to 17 (NVML_NVLINK_MAX_LINKS 18): the first nvlinks active; a GPU without NVLink NOT_SUPPORTED. */
+        int nvmlDeviceGetNvLinkState(void *h, unsigned link, unsigned *active) {
+          int i = index_of(h); WHOLE(i, h); if (gpus[i].nvlinks < 0) return 3; if (link >= 18) return 2;
+          *active = (int)link < gpus[i].nvlinks; return 0; }
+        static const pair_t *pair_of(int a, int b) {
+          for (unsigned k = 0; k < pair_count; k++)
+            if ((pairs[k].first == a && pairs[k].second == b) || (pairs[k].first == b && pairs[k].second == a))
+              return &pairs[k];
+          return 0; }
+        int nvmlDeviceGetTopologyCommonAncestor(void *h1, void *h2, int *level) {
+          int a = index_of(h1), b = index_of(h2); const pair_t *p; READY(); if (bad(a) || bad(b)) return 15;
+          if (a == b) return 2; p = pair_of(a, b); *level = p ? p->topology : 30; return 0; }
+        int nvmlDeviceGetP2PStatus(void *h1, void *h2, int index, int *status) {
+          int a = index_of(h1), b = index_of(h2); const pair_t *p; READY(); if (bad(a) || bad(b)) return 15;
+          if (a == b || index < 0 || index > 4) return 2; p = pair_of(a, b);
+          if (index == 2) *status = p ? p->nvlink : (gpus[a].nvlinks > 0 && gpus[b].nvlinks > 0 ? 0 : 5);
+          else *status = p ? (index == 1 ? p->write : p->read) : 0;
+          return 0; }
         /* The processes holding a CUDA context: the libcuda stand-in appends "PID DEVICE" to $SIMHOST_CONTEXT_LOG
            for each context it makes (the stand-in nvidia-smi lists the same); those still alive are listed. */
         static FILE *contexts(void) { const char *p = getenv("SIMHOST_CONTEXT_LOG"); return p ? fopen(p, "r") : 0; }
@@ -444,7 +531,10 @@ def nvml_source(
           snprintf(out, size, "%%s", name); return 0; }
         """
     ) % {
-        "rows": rows or '  {"", "", "", 0, 0, 0ULL, 0ULL, -1}',
+        "rows": rows
+        or '  {"", "", "", 0, 0, 0ULL, 0ULL, -1, 0, 0, 0, 0ULL, 0ULL, 0, 0, 0, 0ULL, 0, 0, 0, 0, 0, 0, -1}',
+        "links": links or "  {-1, -1, 0, 0, 0, 0}",
+        "pair_count": len(pairs or {}),
         "migs": _mig_rows(gpus),
         "count": len(gpus),
         "mig_count": sum(len(g.mig) for g in gpus),
@@ -898,17 +988,18 @@ class SimHost:
         nvml: bool = True,
         folder: Path | None = None,
         on_path: bool = True,
+        pairs: Mapping[tuple[int, int], tuple[int, int, int, int]] | None = None,
     ) -> None:
         """``nvidia_smi``: also plant a stand-in ``nvidia-smi`` (on PATH in :meth:`environ`) that answers
         ``--query-gpu`` from the same GPUs and ``--query-compute-apps`` from the contexts the libcuda stand-in made.
         ``folder``: where the libraries go (the driver's folder by default); ``on_path``: whether LD_LIBRARY_PATH
-        names it; ``nvml`` False: no NVML (a Jetson's driver)."""
+        names it; ``nvml`` False: no NVML (a Jetson's driver); ``pairs``: how GPUs reach each other (nvml_source)."""
         folder = folder or self.driver_dir
         if nvidia_smi:
             write_nvidia_smi(self.folder("usr/bin") / "nvidia-smi", gpus, version)
         if nvml:
             self.compiler.shared_library(
-                nvml_source(gpus, version, cuda_version, nvml_init_error, nvml_fail_from_index),
+                nvml_source(gpus, version, cuda_version, nvml_init_error, nvml_fail_from_index, pairs),
                 "libnvidia-ml.so.1",
                 folder / "libnvidia-ml.so.1",
             )

@@ -15,6 +15,7 @@ from pytest_cudnn.environment import (
     Environment,
     Failure,
     Gpu,
+    GpuPair,
     KernelDriver,
     LinkedObject,
     LoadedLibrary,
@@ -100,6 +101,18 @@ def driver_version(version: str, cuda_raw: int) -> Case:
 
 def gpus(*devices: object) -> Case:
     return lambda: EnvBuilder.healthy().with_gpus(*devices).build()  # type: ignore[arg-type]
+
+
+def paired(pair: GpuPair) -> Case:
+    """Two GPUs, reaching each other as ``pair`` says."""
+
+    def case() -> Environment:
+        b = EnvBuilder.healthy().with_gpus(gpu(0), gpu(1))
+        b.driver = dataclasses.replace(b.driver, pairs=(pair,))
+        return b.build()
+
+    case.__name__ = f"paired_{pair.topology}_{pair.p2p_read}_{pair.p2p_write}"
+    return case
 
 
 def no_runtime() -> Environment:
@@ -680,6 +693,30 @@ CASES: list[tuple[str, bool, Case]] = [
     ("driver-not-loaded", True, dropped_no_module),
     ("gpu-probe-partial", True, gpus(gpu(error="nvmlDeviceGetUUID: GPU is lost"))),
     ("gpu-probe-partial", False, healthy),
+    # Each GPU's state (issue 32): errors for what makes tests fail, warnings for what makes them flaky or slow.
+    ("gpu-ecc-uncorrectable", True, gpus(gpu(ecc_uncorrected_volatile=2, ecc_uncorrected_aggregate=2))),
+    ("gpu-ecc-uncorrectable", False, gpus(gpu(ecc_uncorrected_aggregate=5))),  # before this driver load: a history
+    ("gpu-ecc-uncorrectable", False, gpus(gpu(health=None))),  # an older snapshot: nothing read, nothing said
+    ("gpu-row-remap-failure", True, gpus(gpu(remap_failure=True))),
+    ("gpu-row-remap-failure", False, healthy),
+    ("gpu-memory-repair-pending", True, gpus(gpu(remap_pending=True))),
+    ("gpu-memory-repair-pending", True, gpus(gpu(cc="7.0", retired_pages_pending=True, remap_pending=None))),
+    ("gpu-memory-repair-pending", False, healthy),
+    ("gpu-compute-prohibited", True, gpus(gpu(compute_mode=2))),
+    ("gpu-compute-prohibited", False, gpus(gpu(compute_mode=3))),
+    ("gpu-exclusive-process", True, gpus(gpu(compute_mode=3))),
+    ("gpu-exclusive-process", False, healthy),
+    ("gpu-throttled", True, gpus(gpu(clocks_event_reasons=0x40))),  # busy, hardware thermal slowdown
+    ("gpu-throttled", False, gpus(gpu(clocks_event_reasons=0x41))),  # idle: its reasons are not a fault
+    ("gpu-throttled", False, gpus(gpu(clocks_event_reasons=0x2))),  # applications clocks: a setting
+    ("gpu-throttled", True, gpus(gpu(temperature=90))),  # idle but past its slowdown temperature (87)
+    ("gpu-pcie-degraded", True, gpus(gpu(pcie_width=1))),
+    ("gpu-pcie-degraded", False, gpus(gpu(pcie_generation=1))),  # idle: the link generation drops to save power
+    ("gpu-pcie-degraded", True, gpus(gpu(pcie_generation=3, clocks_event_reasons=0))),  # busy at Gen3 of Gen5
+    ("gpu-persistence-off", True, gpus(gpu(persistence=False))),
+    ("gpu-persistence-off", False, gpus(gpu(persistence=None))),  # NOT_SUPPORTED (WSL, Windows): nothing to say
+    ("gpu-no-peer-access", True, paired(GpuPair(0, 1, 30, 1, 1, 5))),
+    ("gpu-no-peer-access", False, paired(GpuPair(0, 1, 10, 0, 0, 5))),
     ("gpu-memory-low", True, gpus(gpu(free=2 * 2**30))),
     ("gpu-memory-low", False, gpus(gpu(free=40 * 2**30))),
     ("no-cuda-runtime", True, no_runtime),

@@ -21,6 +21,7 @@ import pytest
 
 from .gpumachine import stand_in_machine
 from .simhost import Compiler, SimGpu, SimHost
+from .vendorcalls import _STATE
 
 DATA = Path(__file__).parent / "data" / "real-gpu"
 VENDORCALLS = Path(__file__).parent / "vendorcalls.py"
@@ -66,6 +67,23 @@ FORMS: dict[str, Form] = {
 
 # Differences accepted although no form covers them, each with its reason. None so far.
 ACCEPTED: dict[str, str] = {}
+
+# What the product asks from issue 32 on (each GPU's state, how pairs of GPUs reach each other), which the record
+# made on the lent H100 before it does not hold. Where NVIDIA's record has no answer under such a key the stand-in's
+# is not a difference; once .ci/real-gpu records them on the next lent GPU they are compared like every other.
+UNRECORDED = (
+    "job nvml.gpus[].health.",
+    "job nvml.pairs",
+    *(f"calls {label}" for label, *_ in _STATE),
+    "calls nvmlDeviceGetEccMode",
+    "calls nvmlDeviceGetRemappedRows",
+    "calls nvmlDeviceGetTopologyCommonAncestor(self)",
+    "calls nvmlDeviceGetP2PStatus(self,0)",
+)
+
+
+def _unrecorded(key: str) -> bool:
+    return any(re.match(re.escape(prefix).replace(r"\[\]", r"\[\d+\]"), key) for prefix in UNRECORDED)
 
 
 def _flat(value: Any, prefix: str) -> dict[str, Any]:
@@ -118,7 +136,8 @@ def _part_differences(real: Mapping[str, Any], ours: Mapping[str, Any]) -> list[
         if key not in ours:
             found.append(f"{key}: NVIDIA {real[key]!r}, the stand-in no answer")
         elif key not in real:
-            found.append(f"{key}: NVIDIA no answer, the stand-in {ours[key]!r}")
+            if not _unrecorded(key):
+                found.append(f"{key}: NVIDIA no answer, the stand-in {ours[key]!r}")
         elif form is not None:
             what, fits = form
             if not (fits(real[key]) and fits(ours[key])):
@@ -257,6 +276,20 @@ def test_a_copy_the_stand_in_host_lacks_is_no_difference() -> None:
     assert call_differences(two_copies, REAL) == []
     assert call_differences(REAL, two_copies) == [
         "calls cudnnGetErrorString(1).value: NVIDIA 'CUDNN_UNKNOWN_STATUS', the stand-in no answer"
+    ]
+
+
+def test_the_state_calls_are_compared_once_nvidia_answered_them() -> None:
+    # Issue 32's calls: unrecorded, the stand-in's answer is no difference; recorded, it is held to NVIDIA's.
+    mode = {"call": "nvmlDeviceGetComputeMode", "rc": 0, "value": 0}
+    with_mode = {**REAL, "calls": [*REAL["calls"], mode]}
+    assert call_differences(REAL, with_mode) == []
+    exclusive = {**REAL, "calls": [*REAL["calls"], {**mode, "value": 3}]}
+    assert call_differences(with_mode, exclusive) == ["calls nvmlDeviceGetComputeMode.value: NVIDIA 0, the stand-in 3"]
+    other = {**REAL, "calls": [*REAL["calls"], {"call": "nvmlDeviceGetFanSpeed", "rc": 0, "value": 30}]}
+    assert call_differences(REAL, other) == [
+        "calls nvmlDeviceGetFanSpeed.rc: NVIDIA no answer, the stand-in 0",
+        "calls nvmlDeviceGetFanSpeed.value: NVIDIA no answer, the stand-in 30",
     ]
 
 

@@ -177,10 +177,58 @@ def _nvml(calls: _Calls, holder: int | None) -> None:
         [b"GPU-00000000-0000-0000-0000-000000000000", ctypes.byref(found)],
     )  # fmt: skip
     _processes(calls, nvml, handle, holder)
+    _state(calls, nvml, handle)
     for code in (0, 1, 2, 3, 6, 7, 9, 13, 999):
         calls.value(nvml, f"nvmlErrorString({code})", "nvmlErrorString", ctypes.c_char_p, [code])
     calls.call(nvml, "nvmlShutdown()", "nvmlShutdown", [])
     calls.call(nvml, "nvmlShutdown() again", "nvmlShutdown", [])
+
+
+# The GPU's state (issue 32), as the probe asks it (native/calls.py _HEALTH, _pairs): (label, function, the
+# arguments between the handle and the answer, the answer's C type). With one GPU, the pair calls are asked of the
+# GPU with itself: NVML's error for that is recorded.
+_STATE: tuple[tuple[str, str, tuple[int, ...], Any], ...] = (
+    ("nvmlDeviceGetComputeMode", "nvmlDeviceGetComputeMode", (), ctypes.c_uint),
+    ("nvmlDeviceGetPersistenceMode", "nvmlDeviceGetPersistenceMode", (), ctypes.c_uint),
+    ("nvmlDeviceGetTotalEccErrors(1,0)", "nvmlDeviceGetTotalEccErrors", (1, 0), ctypes.c_ulonglong),
+    ("nvmlDeviceGetTotalEccErrors(1,1)", "nvmlDeviceGetTotalEccErrors", (1, 1), ctypes.c_ulonglong),
+    ("nvmlDeviceGetRetiredPagesPendingStatus", "nvmlDeviceGetRetiredPagesPendingStatus", (), ctypes.c_uint),
+    ("nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksEventReasons", (), ctypes.c_ulonglong),
+    ("nvmlDeviceGetTemperature(0)", "nvmlDeviceGetTemperature", (0,), ctypes.c_uint),
+    ("nvmlDeviceGetTemperatureThreshold(1)", "nvmlDeviceGetTemperatureThreshold", (1,), ctypes.c_uint),
+    ("nvmlDeviceGetCurrPcieLinkGeneration", "nvmlDeviceGetCurrPcieLinkGeneration", (), ctypes.c_uint),
+    ("nvmlDeviceGetMaxPcieLinkGeneration", "nvmlDeviceGetMaxPcieLinkGeneration", (), ctypes.c_uint),
+    ("nvmlDeviceGetCurrPcieLinkWidth", "nvmlDeviceGetCurrPcieLinkWidth", (), ctypes.c_uint),
+    ("nvmlDeviceGetMaxPcieLinkWidth", "nvmlDeviceGetMaxPcieLinkWidth", (), ctypes.c_uint),
+    ("nvmlDeviceGetNvLinkState(0)", "nvmlDeviceGetNvLinkState", (0,), ctypes.c_uint),
+    ("nvmlDeviceGetNvLinkState(18)", "nvmlDeviceGetNvLinkState", (18,), ctypes.c_uint),
+)
+
+
+def _state(calls: _Calls, nvml: ctypes.CDLL, handle: ctypes.c_void_p) -> None:
+    for label, name, before, kind in _STATE:
+        value = kind()
+        arguments = [handle, *(ctypes.c_uint(number) for number in before), ctypes.byref(value)]
+        calls.call(nvml, label, name, arguments, partial(_value, value))
+    current, pending = ctypes.c_uint(), ctypes.c_uint()
+    calls.call(
+        nvml, "nvmlDeviceGetEccMode", "nvmlDeviceGetEccMode", [handle, ctypes.byref(current), ctypes.byref(pending)],
+        lambda: [current.value, pending.value],
+    )  # fmt: skip
+    rows = [ctypes.c_uint() for _ in range(4)]
+    calls.call(
+        nvml, "nvmlDeviceGetRemappedRows", "nvmlDeviceGetRemappedRows", [handle, *map(ctypes.byref, rows)],
+        lambda: [row.value for row in rows],
+    )  # fmt: skip
+    level = ctypes.c_int()
+    calls.call(
+        nvml, "nvmlDeviceGetTopologyCommonAncestor(self)", "nvmlDeviceGetTopologyCommonAncestor",
+        [handle, handle, ctypes.byref(level)],
+    )  # fmt: skip
+    status = ctypes.c_int()
+    calls.call(
+        nvml, "nvmlDeviceGetP2PStatus(self,0)", "nvmlDeviceGetP2PStatus", [handle, handle, 0, ctypes.byref(status)]
+    )
 
 
 def _processes(calls: _Calls, nvml: ctypes.CDLL, handle: ctypes.c_void_p, holder: int | None) -> None:

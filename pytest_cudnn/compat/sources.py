@@ -702,4 +702,25 @@ SOURCES: dict[str, str] = {
         "the same list; 2.15, pytorch/pytorch#190385, proposes removing cu126, which 'drops binary support for ... "
         "Maxwell, Pascal, Volta'. The variant's index: https://download.pytorch.org/whl/cu126"
     ),
+    "nvml-state": (
+        "nvml.h (NVML_API_VERSION 12, as TensorFlow 2.21's wheel vendors it: "
+        "tensorflow/include/external/cuda_nvml/include/nvml.h), read 2026-11-29: nvmlDeviceGetComputeMode "
+        "('NVML_COMPUTEMODE_DEFAULT = 0 ... multiple contexts per device', 'NVML_COMPUTEMODE_PROHIBITED = 2 ... no "
+        "contexts per device', 'NVML_COMPUTEMODE_EXCLUSIVE_PROCESS = 3 ... only one context per device'); "
+        "nvmlDeviceGetTotalEccErrors with NVML_MEMORY_ERROR_TYPE_UNCORRECTED and 'NVML_VOLATILE_ECC = 0 ... Volatile "
+        "counts are reset each time the driver loads', 'NVML_AGGREGATE_ECC = 1 ... persist across reboots'; "
+        "nvmlDeviceGetRetiredPagesPendingStatus ('Check if any pages are pending retirement and need a reboot to "
+        "fully retire'); nvmlDeviceGetRemappedRows ('isPending indicates whether or not there are pending "
+        "remappings. A reset will be required to actually remap the row. failureOccurred will be set if a row "
+        "remapping ever failed in the past', 'For Ampere or newer', 'NVML_ERROR_NOT_SUPPORTED If MIG is enabled'); "
+        "nvmlDeviceGetCurrentClocksEventReasons (nvmlClocksEventReasonGpuIdle 0x1, SwPowerCap 0x4, HwSlowdown 0x8, "
+        "SwThermalSlowdown 0x20, HwThermalSlowdown 0x40, HwPowerBrakeSlowdown 0x80); "
+        "nvmlDeviceGetTemperatureThreshold NVML_TEMPERATURE_THRESHOLD_SLOWDOWN; "
+        "nvmlDeviceGetCurr/MaxPcieLinkGeneration and Width; nvmlDeviceGetPersistenceMode; nvmlDeviceGetNvLinkState "
+        "(NVML_NVLINK_MAX_LINKS 18); nvmlDeviceGetTopologyCommonAncestor (NVML_TOPOLOGY_INTERNAL 0, SINGLE 10, "
+        "MULTIPLE 20, HOSTBRIDGE 30, NODE 40, SYSTEM 50) and nvmlDeviceGetP2PStatus (NVML_P2P_CAPS_INDEX_READ 0, "
+        "WRITE 1, NVLINK 2; NVML_P2P_STATUS_OK 0 ... UNKNOWN 6). The settings the fixes name: nvidia-smi(1) '-c, "
+        "--compute-mode', '-pm, --persistence-mode', '-r, --gpu-reset': "
+        "https://docs.nvidia.com/deploy/nvidia-smi/index.html"
+    ),
 }

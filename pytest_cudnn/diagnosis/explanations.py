@@ -18,6 +18,21 @@ class Explanation:
     sources: tuple[str, ...]  # public sources: "what it says: URL"
 
 
+# Sources several entries cite.
+_NVML_H = (
+    "nvml.h (NVML_API_VERSION 12): the enums and calls named here, as NVIDIA ships the header with CUDA "
+    "(nvidia-ml-py's pynvml.py carries the same values): https://docs.nvidia.com/deploy/nvml-api/index.html"
+)
+_NVIDIA_SMI = (
+    "nvidia-smi(1): '-c, --compute-mode', '-pm, --persistence-mode', '-r, --gpu-reset', '-q -d ECC, "
+    "ROW_REMAPPER, PAGE_RETIREMENT, PERFORMANCE, PCIE': https://docs.nvidia.com/deploy/nvidia-smi/index.html"
+)
+_DCGM_DIAG = (
+    "NVIDIA DCGM diagnostics, 'dcgmi diag -r 1' deployment checks (persistence mode, page retirement, "
+    "inforom, environment): https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html"
+)
+
+
 # The driver, the GPUs, containers, MIG and the variables that pick devices.
 _HOST: dict[str, Explanation] = {
     "no-driver": Explanation(
@@ -288,6 +303,162 @@ _HOST: dict[str, Explanation] = {
             "4.0, ...') into '36.4.0': https://github.com/rbonghi/jetson_stats",
             "triton-inference-server/server#714: 'NVML is not supported on Jetson': "
             "https://github.com/triton-inference-server/server/issues/714",
+        ),
+    ),
+    "gpu-ecc-uncorrectable": Explanation(
+        meaning=(
+            "NVML counts uncorrectable (double-bit) ECC errors in the GPU's memory since the driver loaded (the "
+            "volatile counter) and over the device's life (aggregate). A volatile count above zero means data the "
+            "GPU computed since then may be wrong, and the driver may have stopped processes on it (Xid 48); a test "
+            "passing on it proves nothing and a test failing on it may be the GPU's fault. The doctor reads the "
+            "counts with nvmlDeviceGetTotalEccErrors; a GPU without ECC has no such counters."
+        ),
+        confirm=(
+            "$ nvidia-smi -q -d ECC -i 0  # 'Volatile' and 'Aggregate' uncorrectable counts",
+            "$ dmesg | grep -i xid  # the driver's Xid messages (48: double bit ECC error)",
+        ),
+        fix=(
+            "Take the GPU out of the runner's pool, reset it (nvidia-smi -r -i N with nothing running on it) or "
+            "reboot, and send it for repair if the errors come back."
+        ),
+        sources=(
+            _NVML_H,
+            _NVIDIA_SMI,
+            _DCGM_DIAG,
+        ),
+    ),
+    "gpu-row-remap-failure": Explanation(
+        meaning=(
+            "On Ampere and newer GPUs the driver repairs failing memory by remapping its rows. NVML's "
+            "failureOccurred says a remapping failed: the memory has an error the GPU can no longer repair, and "
+            "NVIDIA's guidance is to return it."
+        ),
+        confirm=("$ nvidia-smi -q -d ROW_REMAPPER -i 0  # 'Remapping Failure Occurred: Yes'",),
+        fix=("Take the GPU out of service and return it to the vendor (RMA)."),
+        sources=(
+            _NVML_H,
+            _NVIDIA_SMI,
+        ),
+    ),
+    "gpu-memory-repair-pending": Explanation(
+        meaning=(
+            "The GPU found memory it must repair: rows to remap (Ampere and newer, applied at the next GPU reset) or "
+            "pages to retire (before Ampere, applied at the next reboot). Until then the faulty memory stays in use; "
+            "DCGM's deployment checks fail such a GPU."
+        ),
+        confirm=("$ nvidia-smi -q -d ROW_REMAPPER,PAGE_RETIREMENT -i 0  # 'Pending: Yes'",),
+        fix=(
+            "Reset the GPU (nvidia-smi -r -i N, nothing running on it) for rows, reboot for pages, then run the "
+            "tests again."
+        ),
+        sources=(
+            _NVML_H,
+            _NVIDIA_SMI,
+            _DCGM_DIAG,
+        ),
+    ),
+    "gpu-compute-prohibited": Explanation(
+        meaning=(
+            "The GPU's compute mode is PROHIBITED: the driver lets no process create a CUDA context on it, so every "
+            "test that uses it fails with 'all CUDA-capable devices are busy or unavailable' "
+            "(cudaErrorDevicesUnavailable, 46)."
+        ),
+        confirm=("$ nvidia-smi --query-gpu=index,compute_mode --format=csv  # 'Prohibited'",),
+        fix=(
+            "sudo nvidia-smi -c DEFAULT -i N (it lasts until the driver reloads; make it part of the runner's setup)."
+        ),
+        sources=(
+            _NVML_H,
+            _NVIDIA_SMI,
+        ),
+    ),
+    "gpu-exclusive-process": Explanation(
+        meaning=(
+            "The GPU's compute mode is EXCLUSIVE_PROCESS: one process at a time may hold a CUDA context on it. A "
+            "test run with pytest-xdist workers sharing the GPU, or a test that starts a second process, gets 'all "
+            "CUDA-capable devices are busy or unavailable' in every process after the first."
+        ),
+        confirm=("$ nvidia-smi --query-gpu=index,compute_mode --format=csv  # 'Exclusive_Process'",),
+        fix=(
+            "sudo nvidia-smi -c DEFAULT -i N, or give each pytest-xdist worker a GPU of its own (pytest-cudnn "
+            "assigns one GPU per worker)."
+        ),
+        sources=(
+            _NVML_H,
+            _NVIDIA_SMI,
+        ),
+    ),
+    "gpu-throttled": Explanation(
+        meaning=(
+            "NVML says what holds the GPU's clocks below their target: power caps, thermal slowdowns, hardware "
+            "slowdown or the power brake. On an idle GPU these say nothing (its clocks drop anyway), so the doctor "
+            "judges them only while the GPU is busy, and also when the GPU is at its slowdown temperature. Timing "
+            "tests and benchmarks on a throttled GPU are flaky."
+        ),
+        confirm=(
+            "$ nvidia-smi -q -d PERFORMANCE -i 0  # 'Clocks Event Reasons': which are Active",
+            "$ nvidia-smi -q -d TEMPERATURE -i 0  # 'GPU Current Temp' against 'GPU Slowdown Temp'",
+        ),
+        fix=(
+            "Check the GPU's cooling (fans, airflow, a blocked heatsink) and power (cables, the power limit: "
+            "nvidia-smi -q -d POWER); keep timing tests off the GPU until it runs at its clocks."
+        ),
+        sources=(
+            _NVML_H,
+            _NVIDIA_SMI,
+        ),
+    ),
+    "gpu-pcie-degraded": Explanation(
+        meaning=(
+            "The GPU's PCIe link trained narrower than it can (x1 or x8 where it supports x16), or, while busy, at "
+            "an older generation than its maximum. Transfers between host and GPU are that much slower, and tests "
+            "that time them, or that time out, fail. An idle GPU lowers its link generation to save power, so the "
+            "generation is judged only while it is busy."
+        ),
+        confirm=("$ nvidia-smi -q -d PCIE -i 0  # 'Link Width' and 'PCIe Generation': Max against Current",),
+        fix=(
+            "Reseat the GPU, or its riser cable; check in the board's manual that the slot is wired x16; update the "
+            "BIOS."
+        ),
+        sources=(
+            _NVML_H,
+            _NVIDIA_SMI,
+        ),
+    ),
+    "gpu-persistence-off": Explanation(
+        meaning=(
+            "With persistence mode off the driver tears the GPU's state down when the last process using it exits, "
+            "and the next process waits for it to initialise again: seconds per process on a machine with many GPUs, "
+            "for every pytest run and every xdist worker. DCGM's deployment checks flag it."
+        ),
+        confirm=("$ nvidia-smi --query-gpu=index,persistence_mode --format=csv  # 'Disabled'",),
+        fix=(
+            "Run the nvidia-persistenced daemon on the runner (or sudo nvidia-smi -pm 1, which lasts until the "
+            "driver reloads)."
+        ),
+        sources=(
+            _NVML_H,
+            _NVIDIA_SMI,
+            _DCGM_DIAG,
+        ),
+    ),
+    "gpu-no-peer-access": Explanation(
+        meaning=(
+            "NVML's P2P status says these pairs of GPUs cannot read or write each other's memory directly: the "
+            "chipset, the topology or a setting forbids it. Tests of peer-to-peer copies fail or silently go through "
+            "the host, and NCCL between them falls back to slower paths."
+        ),
+        confirm=(
+            "$ nvidia-smi topo -m  # how each pair is connected",
+            "$ nvidia-smi topo -p2p rw  # the P2P read and write matrix",
+        ),
+        fix=(
+            "Keep peer-to-peer tests off these pairs; on one host bridge the BIOS's ACS and IOMMU settings are the "
+            "usual cause."
+        ),
+        sources=(
+            _NVML_H,
+            _NVIDIA_SMI,
         ),
     ),
     "no-gpu": Explanation(

@@ -13,6 +13,7 @@ from .cudnn import cudnn_rules
 from .driver import driver_rules, gpu_rules
 from .forward import forward_rules
 from .frameworks import framework_rules
+from .health import health_rules
 from .libraries import library_rules
 from .loader import loader_rules
 from .model import CAUSES, FOLLOWS, ORDER, Finding, Rule, Severity
@@ -41,6 +42,7 @@ RULES: tuple[Rule, ...] = (
     driver_rules,
     forward_rules,
     gpu_rules,
+    health_rules,  # each GPU's state (ECC, remapping, compute mode, clocks, link) and how pairs reach each other
     device_rules,  # which devices CUDA sees (MIG, CUDA_VISIBLE_DEVICES): a cause of the runtime and cuDNN findings
     runtime_rules,
     gpu_arch_rules,

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         CudnnAnswer,
         CudnnJob,
         GpuAnswer,
+        HealthAnswer,
         JaxVersionsAnswer,
         JaxVersionsJob,
         LibraryAnswer,
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
         NvmlAnswer,
         NvmlJob,
         Outcome,
+        PairAnswer,
         PathfinderAnswer,
         PathfinderJob,
         PathfinderLibrary,
@@ -258,6 +260,118 @@ def _compute_capability(nvml: _Nvml, handle: ctypes.c_void_p) -> str:
     return f"{major.value}.{minor.value}"
 
 
+# NVML's answers that mean the GPU or driver has no such fact, not that reading it failed: NOT_SUPPORTED and
+# FUNCTION_NOT_FOUND (a driver older than the call).
+_UNSUPPORTED = (3, 13)
+_NVLINK_MAX_LINKS = 18  # nvml.h NVML_NVLINK_MAX_LINKS
+
+
+def _uint(nvml: _Nvml, name: str, handle: ctypes.c_void_p, *before: Any) -> int:
+    """An ``unsigned int`` (or enum) out of ``name(handle, *before, &value)``."""
+    value = ctypes.c_uint()
+    nvml.call(name, handle, *before, ctypes.byref(value))
+    return int(value.value)
+
+
+def _ulonglong(nvml: _Nvml, name: str, handle: ctypes.c_void_p, *before: Any) -> int:
+    value = ctypes.c_ulonglong()
+    nvml.call(name, handle, *before, ctypes.byref(value))
+    return int(value.value)
+
+
+def _ecc_mode(nvml: _Nvml, handle: ctypes.c_void_p) -> bool:
+    current, pending = ctypes.c_uint(), ctypes.c_uint()
+    nvml.call("nvmlDeviceGetEccMode", handle, ctypes.byref(current), ctypes.byref(pending))
+    return bool(current.value)
+
+
+def _remapped_rows(nvml: _Nvml, handle: ctypes.c_void_p) -> tuple[bool, bool]:
+    corrected, uncorrected, pending, failure = ctypes.c_uint(), ctypes.c_uint(), ctypes.c_uint(), ctypes.c_uint()
+    refs = (ctypes.byref(corrected), ctypes.byref(uncorrected), ctypes.byref(pending), ctypes.byref(failure))
+    nvml.call("nvmlDeviceGetRemappedRows", handle, *refs)
+    return bool(pending.value), bool(failure.value)
+
+
+def _nvlinks(nvml: _Nvml, handle: ctypes.c_void_p) -> int:
+    """The active links: NOT_SUPPORTED on the first link is a GPU without NVLink; past its last link, INVALID_ARGUMENT
+    or NOT_SUPPORTED end the count."""
+    active = 0
+    for link in range(_NVLINK_MAX_LINKS):
+        try:
+            active += _uint(nvml, "nvmlDeviceGetNvLinkState", handle, ctypes.c_uint(link))
+        except NvmlError as error:
+            if link == 0 or error.code not in (2, *_UNSUPPORTED):
+                raise
+            break
+    return active
+
+
+# The state of a GPU (issue 32), call by call: (the answer's key, what reads it). Read only; nothing is set.
+_HEALTH: tuple[tuple[str, Callable[[_Nvml, ctypes.c_void_p], Any]], ...] = (
+    ("compute_mode", lambda nvml, h: _uint(nvml, "nvmlDeviceGetComputeMode", h)),
+    ("persistence", lambda nvml, h: bool(_uint(nvml, "nvmlDeviceGetPersistenceMode", h))),
+    ("ecc", _ecc_mode),
+    # NVML_MEMORY_ERROR_TYPE_UNCORRECTED (1); NVML_VOLATILE_ECC (0), NVML_AGGREGATE_ECC (1)
+    ("ecc_uncorrected_volatile", lambda nvml, h: _ulonglong(nvml, "nvmlDeviceGetTotalEccErrors", h, 1, 0)),
+    ("ecc_uncorrected_aggregate", lambda nvml, h: _ulonglong(nvml, "nvmlDeviceGetTotalEccErrors", h, 1, 1)),
+    ("retired_pages_pending", lambda nvml, h: bool(_uint(nvml, "nvmlDeviceGetRetiredPagesPendingStatus", h))),
+    ("remapped_rows", _remapped_rows),
+    ("clocks_event_reasons", lambda nvml, h: _ulonglong(nvml, "nvmlDeviceGetCurrentClocksEventReasons", h)),
+    ("temperature", lambda nvml, h: _uint(nvml, "nvmlDeviceGetTemperature", h, 0)),  # NVML_TEMPERATURE_GPU
+    # NVML_TEMPERATURE_THRESHOLD_SLOWDOWN (1)
+    ("slowdown_temperature", lambda nvml, h: _uint(nvml, "nvmlDeviceGetTemperatureThreshold", h, 1)),
+    ("pcie_generation", lambda nvml, h: _uint(nvml, "nvmlDeviceGetCurrPcieLinkGeneration", h)),
+    ("pcie_generation_max", lambda nvml, h: _uint(nvml, "nvmlDeviceGetMaxPcieLinkGeneration", h)),
+    ("pcie_width", lambda nvml, h: _uint(nvml, "nvmlDeviceGetCurrPcieLinkWidth", h)),
+    ("pcie_width_max", lambda nvml, h: _uint(nvml, "nvmlDeviceGetMaxPcieLinkWidth", h)),
+    ("nvlinks_active", _nvlinks),
+)
+
+
+def _health(nvml: _Nvml, handle: ctypes.c_void_p, errors: list[str]) -> HealthAnswer:
+    """The GPU's state; a call NVML does not support for it is named in ``unsupported``, never an error."""
+    health: dict[str, Any] = {}
+    unsupported: list[str] = []
+    for key, read in _HEALTH:
+        try:
+            value = read(nvml, handle)
+        except NvmlError as error:
+            (unsupported if error.code in _UNSUPPORTED else errors).append(
+                key if error.code in _UNSUPPORTED else f"{key}: {error}"
+            )
+            continue
+        if key == "remapped_rows":
+            health["remap_pending"], health["remap_failure"] = value
+        else:
+            health[key] = value
+    health["unsupported"] = unsupported
+    return health  # type: ignore[return-value]
+
+
+def _pairs(nvml: _Nvml, handles: Sequence[tuple[int, ctypes.c_void_p]]) -> list[PairAnswer]:
+    """Every pair of GPUs: their common ancestor and P2P status (nvmlGpuP2PCapsIndex_t READ 0, WRITE 1, NVLINK 2).
+    A value NVML does not give is left out."""
+    pairs: list[PairAnswer] = []
+    for at, (first, one) in enumerate(handles):
+        for second, other in handles[at + 1 :]:
+            pair: PairAnswer = {"first": first, "second": second}
+            calls: tuple[tuple[str, str, tuple[Any, ...]], ...] = (
+                ("topology", "nvmlDeviceGetTopologyCommonAncestor", ()),
+                ("p2p_read", "nvmlDeviceGetP2PStatus", (0,)),
+                ("p2p_write", "nvmlDeviceGetP2PStatus", (1,)),
+                ("p2p_nvlink", "nvmlDeviceGetP2PStatus", (2,)),
+            )
+            for key, name, before in calls:
+                value = ctypes.c_int()
+                try:
+                    nvml.call(name, one, other, *before, ctypes.byref(value))
+                except NvmlError:
+                    continue
+                pair[key] = int(value.value)  # type: ignore[literal-required]
+            pairs.append(pair)
+    return pairs
+
+
 def _gpu(nvml: _Nvml, handle: ctypes.c_void_p, index: int) -> GpuAnswer:
     """One GPU's facts, call by call, then its MIG mode and devices."""
     gpu: GpuAnswer = {"index": index}
@@ -273,6 +387,7 @@ def _gpu(nvml: _Nvml, handle: ctypes.c_void_p, index: int) -> GpuAnswer:
     if (memory := _attempt("memory", lambda: _memory(nvml, handle), errors)) is not None:
         gpu["memory_total"], gpu["memory_free"] = memory
     _mig(nvml, handle, gpu, errors)
+    gpu["health"] = _health(nvml, handle, errors)
     if errors:
         gpu["error"] = "; ".join(errors)
     return gpu
@@ -403,6 +518,7 @@ def probe_nvml(job: NvmlJob) -> NvmlAnswer:
         nvml.call("nvmlDeviceGetCount_v2", ctypes.byref(count))
     except NvmlError as error:
         return {**result, "state": "error", "reason": f"nvmlDeviceGetCount: {error}", "nvml_error": error.code}
+    handles: list[tuple[int, ctypes.c_void_p]] = []
     for index in range(count.value):
         handle = ctypes.c_void_p()
         try:
@@ -411,6 +527,9 @@ def probe_nvml(job: NvmlJob) -> NvmlAnswer:
             gpus.append({"index": index, "error": f"nvmlDeviceGetHandleByIndex({index}): {error}"})
             continue
         gpus.append(_gpu(nvml, handle, index))
+        handles.append((index, handle))
+    if len(handles) > 1:
+        result["pairs"] = _pairs(nvml, handles)
     if errors:
         result["reason"] = "; ".join(errors)
     try:  # noqa: SIM105 - contextlib is not imported in the child

@@ -144,6 +144,33 @@ if TYPE_CHECKING:
         memory_free: int | None
         error: str | None  # the calls that failed for this device, "; "-joined
 
+    class HealthAnswer(TypedDict, total=False):
+        compute_mode: int | None
+        persistence: bool | None
+        ecc: bool | None
+        ecc_uncorrected_volatile: int | None
+        ecc_uncorrected_aggregate: int | None
+        retired_pages_pending: bool | None
+        remap_pending: bool | None
+        remap_failure: bool | None
+        clocks_event_reasons: int | None
+        temperature: int | None
+        slowdown_temperature: int | None
+        pcie_generation: int | None
+        pcie_generation_max: int | None
+        pcie_width: int | None
+        pcie_width_max: int | None
+        nvlinks_active: int | None
+        unsupported: list[str] | None  # the calls NVML answered NOT_SUPPORTED (3) or lacks (13)
+
+    class PairAnswer(TypedDict, total=False):
+        first: int | None
+        second: int | None
+        topology: int | None
+        p2p_read: int | None
+        p2p_write: int | None
+        p2p_nvlink: int | None
+
     class GpuAnswer(TypedDict, total=False):
         index: int | None
         name: str | None
@@ -155,6 +182,7 @@ if TYPE_CHECKING:
         mig_mode: bool | None
         mig_pending: bool | None  # only when the pending mode differs from the current one
         mig: list[MigAnswer] | None
+        health: HealthAnswer | None
         error: str | None  # the calls that failed for this GPU, "; "-joined
 
     class NvmlAnswer(Outcome, total=False):
@@ -166,6 +194,7 @@ if TYPE_CHECKING:
         nvml_version: str | None
         cuda_version_raw: int | None
         gpus: list[GpuAnswer] | None
+        pairs: list[PairAnswer] | None
 
     class CudaAnswer(Outcome, total=False):
         state: str | None  # "found", "absent", "error"

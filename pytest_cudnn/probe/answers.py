@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         CudnnAnswer,
         CudnnJob,
         GpuAnswer,
+        HealthAnswer,
         JaxVersionsAnswer,
         JaxVersionsJob,
         Job,
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
         NvmlAnswer,
         NvmlJob,
         Outcome,
+        PairAnswer,
         PathfinderAnswer,
         PathfinderJob,
         PathfinderLibrary,
@@ -142,6 +144,42 @@ def nvml_answer(raw: Raw) -> NvmlAnswer:
         "nvml_version": _str(raw.get("nvml_version")),
         "cuda_version_raw": _int(raw.get("cuda_version_raw")),
         "gpus": [_gpu(gpu, i) for i, gpu in enumerate(_list(raw.get("gpus"))) if isinstance(gpu, dict)],
+        "pairs": [_pair(pair) for pair in _list(raw.get("pairs")) if isinstance(pair, dict)],
+    }
+
+
+def _pair(raw: Raw) -> PairAnswer:
+    return {
+        "first": _int(raw.get("first")),
+        "second": _int(raw.get("second")),
+        "topology": _int(raw.get("topology")),
+        "p2p_read": _int(raw.get("p2p_read")),
+        "p2p_write": _int(raw.get("p2p_write")),
+        "p2p_nvlink": _int(raw.get("p2p_nvlink")),
+    }
+
+
+def _health(raw: object) -> HealthAnswer | None:
+    if not isinstance(raw, dict):
+        return None
+    return {
+        "compute_mode": _int(raw.get("compute_mode")),
+        "persistence": _bool(raw.get("persistence")),
+        "ecc": _bool(raw.get("ecc")),
+        "ecc_uncorrected_volatile": _int(raw.get("ecc_uncorrected_volatile")),
+        "ecc_uncorrected_aggregate": _int(raw.get("ecc_uncorrected_aggregate")),
+        "retired_pages_pending": _bool(raw.get("retired_pages_pending")),
+        "remap_pending": _bool(raw.get("remap_pending")),
+        "remap_failure": _bool(raw.get("remap_failure")),
+        "clocks_event_reasons": _int(raw.get("clocks_event_reasons")),
+        "temperature": _int(raw.get("temperature")),
+        "slowdown_temperature": _int(raw.get("slowdown_temperature")),
+        "pcie_generation": _int(raw.get("pcie_generation")),
+        "pcie_generation_max": _int(raw.get("pcie_generation_max")),
+        "pcie_width": _int(raw.get("pcie_width")),
+        "pcie_width_max": _int(raw.get("pcie_width_max")),
+        "nvlinks_active": _int(raw.get("nvlinks_active")),
+        "unsupported": [name for name in _list(raw.get("unsupported")) if isinstance(name, str)],
     }
 
 
@@ -158,6 +196,7 @@ def _gpu(raw: Raw, position: int) -> GpuAnswer:
         "mig_mode": _bool(raw.get("mig_mode")),
         "mig_pending": _bool(raw.get("mig_pending")),
         "mig": [_mig(mig, i) for i, mig in enumerate(_list(raw.get("mig"))) if isinstance(mig, dict)],
+        "health": _health(raw.get("health")),
         "error": _str(raw.get("error")),
     }
 

@@ -48,6 +48,8 @@ from ..environment import (
     Failure,
     FrameworkBuild,
     Gpu,
+    GpuHealth,
+    GpuPair,
     Host,
     LibraryCopy,
     LoadedLibrary,
@@ -90,6 +92,7 @@ if TYPE_CHECKING:
         CudartAnswer,
         CudnnAnswer,
         GpuAnswer,
+        HealthAnswer,
         LibraryAnswer,
         MigAnswer,
         NvmlAnswer,
@@ -508,8 +511,22 @@ def _driver(answer: NvmlAnswer) -> Driver:
             mig_mode=gpu.get("mig_mode"),
             mig_pending=gpu.get("mig_pending"),
             mig=_mig_devices(gpu.get("mig") or ()),
+            health=_health(gpu.get("health")),
         )
         for gpu in answer.get("gpus") or ()
+    )
+    known = {gpu.index for gpu in gpus}
+    pairs = tuple(
+        GpuPair(
+            first=first,
+            second=second,
+            topology=pair.get("topology"),
+            p2p_read=pair.get("p2p_read"),
+            p2p_write=pair.get("p2p_write"),
+            p2p_nvlink=pair.get("p2p_nvlink"),
+        )
+        for pair in answer.get("pairs") or ()
+        if (first := pair.get("first")) in known and (second := pair.get("second")) in known and first < second
     )
     cuda_raw = answer.get("cuda_version_raw")
     return Driver(
@@ -522,6 +539,31 @@ def _driver(answer: NvmlAnswer) -> Driver:
         cuda_version=_cuda(cuda_raw),
         nvml_version=answer.get("nvml_version"),
         gpus=gpus,
+        pairs=pairs,
+    )
+
+
+def _health(answer: HealthAnswer | None) -> GpuHealth | None:
+    if answer is None:
+        return None
+    return GpuHealth(
+        compute_mode=answer.get("compute_mode"),
+        persistence=answer.get("persistence"),
+        ecc=answer.get("ecc"),
+        ecc_uncorrected_volatile=answer.get("ecc_uncorrected_volatile"),
+        ecc_uncorrected_aggregate=answer.get("ecc_uncorrected_aggregate"),
+        retired_pages_pending=answer.get("retired_pages_pending"),
+        remap_pending=answer.get("remap_pending"),
+        remap_failure=answer.get("remap_failure"),
+        clocks_event_reasons=answer.get("clocks_event_reasons"),
+        temperature=answer.get("temperature"),
+        slowdown_temperature=answer.get("slowdown_temperature"),
+        pcie_generation=answer.get("pcie_generation"),
+        pcie_generation_max=answer.get("pcie_generation_max"),
+        pcie_width=answer.get("pcie_width"),
+        pcie_width_max=answer.get("pcie_width_max"),
+        nvlinks_active=answer.get("nvlinks_active"),
+        unsupported=tuple(answer.get("unsupported") or ()),
     )
 
 

@@ -1,0 +1,98 @@
+"""Each GPU's state on simulated hosts (issue 32): the stand-in NVML answers the state calls as nvml.h documents
+them, the real probe reads them in its child, and the doctor says what makes tests fail or flaky. Each case failed
+on the code before, which read none of it and called every such host healthy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from .simhost import SimGpu, SimHost
+
+pytestmark = pytest.mark.e2e
+
+
+def h100(index: int, **state: Any) -> SimGpu:
+    return SimGpu(
+        "NVIDIA H100 80GB HBM3",
+        f"GPU-{index:08d}-0000-0000-0000-000000000000",
+        f"00000000:{0x18 + index:02X}:00.0",
+        (9, 0),
+        **state,
+    )
+
+
+def doctor(host: SimHost, gpus: list[SimGpu], **driver: Any) -> tuple[int, dict[str, Any]]:
+    host.add_driver(gpus, version="580.95.05", cuda_version=13000, **driver)
+    host.add_stack("usr/local/cuda-13.0/lib64", 13000)
+    return host.doctor_json()
+
+
+def findings(report: dict[str, Any], code: str) -> list[dict[str, Any]]:
+    return [finding for finding in report["findings"] if finding["code"] == code]
+
+
+def test_uncorrectable_ecc_errors_on_gpu_1_of_2_name_gpu_1(host: SimHost) -> None:
+    code, report = doctor(host, [h100(0), h100(1, ecc_volatile=2, ecc_aggregate=7)])
+    health = report["environment"]["driver"]["gpus"][1]["health"]
+    assert (health["ecc_uncorrected_volatile"], health["ecc_uncorrected_aggregate"]) == (2, 7)
+    assert code == 1
+    [ecc] = findings(report, "gpu-ecc-uncorrectable")
+    assert ecc["gpus"] == [1]
+    assert ecc["summary"].startswith("GPU 1 has had 2 uncorrectable ECC errors since the driver loaded")
+    assert "GPU 1 has" in host.run("doctor").stdout
+
+
+def test_row_remapping_pending_asks_for_a_gpu_reset(host: SimHost) -> None:
+    code, report = doctor(host, [h100(0, remap_pending=1)])
+    assert code == 1
+    [pending] = findings(report, "gpu-memory-repair-pending")
+    assert pending["fix"].startswith("reset GPU 0 (nvidia-smi -r -i 0")
+
+
+@pytest.mark.parametrize(
+    ("reasons", "expected"),
+    [(0x41, []), (0x40, ["gpu-throttled"]), (0x4, ["gpu-throttled"])],
+    ids=["idle", "hardware-thermal-under-load", "power-cap-under-load"],
+)
+def test_clocks_held_down_count_only_under_load(host: SimHost, reasons: int, expected: list[str]) -> None:
+    code, report = doctor(host, [h100(0, clocks_reasons=reasons)])
+    assert [f["code"] for f in report["findings"] if f["code"] == "gpu-throttled"] == expected
+    assert code == 0  # a warning at most
+    if expected:
+        assert findings(report, "gpu-throttled")[0]["severity"] == "warning"
+
+
+def test_a_pcie_link_trained_at_x1_is_a_warning(host: SimHost) -> None:
+    _, report = doctor(host, [h100(0, pcie=(5, 5, 1, 16))])
+    [link] = findings(report, "gpu-pcie-degraded")
+    assert "PCIe Gen5 x1, of Gen5 x16" in link["summary"]
+
+
+def test_exclusive_process_and_prohibited_compute_modes(host: SimHost) -> None:
+    code, report = doctor(host, [h100(0, compute_mode=3), h100(1, compute_mode=2)])
+    assert code == 1  # no context at all on GPU 1
+    assert findings(report, "gpu-exclusive-process")[0]["gpus"] == [0]
+    assert findings(report, "gpu-compute-prohibited")[0]["fix"] == "sudo nvidia-smi -c DEFAULT -i 1"
+
+
+@pytest.mark.parametrize(("p2p", "said"), [(1, True), (0, False)], ids=["without-p2p", "with-p2p"])
+def test_two_gpus_without_peer_access_are_named(host: SimHost, p2p: int, said: bool) -> None:
+    _, report = doctor(host, [h100(0), h100(1)], pairs={(0, 1): (30, p2p, p2p, 5)})
+    assert report["environment"]["driver"]["pairs"] == [
+        {"first": 0, "second": 1, "topology": 30, "p2p_read": p2p, "p2p_write": p2p, "p2p_nvlink": 5}
+    ]
+    assert bool(findings(report, "gpu-no-peer-access")) is said
+
+
+def test_sixteen_gpus_have_every_pair_read(host: SimHost) -> None:
+    _, report = doctor(host, [h100(index, nvlinks=18) for index in range(16)])
+    driver = report["environment"]["driver"]
+    assert len(driver["gpus"]) == 16
+    assert [(pair["first"], pair["second"]) for pair in driver["pairs"]] == [
+        (first, second) for first in range(16) for second in range(first + 1, 16)
+    ]
+    assert {pair["p2p_nvlink"] for pair in driver["pairs"]} == {0}  # NVLink on every GPU: OK
+    assert {gpu["health"]["nvlinks_active"] for gpu in driver["gpus"]} == {18}
+    assert not [f for f in report["findings"] if f["code"].startswith("gpu-")]
