@@ -22,6 +22,7 @@ from .compat.catalog import MARKED, LibraryKind
 from .devices import CudaDevice
 from .diagnosis import STOPS_ITS_COPY, Diagnosis, Finding, FrameworkJudgement, Severity, visible_gpus
 from .diagnosis.frameworks import label as framework_label
+from .diagnosis.health import P2P_STATUS, peer_access
 from .diagnosis.stack import loaded_by, selected_cudnn, selected_runtime
 from .environment import CudaRuntime, Cudnn, Environment, LibraryCopy, State
 from .frameworks import REGISTRY
@@ -63,6 +64,9 @@ class Requirement:
     gpu: bool = True
     framework: str | None = None  # requires_cudnn / requires_cuda / requires_nccl: the framework whose copy is judged
     preload: str | None = None  # requires_onnxruntime(preload_dlls=True): judged after that call ("onnxruntime...")
+    healthy: bool = False  # requires_gpu(healthy=True): the test's GPU has no fault of its state (issue 32)
+    peer_access: bool = False  # requires_gpu(count=2, peer_access=True): the test's GPUs read and write each other's
+    interconnect: str | None = None  # requires_gpu(count=2, interconnect="nvlink"): they reach each other by NVLink
 
     def describe(self) -> str:
         if self.marker == "requires_gpu":
@@ -73,6 +77,12 @@ class Requirement:
                 parts.append(f"compute capability {self.compute_capability}")
             if self.name is not None:
                 parts.append(f"named {self.name!r}")
+            if self.healthy:
+                parts.append("healthy")
+            if self.peer_access:
+                parts.append("with peer access to each other")
+            if self.interconnect:
+                parts.append("connected by NVLink")
             return "requires " + ", ".join(parts)
         what = {
             "requires_cudnn": "cuDNN",
@@ -190,14 +200,19 @@ def _library_marker(name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -
     return Requirement(name, spec=wanted, framework=framework)
 
 
+_GPU_KEYWORDS = ("healthy", "peer_access", "interconnect")  # keyword-only
+_INTERCONNECTS = ("nvlink",)
+
+
 def _gpu_marker(name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Requirement:
-    """requires_gpu(count, memory, compute_capability, name), by position or by keyword."""
+    """requires_gpu(count, memory, compute_capability, name, *, healthy, peer_access, interconnect), the first four
+    by position or by keyword."""
     params = ("count", "memory", "compute_capability", "name")
     if len(args) > len(params):
         raise InvalidMarker(f"takes at most {len(params)} arguments, got {len(args)}")
     given = dict(zip(params[: len(args)], args, strict=True))
     for key, value in kwargs.items():
-        if key not in params:
+        if key not in params + _GPU_KEYWORDS:
             raise _unknown(name, {key})
         if key in given:
             raise InvalidMarker(f"argument {key!r} given twice")
@@ -210,6 +225,14 @@ def _gpu_marker(name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Re
     gpu_name = given.get("name")
     if gpu_name is not None and (not isinstance(gpu_name, str) or not gpu_name.strip()):
         raise InvalidMarker(f"name must be a non-empty glob string such as '*A100*', not {gpu_name!r}")
+    for flag in ("healthy", "peer_access"):
+        if not isinstance(given.get(flag, False), bool):
+            raise InvalidMarker(f"{flag} must be True or False, not {clip(repr(given[flag]), 60)}")
+    interconnect = given.get("interconnect")
+    if interconnect is not None and interconnect not in _INTERCONNECTS:
+        raise InvalidMarker(f"interconnect must be 'nvlink', not {clip(repr(interconnect), 60)}")
+    if (given.get("peer_access") or interconnect) and count < 2:
+        raise InvalidMarker("peer_access and interconnect are about two GPUs or more: give count=2 or more")
     return Requirement(
         name,
         count=count,
@@ -217,6 +240,9 @@ def _gpu_marker(name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Re
         memory_text=memory.strip() if isinstance(memory, str) else None,
         compute_capability=None if cc is None else _spec(cc, "compute_capability"),
         name=gpu_name,
+        healthy=given.get("healthy", False),
+        peer_access=given.get("peer_access", False),
+        interconnect=interconnect,
     )
 
 
@@ -315,7 +341,7 @@ def judge(requirement: Requirement, diagnosis: Diagnosis, device: CudaDevice | N
         return blocked
     if requirement.marker in _COPY_MARKERS:
         return _judge_library(requirement, diagnosis)
-    return _judge_gpu(requirement, env, device)
+    return _judge_gpu(requirement, diagnosis, device)
 
 
 Copy = CudaRuntime | Cudnn | LibraryCopy
@@ -437,7 +463,8 @@ def _cpu_only(judged: FrameworkJudgement) -> str:
     return _where(judged) + ("" if judged.finding is not None else " (a CPU-only build)")
 
 
-def _judge_gpu(requirement: Requirement, env: Environment, device: CudaDevice | None) -> Outcome:
+def _judge_gpu(requirement: Requirement, diagnosis: Diagnosis, device: CudaDevice | None) -> Outcome:
+    env = diagnosis.env
     gpus = visible_gpus(env)
     if len(gpus) < requirement.count:
         names = listing([f"[{g.label.removeprefix('GPU ')}] {g.name}" for g in gpus])
@@ -453,7 +480,35 @@ def _judge_gpu(requirement: Requirement, env: Environment, device: CudaDevice | 
         return _fail(requirement, label, "gpu-capability")
     if requirement.name is not None and not fnmatch.fnmatchcase(device.name or "", requirement.name):
         return _fail(requirement, label, "gpu-name")
+    faults = diagnosis.gpu_faults(device.index) if requirement.healthy else ()
+    if faults:
+        return _fail(requirement, label, faults[0].code, faults[0])
+    if requirement.peer_access or requirement.interconnect:
+        return _judge_pairs(requirement, env, gpus[: requirement.count])
     return _ok(requirement)
+
+
+def _judge_pairs(requirement: Requirement, env: Environment, devices: Sequence[CudaDevice]) -> Outcome:
+    """The test's GPUs (CUDA's first ``count``, as the test sees them) reach each other as required: every pair's
+    P2P read and write OK, or its NVLink P2P OK, as the probe read them (NVML's P2P status)."""
+    if any(device.mig is not None for device in devices):
+        return _fail(requirement, "MIG devices, which have no peer access to each other", "gpu-peer-access")
+    for at, one in enumerate(devices):
+        for other in devices[at + 1 :]:
+            pair = peer_access(env, one.index, other.index)
+            found = f"{phrases.gpu(one)} and {phrases.gpu(other)}"
+            if pair is None:
+                return _fail(requirement, f"{found}, whose P2P status the probe did not read", "gpu-peer-access")
+            if requirement.interconnect == "nvlink" and pair.p2p_nvlink != 0:
+                return _fail(requirement, f"{found}, NVLink P2P {_p2p(pair.p2p_nvlink)}", "gpu-interconnect")
+            if requirement.peer_access and (pair.p2p_read, pair.p2p_write) != (0, 0):
+                said = f"P2P read {_p2p(pair.p2p_read)}, write {_p2p(pair.p2p_write)}"
+                return _fail(requirement, f"{found}, {said}", "gpu-peer-access")
+    return _ok(requirement)
+
+
+def _p2p(status: int | None) -> str:
+    return "not read" if status is None else P2P_STATUS.get(status, f"status {status}")
 
 
 def _where(judged: FrameworkJudgement) -> str:

@@ -1,7 +1,8 @@
 """The pytest entry point (``-p no:cudnn`` disables it). Hooks and fixtures only; the work is elsewhere.
 
-Settings and their precedence (lowest first): ini keys (``require_gpu``, ``gpu_probe_timeout``,
-``gpus_per_worker``, ``gpu_assign``), the ``PYTEST_CUDNN_REQUIRE_GPU`` environment variable, the command line.
+Settings and their precedence (lowest first): ini keys (``require_gpu``, ``gpu_health``, ``gpu_probe_timeout``,
+``gpus_per_worker``, ``gpu_assign``), the ``PYTEST_CUDNN_REQUIRE_GPU`` and ``PYTEST_CUDNN_GPU_HEALTH`` environment
+variables, the command line.
 Nothing is probed for ``--help``, ``--markers``, ``--collect-only``, ``--fixtures``, ``--fixtures-per-test``,
 ``--setup-plan`` or ``--cache-show``; otherwise the environment is probed (or replayed with ``--gpu-env``) once per
 run, by the xdist controller when there is one (and once for each other machine its workers run on), and handed to
@@ -23,7 +24,7 @@ import pytest
 from ._base.text import REPORT_WHOLE, line, summarised
 from ._run import outputs
 from ._run.session import REPORT_ATTRIBUTE, inspect_only, leave, run_of
-from ._run.settings import ENV_CACHE, ENV_REQUIRE_GPU, typed
+from ._run.settings import ENV_CACHE, ENV_GPU_HEALTH, ENV_REQUIRE_GPU, GPU_HEALTH, typed
 from .signatures import MARKERS, USES_GPU
 
 if TYPE_CHECKING:  # imported where used: a run that uses no marker and no fixture never pays for them
@@ -108,7 +109,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="keep what the host's files say between runs, each fact under its file's identity; off reads every file "
         f"(default on; ini gpu_cache, environment {ENV_CACHE}=0)",
     )
+    group.addoption(
+        "--gpu-health",
+        choices=GPU_HEALTH,
+        default=None,
+        dest="cudnn_gpu_health",
+        help="a GPU whose state makes tests fail (uncorrectable ECC errors, memory repairs pending, compute mode "
+        "PROHIBITED): fail stops the run before its tests, naming the GPU; warn says it in the header; off says "
+        f"nothing (default warn; ini gpu_health, environment {ENV_GPU_HEALTH})",
+    )
     parser.addini("require_gpu", type="bool", default=False, help="as --require-gpu (a CI GPU runner's switch)")
+    parser.addini("gpu_health", default="warn", help="as --gpu-health: off, warn or fail")
     parser.addini("gpu_cache", type="bool", default=True, help="as --gpu-cache")
     # Typed where pytest can (8.4 added the "float" and "int" ini types): a number in native TOML ([tool.pytest]
     # gpu_probe_timeout = 30) is then taken, where a string option refuses it ("expects a string, got int"), and
@@ -377,7 +388,11 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if config.getoption("dist", "no") != "no" and not hasattr(config, "workerinput"):
         run_of(config).records.activate()  # an xdist controller: the facts arrive on the workers' reports
     if not inspect_only(config) and not hasattr(config, "workerinput"):
-        outputs.provisional(run_of(config))
+        run = run_of(config)
+        outputs.provisional(run)
+        unhealthy = outputs.health_gate(run)
+        if unhealthy:
+            pytest.exit(unhealthy, returncode=pytest.ExitCode.TESTS_FAILED)
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:

@@ -31,9 +31,12 @@ MARKERS: dict[str, str] = {
     },
     "requires_driver": "requires_driver(spec=''): skip unless the NVIDIA driver version matches, e.g. '>=535' "
     "(none: any driver).",
-    "requires_gpu": "requires_gpu(count=1, memory=None, compute_capability=None, name=None): skip unless at least "
-    "count GPUs are visible and the test's GPU has memory free ('16GiB', '24GB' or bytes), a compute capability "
-    "matching the specifier set (e.g. '>=8.0') and a name matching the glob.",
+    "requires_gpu": "requires_gpu(count=1, memory=None, compute_capability=None, name=None, *, healthy=False, "
+    "peer_access=False, interconnect=None): skip unless at least count GPUs are visible and the test's GPU has "
+    "memory free ('16GiB', '24GB' or bytes), a compute capability matching the specifier set (e.g. '>=8.0') and a "
+    "name matching the glob; healthy=True: no fault of its state (uncorrectable ECC errors, memory repairs "
+    "pending, compute mode PROHIBITED); peer_access=True: the first count GPUs read and write each other's memory "
+    "(P2P); interconnect='nvlink': they reach each other by NVLink.",
     # One per framework of the registry: requires_tensorflow, requires_torch, ...
     **{entry.marker: entry.marker_help for entry in sorted(REGISTRY, key=lambda entry: not entry.own_rules)},
 }

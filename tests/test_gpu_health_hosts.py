@@ -96,3 +96,80 @@ def test_sixteen_gpus_have_every_pair_read(host: SimHost) -> None:
     assert {pair["p2p_nvlink"] for pair in driver["pairs"]} == {0}  # NVLink on every GPU: OK
     assert {gpu["health"]["nvlinks_active"] for gpu in driver["gpus"]} == {18}
     assert not [f for f in report["findings"] if f["code"].startswith("gpu-")]
+
+
+# The session policy and the marker (issue 32, item 3) ----------------------------------------------------------
+
+HEALTH_SUITE = {
+    "test_health.py": """
+        import os
+        import pytest
+
+        @pytest.mark.requires_gpu(healthy=True)
+        def test_on_a_healthy_gpu(gpu):
+            with open(os.environ["RESULTS"], "a") as out:
+                out.write(f"{os.environ.get('PYTEST_XDIST_WORKER', 'main')} {gpu.index}\\n")
+    """,
+}
+
+
+def ecc_on_gpu_1(host: SimHost) -> None:
+    host.add_driver([h100(0), h100(1, ecc_volatile=2)], version="580.95.05", cuda_version=13000)
+    host.add_stack("usr/local/cuda-13.0/lib64", 13000)
+
+
+def test_gpu_health_fail_stops_the_run_before_its_tests_naming_gpu_1(host: SimHost) -> None:
+    ecc_on_gpu_1(host)
+    results = host.root / "results.txt"
+    done = host.pytest("--gpu-health=fail", files=HEALTH_SUITE, extra_env={"RESULTS": str(results)})
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert not results.exists()  # no test ran
+    said = [text for text in (done.stdout + done.stderr).splitlines() if "--gpu-health=fail" in text]
+    assert said, done.stdout + done.stderr
+    assert "GPU 1" in said[0]
+    assert "2 uncorrectable ECC errors since the driver loaded" in said[0]
+    assert "GPU 0" not in said[0]
+
+
+@pytest.mark.parametrize(
+    ("how", "environ"),
+    [(("-o", "gpu_health=fail"), {}), ((), {"PYTEST_CUDNN_GPU_HEALTH": "fail"})],
+    ids=["ini", "environment"],
+)
+def test_gpu_health_is_set_by_ini_and_environment_too(
+    host: SimHost, how: tuple[str, ...], environ: dict[str, str]
+) -> None:
+    ecc_on_gpu_1(host)
+    extra = {"RESULTS": str(host.root / "results.txt"), **environ}
+    done = host.pytest(*how, files=HEALTH_SUITE, extra_env=extra)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "--gpu-health=fail: " in done.stdout + done.stderr
+
+
+def test_a_bad_gpu_health_value_names_where_it_came_from(host: SimHost) -> None:
+    ecc_on_gpu_1(host)
+    done = host.pytest(files=HEALTH_SUITE, extra_env={"PYTEST_CUDNN_GPU_HEALTH": "strict"})
+    assert done.returncode == 4
+    assert "PYTEST_CUDNN_GPU_HEALTH='strict': expected off, warn or fail" in done.stderr
+
+
+def test_by_default_the_header_says_it_and_healthy_tests_skip_on_gpu_1_under_xdist(host: SimHost) -> None:
+    ecc_on_gpu_1(host)
+    results = host.root / "results.txt"
+    # --dist each: the test runs once on each worker, the one given GPU 0 and the one given GPU 1.
+    done = host.pytest(
+        "-p", "xdist", "-n", "2", "--dist", "each", files=HEALTH_SUITE, extra_env={"RESULTS": str(results)}
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert "pytest-cudnn: unhealthy GPU 1" in output
+    [ran] = results.read_text().splitlines()  # once: on the worker given GPU 0
+    assert ran.split()[1] == "0"
+    assert "1 passed, 1 skipped" in output
+    assert "requires 1 GPU, healthy; found GPU 1" in output
+
+
+def test_gpu_health_off_says_nothing_in_the_header(host: SimHost) -> None:
+    ecc_on_gpu_1(host)
+    done = host.pytest("--gpu-health=off", files=HEALTH_SUITE, extra_env={"RESULTS": str(host.root / "r.txt")})
+    assert "unhealthy" not in done.stdout

@@ -3,12 +3,13 @@ what a failed requirement gives as its cause and its why."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
 
-from pytest_cudnn.diagnosis import diagnose, judge_environment
-from pytest_cudnn.environment import Environment, Failure, State, Via
+from pytest_cudnn.diagnosis import diagnose, judge_environment, visible_gpus
+from pytest_cudnn.environment import Environment, Failure, GpuPair, State, Via
 from pytest_cudnn.markers import InvalidMarker, Outcome, judge, parse_marker
 
 from .envbuilder import SITE, EnvBuilder, gpu, rpath_load
@@ -35,6 +36,10 @@ from .envbuilder import SITE, EnvBuilder, gpu, rpath_load
         ("requires_driver", (">=535",), {"framework": "torch"}, "unknown argument 'framework'"),
         ("requires_torch", (), {"gpu": "yes"}, "gpu must be True or False"),
         ("requires_jax", ("0.4", "0.5"), {}, "takes at most one specifier"),
+        ("requires_gpu", (), {"healthy": "yes"}, "healthy must be True or False"),
+        ("requires_gpu", (), {"peer_access": True}, "give count=2 or more"),
+        ("requires_gpu", (2,), {"interconnect": "pcie"}, "interconnect must be 'nvlink'"),
+        ("requires_gpu", (), {"peer": True}, "unknown argument 'peer'"),
     ],
 )
 def test_a_marker_that_would_skip_forever_or_crash_is_refused(
@@ -214,3 +219,44 @@ def test_requires_torch_says_whether_torch_can_run_gpu_work_here() -> None:
     assert _judge(cpu, "requires_torch").cause == "framework-cpu-only"
     assert _judge(torch_venv(), "requires_jax").cause == "jax-missing"
     assert _judge(torch_venv(jax=True), "requires_jax", gpu=True).ok
+
+
+# Each GPU's state and how GPUs reach each other (issue 32) -----------------------------------------------------
+
+
+def _two_gpus(*pairs: GpuPair, **second: Any) -> Environment:
+    b = EnvBuilder.healthy().with_gpus(gpu(0), gpu(1, **second))
+    b.driver = dataclasses.replace(b.driver, pairs=pairs)
+    return b.build()
+
+
+def test_requires_gpu_healthy_judges_the_tests_own_gpu() -> None:
+    env = _two_gpus(ecc_uncorrected_volatile=3)
+    diagnosis = judge_environment(env)
+    [first, second] = visible_gpus(env)
+    requirement = parse_marker("requires_gpu", (), {"healthy": True})
+    assert judge(requirement, diagnosis, first).ok  # the worker given GPU 0 runs it
+    skipped = judge(requirement, diagnosis, second)
+    assert (skipped.ok, skipped.cause) == (False, "gpu-ecc-uncorrectable")
+    assert skipped.message.startswith("requires 1 GPU, healthy; found GPU 1")
+    assert "3 uncorrectable ECC errors since the driver loaded" in skipped.message
+    assert judge(parse_marker("requires_gpu", (), {}), diagnosis, second).ok  # not asked: not judged
+
+
+@pytest.mark.parametrize(
+    ("pair", "kwargs", "cause"),
+    [
+        (GpuPair(0, 1, 10, 0, 0, 5), {"peer_access": True}, None),
+        (GpuPair(0, 1, 30, 1, 1, 5), {"peer_access": True}, "gpu-peer-access"),
+        (GpuPair(0, 1, 0, 0, 0, 0), {"interconnect": "nvlink"}, None),
+        (GpuPair(0, 1, 10, 0, 0, 5), {"interconnect": "nvlink"}, "gpu-interconnect"),
+        (None, {"peer_access": True}, "gpu-peer-access"),  # not read (an older snapshot): not assumed
+    ],
+    ids=["p2p", "no-p2p", "nvlink", "pcie-only", "unread"],
+)
+def test_requires_gpu_peer_access_and_nvlink(pair: GpuPair | None, kwargs: dict[str, Any], cause: str | None) -> None:
+    env = _two_gpus(*(() if pair is None else (pair,)))
+    outcome = _judge(env, "requires_gpu", 2, **kwargs)
+    assert (outcome.ok, outcome.cause) == (cause is None, cause or "")
+    if cause == "gpu-peer-access" and pair is not None:
+        assert "P2P read chipset not supported, write chipset not supported" in outcome.message

@@ -13,13 +13,23 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from .._base.text import PYTEST_LINE, line
 from ..files import FileRefused, append_regular, write_atomically
 
 if TYPE_CHECKING:
     from ..document import Report
     from .session import GpuRun
 
-__all__ = ["document", "finish", "gpu_use_line", "header", "provisional", "suite_properties"]
+__all__ = [
+    "document",
+    "finish",
+    "gpu_use_line",
+    "header",
+    "health_gate",
+    "health_lines",
+    "provisional",
+    "suite_properties",
+]
 
 
 def header(run: GpuRun, verbose: bool) -> list[str]:
@@ -45,7 +55,40 @@ def header(run: GpuRun, verbose: bool) -> list[str]:
     )
     if hosts:
         lines += run.xdist.xdist_lines()
-    return lines
+    return lines + health_lines(run)
+
+
+def _faults(run: GpuRun) -> list[tuple[str, str]]:
+    """(the GPU, what is wrong with it) for each visible GPU with a fault of its own state, as the diagnosis says."""
+    from ..diagnosis import visible_gpus
+    from ..phrases import gpu as gpu_label
+
+    diagnosis = run.diagnosis
+    seen: dict[int, tuple[str, str]] = {}
+    for device in visible_gpus(diagnosis.env):
+        faults = diagnosis.gpu_faults(device.index)
+        if faults and device.index not in seen:
+            seen[device.index] = (gpu_label(device), "; ".join(finding.summary for finding in faults))
+    return list(seen.values())
+
+
+def health_gate(run: GpuRun) -> str | None:
+    """Under --gpu-health=fail, the one line that stops the run before its tests: which GPU, and why."""
+    if run.gpu_health != "fail":
+        return None
+    faults = _faults(run)
+    if not faults:
+        return None
+    said = "; ".join(f"{label}: {why}" for label, why in faults[:4])
+    more = f" (and {len(faults) - 4} more GPUs)" if len(faults) > 4 else ""
+    return line(f"pytest-cudnn: --gpu-health=fail: {said}{more}; pytest-cudnn doctor says what to do", PYTEST_LINE)
+
+
+def health_lines(run: GpuRun) -> list[str]:
+    """Under --gpu-health=warn, a header line for each GPU with a fault of its own state."""
+    if run.gpu_health != "warn":
+        return []
+    return [line(f"pytest-cudnn: unhealthy {label}: {why}") for label, why in _faults(run)]
 
 
 def _terminal_encoding() -> str | None:

@@ -18,6 +18,7 @@ from .._run.xdist import XdistController, xdist_specs, xdist_worker_ids
 from .settings import (
     cache_setting,
     check_writable,
+    gpu_health_setting,
     ini_bool,
     misread_option,
     number_setting,
@@ -73,6 +74,7 @@ class GpuRun:
         self.environ = dict(os.environ)
         self.python = sys.executable
         self.require_gpu = require_gpu_setting(config, self.environ)
+        self.gpu_health = gpu_health_setting(config, self.environ)
         self.cache = cache_setting(config, self.environ)
         self.facts: FileFacts | None = None  # what the probe read from the cache, once it ran
         self.timeout = number_setting(config, "cudnn_timeout", "--gpu-probe-timeout", "gpu_probe_timeout", 0.001, 3600)

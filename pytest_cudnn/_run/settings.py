@@ -18,10 +18,13 @@ from ..files import FileRefused, regular_or_missing
 
 __all__ = [
     "ENV_CACHE",
+    "ENV_GPU_HEALTH",
     "ENV_REQUIRE_GPU",
+    "GPU_HEALTH",
     "bool_setting",
     "cache_setting",
     "check_writable",
+    "gpu_health_setting",
     "ini_bool",
     "misread_option",
     "number_setting",
@@ -32,6 +35,9 @@ __all__ = [
 ]
 
 ENV_REQUIRE_GPU = "PYTEST_CUDNN_REQUIRE_GPU"
+ENV_GPU_HEALTH = "PYTEST_CUDNN_GPU_HEALTH"
+# --gpu-health: what a fault of a GPU's own state (diagnosis.health.HEALTH_FAULTS) does to the session.
+GPU_HEALTH = ("off", "warn", "fail")
 ENV_CACHE = "PYTEST_CUDNN_CACHE"  # as probe.facts.ENV_CACHE, which the doctor reads (this module imports pytest)
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -60,6 +66,22 @@ def ini_bool(config: pytest.Config, key: str) -> bool:
 
 def require_gpu_setting(config: pytest.Config, environ: dict[str, str]) -> bool:
     return bool_setting(config, environ, "cudnn_require_gpu", ENV_REQUIRE_GPU, "require_gpu")
+
+
+def gpu_health_setting(config: pytest.Config, environ: dict[str, str]) -> str:
+    """``--gpu-health``, else ``PYTEST_CUDNN_GPU_HEALTH``, else the ``gpu_health`` ini key: off, warn or fail."""
+    cli = config.getoption("cudnn_gpu_health")
+    if cli is not None:
+        return str(cli)  # argparse checked the choice
+    raw = environ.get(ENV_GPU_HEALTH)
+    if raw is not None:
+        where, value = f"the environment variable {ENV_GPU_HEALTH}={raw!r}", raw.strip().lower()
+    else:
+        value = str(ini_value(config, "gpu_health", "it takes off, warn or fail")).strip().lower()
+        where = ini_where(config, "gpu_health")
+    if value not in GPU_HEALTH:
+        raise pytest.UsageError(f"{where}: expected off, warn or fail")
+    return value
 
 
 def cache_setting(config: pytest.Config, environ: dict[str, str]) -> bool:

@@ -14,7 +14,24 @@ from ..environment import Environment, Gpu, GpuHealth, GpuPair
 from .model import Finding, Severity, cite, make_finding
 from .stack import gpu_text
 
-__all__ = ["COMPUTE_MODES", "P2P_STATUS", "TOPOLOGY", "health_rules", "peer_access", "throttled_by", "unhealthy"]
+__all__ = [
+    "COMPUTE_MODES",
+    "HEALTH_FAULTS",
+    "P2P_STATUS",
+    "TOPOLOGY",
+    "health_rules",
+    "peer_access",
+    "throttled_by",
+]
+
+# The errors about a GPU's own state: a GPU with one gives wrong answers or refuses work (requires_gpu(healthy=True)
+# and --gpu-health read these).
+HEALTH_FAULTS = (
+    "gpu-ecc-uncorrectable",
+    "gpu-row-remap-failure",
+    "gpu-memory-repair-pending",
+    "gpu-compute-prohibited",
+)
 
 _SOURCE = "nvml-state"
 # nvml.h nvmlComputeMode_t
@@ -79,25 +96,6 @@ def _degraded_link(health: GpuHealth) -> str | None:
     if not (narrow or slow):
         return None
     return f"PCIe Gen{generation} x{width}, of Gen{newest} x{widest}"
-
-
-def unhealthy(gpu: Gpu) -> tuple[str, ...]:
-    """Why a GPU gives wrong answers or refuses work: the error findings' reasons, short (empty: none)."""
-    health = gpu.health
-    if health is None:
-        return ()
-    said = []
-    if health.ecc_uncorrected_volatile:
-        said.append(f"{health.ecc_uncorrected_volatile} uncorrectable ECC errors since the driver loaded")
-    if health.remap_failure:
-        said.append("a row remapping failed")
-    if health.remap_pending:
-        said.append("row remapping pending (a GPU reset applies it)")
-    if health.retired_pages_pending:
-        said.append("page retirement pending (a reboot applies it)")
-    if health.compute_mode == 2:
-        said.append("compute mode PROHIBITED")
-    return tuple(said)
 
 
 def peer_access(env: Environment, first: int, second: int) -> GpuPair | None:

@@ -23,6 +23,7 @@ from ..environment import CudaRuntime, Cudnn, Environment, FrameworkBuild, Libra
 from ..frameworks import framework
 from ..frameworks.base import own_rules
 from .frameworks import blocking_finding
+from .health import HEALTH_FAULTS
 from .libraries import copies_loaded
 from .model import Finding, Severity, Verdict, verdict
 from .rules import cause_first, diagnose
@@ -122,6 +123,11 @@ class Diagnosis:
 
     def framework(self, name: str) -> FrameworkJudgement | None:
         return next((judged for judged in self.frameworks if judged.name == name), None)
+
+    def gpu_faults(self, index: int) -> tuple[Finding, ...]:
+        """The errors about GPU ``index``'s own state (issue 32: ECC, memory repairs, a compute mode that refuses
+        work), as the doctor lists them: what requires_gpu(healthy=True) and --gpu-health read."""
+        return tuple(finding for finding in self.findings if finding.code in HEALTH_FAULTS and index in finding.gpus)
 
     def copies_for(self, kind: type[Cudnn] | type[CudaRuntime]) -> list[FrameworkJudgement]:
         """Who must meet a cuDNN (or CUDA runtime) requirement that names no framework: every installed GPU framework
