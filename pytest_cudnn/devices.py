@@ -24,7 +24,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .environment import Gpu, MigDevice
+from .environment import Gpu, GpuHealth, MigDevice
 
 __all__ = [
     "CudaDevice",
@@ -34,6 +34,7 @@ __all__ = [
     "cuda_visible_value",
     "devices_of",
     "devices_per_worker",
+    "exclusive_process",
     "parse_visible_devices",
     "with_free",
 ]
@@ -275,11 +276,44 @@ def assign_devices(visible: Sequence[CudaDevice], workers: int, per_worker: int 
 
     >>> [tuple(d.index for d in devices) for devices in assign_devices([_d(0), _d(1), _d(2)], 4)]
     [(0,), (1,), (2,), (0,)]
+    >>> [tuple(d.index for d in devices) for devices in assign_devices([_d(0, exclusive=True), _d(1)], 4)]
+    [(0,), (1,), (1,), (1,)]
+    >>> assign_devices([_d(0, exclusive=True)], 2)[1]
+    ()
     """
     if not visible or workers < 1 or per_worker < 1:
         return [() for _ in range(max(workers, 0))]
     take = min(devices_per_worker(visible, per_worker), len(visible))
-    return [tuple(visible[(worker * take + k) % len(visible)] for k in range(take)) for worker in range(workers)]
+    shares: list[tuple[CudaDevice, ...]] = []
+    held: set[int] = set()  # the positions of EXCLUSIVE_PROCESS GPUs a worker was given
+    for worker in range(workers):
+        share: list[int] = []
+        for k in range(take):
+            wanted = worker * take + k
+            # A GPU in EXCLUSIVE_PROCESS mode takes one process: a second worker gets the next GPU that can be
+            # shared, or fewer GPUs (none at all when every GPU is exclusive and taken).
+            found = next(
+                (
+                    position
+                    for step in range(len(visible))
+                    if (position := (wanted + step) % len(visible)) not in share
+                    and not (exclusive_process(visible[position]) and position in held)
+                ),
+                None,
+            )
+            if found is not None:
+                share.append(found)
+                if exclusive_process(visible[found]):
+                    held.add(found)
+        shares.append(tuple(visible[position] for position in share))
+    return shares
+
+
+def exclusive_process(device: CudaDevice) -> bool:
+    """Whether ``device`` is a whole GPU in compute mode EXCLUSIVE_PROCESS (nvml.h: one context at a time), as the
+    probe read it."""
+    health = device.gpu.health
+    return device.mig is None and health is not None and health.compute_mode == 3
 
 
 def devices_per_worker(devices: Sequence[CudaDevice], asked: int) -> int:
@@ -304,5 +338,7 @@ def with_free(device: CudaDevice, free: int | None) -> CudaDevice:
     return CudaDevice(replace(device.gpu, memory_free=free))
 
 
-def _d(index: int) -> CudaDevice:  # doctest helper
-    return CudaDevice(Gpu(index, None, f"GPU-{index}", None, None, None, None, None))
+def _d(index: int, exclusive: bool = False) -> CudaDevice:  # doctest helper
+    health = GpuHealth(3, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None)
+    mode = health if exclusive else None
+    return CudaDevice(Gpu(index, None, f"GPU-{index}", None, None, None, None, None, health=mode))

@@ -173,3 +173,50 @@ def test_gpu_health_off_says_nothing_in_the_header(host: SimHost) -> None:
     ecc_on_gpu_1(host)
     done = host.pytest("--gpu-health=off", files=HEALTH_SUITE, extra_env={"RESULTS": str(host.root / "r.txt")})
     assert "unhealthy" not in done.stdout
+
+
+# pytest-xdist and a GPU that takes one process (issue 32, item 3) ----------------------------------------------
+
+WORKER_SUITE = {
+    "test_workers.py": """
+        import os
+        import pytest
+
+        @pytest.mark.parametrize("n", range(6))
+        def test_on_my_gpu(gpu, n):
+            with open(os.environ["RESULTS"], "a") as out:
+                out.write(f"{os.environ['PYTEST_XDIST_WORKER']} {gpu.index}\\n")
+    """,
+}
+
+
+def workers_run(host: SimHost, workers: int) -> tuple[dict[str, set[int]], str]:
+    results = host.root / "results.txt"
+    results.unlink(missing_ok=True)
+    done = host.pytest(
+        "-p", "xdist", "-n", str(workers), "--dist", "each", files=WORKER_SUITE, extra_env={"RESULTS": str(results)}
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    seen: dict[str, set[int]] = {}
+    for entry in results.read_text().splitlines() if results.exists() else ():
+        worker, index = entry.split()
+        seen.setdefault(worker, set()).add(int(index))
+    return seen, output
+
+
+def test_an_exclusive_process_gpu_is_never_given_to_two_workers(host: SimHost) -> None:
+    host.add_driver([h100(0, compute_mode=3), h100(1)], version="580.95.05", cuda_version=13000)
+    host.add_stack("usr/local/cuda-13.0/lib64", 13000)
+    seen, output = workers_run(host, 3)
+    # Round-robin would give gw2 GPU 0 again, beside gw0: the second process on it would fail.
+    assert seen == {"gw0": {0}, "gw1": {1}, "gw2": {1}}, output
+
+
+def test_a_worker_left_without_a_gpu_that_takes_it_skips_its_gpu_tests(host: SimHost) -> None:
+    host.add_driver([h100(0, compute_mode=3)], version="580.95.05", cuda_version=13000)
+    host.add_stack("usr/local/cuda-13.0/lib64", 13000)
+    seen, output = workers_run(host, 2)
+    assert seen == {"gw0": {0}}, output
+    assert "gw1: no GPU, GPU 0 in compute mode EXCLUSIVE_PROCESS and held by another worker" in output
+    assert "6 passed, 6 skipped" in output

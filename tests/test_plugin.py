@@ -44,7 +44,8 @@ def test_markers_are_documented_with_their_signatures(pytester: pytest.Pytester)
             "@pytest.mark.requires_cudnn(spec='', *, framework=None): skip unless the cuDNN in use matches *",
             "@pytest.mark.requires_cuda(spec='', *, framework=None): *",
             "@pytest.mark.requires_driver(spec=''): *",
-            "@pytest.mark.requires_gpu(count=1, memory=None, compute_capability=None, name=None): *",
+            "@pytest.mark.requires_gpu(count=1, memory=None, compute_capability=None, name=None, *, healthy=False, "
+            "peer_access=False, interconnect=None): *",
             "@pytest.mark.requires_tensorflow(spec=None, *, gpu=True): *",
             "@pytest.mark.requires_torch(spec=None, *, gpu=True): *",
             "@pytest.mark.requires_jax(spec=None, *, gpu=True): *",

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .._base.text import PYTEST_LINE, line
-from ..devices import CudaDevice, assign_devices, devices_per_worker
+from ..devices import CudaDevice, assign_devices, devices_per_worker, exclusive_process
 from ..environment import shown_spec
 
 if TYPE_CHECKING:
@@ -97,6 +97,7 @@ class Plan:
 
     devices: Mapping[str, tuple[CudaDevice, ...]]
     note: str | None = None
+    refused: tuple[str, ...] = ()  # workers given no GPU: every one is EXCLUSIVE_PROCESS and held by another worker
 
 
 def worker_ids(specs: Sequence[Spec]) -> list[str]:
@@ -184,7 +185,13 @@ def plan_devices(visible: Sequence[CudaDevice], workers: Sequence[str], per_work
     elif 0 < len(visible) < per_worker:
         note = f"{per_worker} GPUs per worker asked for, {len(visible)} visible: each worker gets all {len(visible)}"
     shares = assign_devices(visible, len(workers), per_worker)
-    return Plan({worker: share for worker, share in zip(workers, shares, strict=True) if share}, note)
+    # Workers left without a GPU because each one visible is EXCLUSIVE_PROCESS and another worker holds it: they
+    # are given none (CUDA_VISIBLE_DEVICES empty), never one that would refuse them.
+    refused = tuple(worker for worker, share in zip(workers, shares, strict=True) if not share) if visible else ()
+    if refused:
+        held = ", ".join(device.label for device in visible if exclusive_process(device))
+        note = f"{', '.join(refused)}: no GPU, {held} in compute mode EXCLUSIVE_PROCESS and held by another worker"
+    return Plan({worker: share for worker, share in zip(workers, shares, strict=True) if share}, note, refused)
 
 
 def _assigned(workers: Sequence[str], plan: Plan | None) -> str:

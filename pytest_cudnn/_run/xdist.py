@@ -210,7 +210,9 @@ class XdistController:
         """The process environment one worker starts with: its own devices, from its own host's plan."""
         from ..devices import cuda_visible_value
 
-        self.plan()
+        plans = self.plan()
+        if any(worker_id in plan.refused for plan in plans.values()):
+            return {"CUDA_VISIBLE_DEVICES": ""}  # no device at all: each one would refuse this worker's process
         gpus = self.assignment.get(worker_id)
         if not gpus:
             return {}
