@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from .envbuilder import EnvBuilder, gpu
 from .simhost import PYTEST
 from .test_plugin import healthy, snapshot
 from .test_writing import REFUSED, state, target
@@ -293,6 +294,19 @@ def test_junit_suite_properties_come_after_the_suites_own(pytester: pytest.Pytes
         "gpu.verdict",
     ]
     assert ("gpu.cudnn", "9.3.0") in names
+
+
+def test_junit_names_an_unhealthy_gpu_and_says_nothing_of_healthy_ones(pytester: pytest.Pytester) -> None:
+    # Issue 32: gpu.unhealthy is written only where a GPU's own state makes tests fail.
+    pytester.makepyfile(test_gpu=GPU_TESTS)
+    sick = EnvBuilder.healthy().with_gpus(gpu(0), gpu(1, ecc_uncorrected_volatile=4)).build()
+    for env, expected in ((sick, "GPU 1: gpu-ecc-uncorrectable"), (healthy(), None)):
+        xml = pytester.path / "junit.xml"
+        pytester.runpytest(f"--gpu-env={snapshot(pytester, env)}", f"--junitxml={xml}")
+        properties = {
+            p.get("name"): p.get("value") for p in ET.parse(xml).getroot().findall("testsuite/properties/property")
+        }
+        assert properties.get("gpu.unhealthy") == expected
 
 
 def test_junit_suite_properties_survive_a_run_stopped_early(pytester: pytest.Pytester) -> None:

@@ -114,6 +114,13 @@ def suite_properties(run: GpuRun) -> list[tuple[str, str]]:
         "gpu.cudnn": cudnn.version if cudnn else None,
         "gpu.tensorflow": env.tensorflow.version,
         "gpu.verdict": diagnosis.verdict.summary,
+        # Only where a GPU's own state makes tests fail (issue 32): "GPU 1: gpu-ecc-uncorrectable".
+        "gpu.unhealthy": "; ".join(
+            f"GPU {device.index}: {', '.join(finding.code for finding in diagnosis.gpu_faults(device.index))}"
+            for device in visible_gpus(env)
+            if diagnosis.gpu_faults(device.index)
+        )
+        or None,
     }
     return [(name, value) for name, value in properties.items() if value is not None]
 

@@ -312,6 +312,8 @@ _HOST: dict[str, Explanation] = {
             "GPU computed since then may be wrong, and the driver may have stopped processes on it (Xid 48); a test "
             "passing on it proves nothing and a test failing on it may be the GPU's fault. The doctor reads the "
             "counts with nvmlDeviceGetTotalEccErrors; a GPU without ECC has no such counters."
+            " Beside GPUs without such a fault it is a warning: the run goes on, --gpu-health=fail stops it before "
+            "its tests, and requires_gpu(healthy=True) keeps a test off this GPU."
         ),
         confirm=(
             "$ nvidia-smi -q -d ECC -i 0  # 'Volatile' and 'Aggregate' uncorrectable counts",
@@ -332,6 +334,8 @@ _HOST: dict[str, Explanation] = {
             "On Ampere and newer GPUs the driver repairs failing memory by remapping its rows. NVML's "
             "failureOccurred says a remapping failed: the memory has an error the GPU can no longer repair, and "
             "NVIDIA's guidance is to return it."
+            " Beside GPUs without such a fault it is a warning: the run goes on, --gpu-health=fail stops it before "
+            "its tests, and requires_gpu(healthy=True) keeps a test off this GPU."
         ),
         confirm=("$ nvidia-smi -q -d ROW_REMAPPER -i 0  # 'Remapping Failure Occurred: Yes'",),
         fix=("Take the GPU out of service and return it to the vendor (RMA)."),
@@ -345,6 +349,8 @@ _HOST: dict[str, Explanation] = {
             "The GPU found memory it must repair: rows to remap (Ampere and newer, applied at the next GPU reset) or "
             "pages to retire (before Ampere, applied at the next reboot). Until then the faulty memory stays in use; "
             "DCGM's deployment checks fail such a GPU."
+            " Beside GPUs without such a fault it is a warning: the run goes on, --gpu-health=fail stops it before "
+            "its tests, and requires_gpu(healthy=True) keeps a test off this GPU."
         ),
         confirm=("$ nvidia-smi -q -d ROW_REMAPPER,PAGE_RETIREMENT -i 0  # 'Pending: Yes'",),
         fix=(
@@ -362,6 +368,8 @@ _HOST: dict[str, Explanation] = {
             "The GPU's compute mode is PROHIBITED: the driver lets no process create a CUDA context on it, so every "
             "test that uses it fails with 'all CUDA-capable devices are busy or unavailable' "
             "(cudaErrorDevicesUnavailable, 46)."
+            " Beside GPUs without such a fault it is a warning: the run goes on, --gpu-health=fail stops it before "
+            "its tests, and requires_gpu(healthy=True) keeps a test off this GPU."
         ),
         confirm=("$ nvidia-smi --query-gpu=index,compute_mode --format=csv  # 'Prohibited'",),
         fix=(

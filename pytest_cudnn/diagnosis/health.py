@@ -8,6 +8,7 @@ snapshot) says nothing here.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 
 from ..environment import Environment, Gpu, GpuHealth, GpuPair
@@ -105,9 +106,20 @@ def peer_access(env: Environment, first: int, second: int) -> GpuPair | None:
 
 
 def health_rules(env: Environment) -> Iterator[Finding]:
-    for gpu in env.driver.gpus:
-        if gpu.health is not None:
-            yield from _gpu_rules(env, gpu, gpu.health)
+    """Each GPU's findings. A fault of a GPU's own state (:data:`HEALTH_FAULTS`) is an error where every GPU has
+    one (no GPU here can be trusted with work); beside healthy GPUs it is a warning, as one old GPU among newer
+    ones is for CUDA (runtime.py): the run goes on, and --gpu-health and requires_gpu(healthy=True) keep tests off
+    it."""
+    found = [finding for gpu in env.driver.gpus if gpu.health is not None for finding in _gpu_rules(gpu, gpu.health)]
+    faulty = {index for finding in found if finding.code in HEALTH_FAULTS for index in finding.gpus}
+    healthy = [gpu.index for gpu in env.driver.gpus if gpu.index not in faulty]
+    shown = ", ".join(map(str, healthy[:8])) + (" ..." if len(healthy) > 8 else "")
+    for finding in found:
+        if finding.code in HEALTH_FAULTS and healthy:
+            evidence = (*finding.evidence, f"GPUs without such a fault: {shown}")
+            yield dataclasses.replace(finding, severity=Severity.WARNING, evidence=evidence)
+        else:
+            yield finding
     yield from _pair_rules(env)
 
 
@@ -117,7 +129,7 @@ def _state(gpu: Gpu, health: GpuHealth) -> str:
     return f"{gpu_text(gpu)}: compute mode {mode}, {ecc}, persistence {'on' if health.persistence else 'off'}"
 
 
-def _gpu_rules(env: Environment, gpu: Gpu, health: GpuHealth) -> Iterator[Finding]:
+def _gpu_rules(gpu: Gpu, health: GpuHealth) -> Iterator[Finding]:
     state = _state(gpu, health)
     index = gpu.index
     query = f"nvidia-smi -q -d ECC,ROW_REMAPPER,PAGE_RETIREMENT -i {index}"
@@ -126,8 +138,9 @@ def _gpu_rules(env: Environment, gpu: Gpu, health: GpuHealth) -> Iterator[Findin
             "gpu-ecc-uncorrectable",
             Severity.ERROR,
             "gpu",
-            f"GPU {index} has had {health.ecc_uncorrected_volatile} uncorrectable ECC errors since the driver "
-            "loaded: its results cannot be trusted",
+            f"GPU {index} has had {health.ecc_uncorrected_volatile} uncorrectable ECC "
+            f"error{'' if health.ecc_uncorrected_volatile == 1 else 's'} since the driver loaded: its results cannot "
+            "be trusted",
             (
                 state,
                 f"volatile uncorrected ECC errors {health.ecc_uncorrected_volatile}, aggregate "
