@@ -977,3 +977,23 @@ def test_every_job_of_the_example_workflow_installs_from_its_checkout() -> None:
         for i in installs:
             [command] = re.findall(r"pip install (.*)", steps[i])
             assert re.fullmatch(r"""(-e )?["']?\.[/]?(\[[\w,]+\])?["']?""", command), (job, command)
+
+
+def test_runners_whose_gpus_are_unhealthy_stand_side_by_side(tmp_path: Path) -> None:
+    # Issue 32: the fleet says which runner's GPUs fail tests for reasons no version explains.
+    sick = EnvBuilder.healthy().with_gpus(gpu(0), gpu(1, ecc_uncorrected_volatile=2, remap_pending=True)).build()
+    fleet = read_fleet(
+        [
+            ("runner-a", write(tmp_path / "a.json", document(healthy()))),
+            ("runner-b", write(tmp_path / "b.json", document(sick))),
+        ]
+    )
+    [difference] = [d for d in fleet.facts if d.key == "unhealthy"]
+    assert dict(difference.values) == {
+        "runner-a": "none",
+        "runner-b": "GPU 1 (gpu-ecc-uncorrectable, gpu-memory-repair-pending)",
+    }
+    text = fleet_text(fleet)
+    assert "  Unhealthy       GPU 1 (gpu-ecc-uncorrectable, gpu-memory-repair-pending)\n" in text
+    assert text.count("  Unhealthy  ") == 1  # runner-a's GPUs are healthy: no line
+    assert "  unhealthy GPUs  none " in text  # side by side in the differences

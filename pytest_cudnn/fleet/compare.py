@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .. import phrases
+from ..diagnosis.health import HEALTH_FAULTS
 from .model import (
     FactDifference,
     FindingDifference,
@@ -51,6 +52,17 @@ def gpu_models(stack: Stack) -> str:
     return (shown or "none") + visible
 
 
+def unhealthy_gpus(runner: Runner) -> str:
+    """'GPU 1 (gpu-ecc-uncorrectable)': the GPUs whose own state makes tests fail, as the runner's report found
+    them (issue 32); 'none'."""
+    found: dict[int, list[str]] = {}
+    for finding in runner.findings:
+        if finding.code in HEALTH_FAULTS:
+            for index in finding.gpus:
+                found.setdefault(index, []).append(finding.code)
+    return ", ".join(f"GPU {index} ({', '.join(codes)})" for index, codes in sorted(found.items())) or "none"
+
+
 def facts(runner: Runner) -> dict[str, tuple[str, str | None]]:
     """The runner's facts compared across the fleet: key -> (label, value); None: it has none."""
     stack = runner.stack
@@ -60,6 +72,7 @@ def facts(runner: Runner) -> dict[str, tuple[str, str | None]]:
         "driver": ("driver", stack.driver or stack.driver_state),
         "cuda_driver": ("CUDA (driver)", stack.cuda_driver),
         "gpus": ("GPUs", gpu_models(stack)),
+        "unhealthy": ("unhealthy GPUs", unhealthy_gpus(runner)),
         "cuda_runtime": ("CUDA runtime", stack.cuda_runtime),
         "cudnn": ("cuDNN", stack.cudnn),
     }

@@ -71,6 +71,7 @@ class FleetFinding:
     code: str
     severity: str  # "error", "warning", "info"
     summary: str
+    gpus: tuple[int, ...] = ()  # the NVML indices of the GPUs it is about, as the report says
 
 
 @dataclass(frozen=True)

@@ -193,7 +193,7 @@ def _runner(name: str, path: str, data: Any) -> Runner:
             tuple(FrameworkVerdict(f.name, f.version, f.ok, f.summary, f.cause) for f in report.frameworks),
             report.in_use,
         ),
-        findings=tuple(FleetFinding(f.code, f.severity.value, f.summary) for f in report.findings),
+        findings=tuple(FleetFinding(f.code, f.severity.value, f.summary, f.gpus) for f in report.findings),
         tests=entries,
         refusals=refusal_groups(entries),
         outcomes=outcome_counts(t.outcome or "unknown" for t in entries),

@@ -13,7 +13,7 @@ from typing import Any
 from .. import phrases
 from .._base.serde import to_json
 from .._base.text import clip, line, listing, markdown_cell, markdown_rows, printable, summarised
-from .compare import gpu_models
+from .compare import gpu_models, unhealthy_gpus
 from .model import (
     SCHEMA,
     SCHEMA_VERSION,
@@ -92,6 +92,7 @@ def _runner_lines(runner: Runner) -> list[str]:
         _line("Python", stack.python),
         _line("Driver", _driver_text(runner)),
         _line("GPUs", gpu_models(runner.stack)),
+        *([_line("Unhealthy", unhealthy)] if (unhealthy := unhealthy_gpus(runner)) != "none" else []),
         _line("CUDA runtime", _copy_text(stack.cuda_runtime, stack.cuda_runtime_path)),
         _line("cuDNN", _copy_text(stack.cudnn, stack.cudnn_path)),
         *(_line(label, clip(text, _REASON)) for label, text in _framework_text(runner)),
