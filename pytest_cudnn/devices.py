@@ -35,6 +35,7 @@ __all__ = [
     "devices_of",
     "devices_per_worker",
     "exclusive_process",
+    "linked_first",
     "parse_visible_devices",
     "with_free",
 ]
@@ -266,6 +267,34 @@ def _mig_entry(entry: str, lookup: _Lookup) -> tuple[CudaDevice, ...] | None:
         return None
     device = lookup.mig(entry)
     return (device,) if device is not None else None
+
+
+def linked_first(visible: Sequence[CudaDevice], take: int, linked: frozenset[tuple[int, int]]) -> list[CudaDevice]:
+    """``visible`` reordered so that each run of ``take`` devices holds GPUs that reach each other (``linked``:
+    pairs of NVML indices, lower first, whose P2P reads and writes are OK) where the pairs allow it: a worker given
+    ``take`` GPUs then gets GPUs a peer-access test can use together. Unchanged where nothing is known, where a
+    device is a MIG device, or where the devices do not divide into runs of ``take``.
+
+    >>> [d.index for d in linked_first([_d(0), _d(1), _d(2), _d(3)], 2, frozenset({(0, 2), (1, 3)}))]
+    [0, 2, 1, 3]
+    """
+    if take < 2 or not linked or len(visible) % take or any(device.mig is not None for device in visible):
+        return list(visible)
+    left = list(visible)
+    ordered: list[CudaDevice] = []
+    while left:
+        group = [left.pop(0)]
+        while len(group) < take:
+            joins = [
+                device
+                for device in left
+                if all(tuple(sorted((device.index, member.index))) in linked for member in group)
+            ]
+            chosen = joins[0] if joins else left[0]
+            left.remove(chosen)
+            group.append(chosen)
+        ordered += group
+    return ordered
 
 
 def assign_devices(visible: Sequence[CudaDevice], workers: int, per_worker: int = 1) -> list[tuple[CudaDevice, ...]]:

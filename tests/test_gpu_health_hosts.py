@@ -230,3 +230,36 @@ def test_a_worker_left_without_a_gpu_that_takes_it_skips_its_gpu_tests(host: Sim
     assert seen == {"gw0": {0}}, output
     assert "gw1: no GPU, GPU 0 in compute mode EXCLUSIVE_PROCESS and held by another worker" in output
     assert "6 passed, 6 skipped" in output
+
+
+PAIR_SUITE = {
+    "test_pairs.py": """
+        import os
+        import pytest
+
+        @pytest.mark.requires_gpu(count=2, peer_access=True)
+        def test_peer_copy(gpu):
+            with open(os.environ["RESULTS"], "a") as out:
+                out.write(f"{os.environ['PYTEST_XDIST_WORKER']} {os.environ['CUDA_VISIBLE_DEVICES']}\\n")
+    """,
+}
+
+
+def test_xdist_keeps_gpus_that_reach_each_other_together(host: SimHost) -> None:
+    # Four GPUs where only 0-2 and 1-3 have P2P (two bridged pairs): round-robin would give gw0 GPUs 0 and 1, which
+    # cannot reach each other, and the peer-access test would skip on both workers.
+    gpus = [h100(index) for index in range(4)]
+    closed, bridged = (30, 1, 1, 5), (10, 0, 0, 5)
+    pairs = {(0, 1): closed, (0, 2): bridged, (0, 3): closed, (1, 2): closed, (1, 3): bridged, (2, 3): closed}
+    host.add_driver(gpus, version="580.95.05", cuda_version=13000, pairs=pairs)
+    host.add_stack("usr/local/cuda-13.0/lib64", 13000)
+    results = host.root / "results.txt"
+    done = host.pytest(
+        "-p", "xdist", "-n", "2", "--dist", "each", "--gpus-per-worker", "2",
+        files=PAIR_SUITE, extra_env={"RESULTS": str(results)},
+    )  # fmt: skip
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert "2 passed" in output, output
+    given = dict(entry.split() for entry in results.read_text().splitlines())
+    assert given == {"gw0": f"{gpus[0].uuid},{gpus[2].uuid}", "gw1": f"{gpus[1].uuid},{gpus[3].uuid}"}

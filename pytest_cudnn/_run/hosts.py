@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .._base.text import PYTEST_LINE, line
-from ..devices import CudaDevice, assign_devices, devices_per_worker, exclusive_process
+from ..devices import CudaDevice, assign_devices, devices_per_worker, exclusive_process, linked_first
 from ..environment import shown_spec
 
 if TYPE_CHECKING:
@@ -173,9 +173,15 @@ def _text(spec: Spec, name: str | None) -> str:
     return "" if value is None or value is True else str(value)
 
 
-def plan_devices(visible: Sequence[CudaDevice], workers: Sequence[str], per_worker: int) -> Plan:
+def plan_devices(
+    visible: Sequence[CudaDevice],
+    workers: Sequence[str],
+    per_worker: int,
+    linked: frozenset[tuple[int, int]] = frozenset(),
+) -> Plan:
     """``workers`` sharing one host's ``visible`` devices, ``per_worker`` each (see
-    :func:`~pytest_cudnn.devices.assign_devices`)."""
+    :func:`~pytest_cudnn.devices.assign_devices`), GPUs that reach each other kept together (``linked``)."""
+    visible = linked_first(visible, devices_per_worker(visible, per_worker), linked)
     note = None
     if devices_per_worker(visible, per_worker) < per_worker:
         note = (

@@ -169,7 +169,12 @@ class XdistController:
             for host in self.xdist_hosts() if self.run.assign else []:
                 env = self.host_environment(host)
                 if env is not None:
-                    plans[host.key] = plan_devices(assignable_devices(env), host.workers, self.run.per_worker)
+                    linked = frozenset(
+                        (pair.first, pair.second)
+                        for pair in env.driver.pairs
+                        if (pair.p2p_read, pair.p2p_write) == (0, 0)
+                    )
+                    plans[host.key] = plan_devices(assignable_devices(env), host.workers, self.run.per_worker, linked)
             self._plans = plans
             self.assignment = {worker: devices for plan in plans.values() for worker, devices in plan.devices.items()}
             local = plans.get(LOCAL)
