@@ -263,3 +263,17 @@ def test_xdist_keeps_gpus_that_reach_each_other_together(host: SimHost) -> None:
     assert "2 passed" in output, output
     given = dict(entry.split() for entry in results.read_text().splitlines())
     assert given == {"gw0": f"{gpus[0].uuid},{gpus[2].uuid}", "gw1": f"{gpus[1].uuid},{gpus[3].uuid}"}
+
+
+def test_workers_told_to_share_an_exclusive_gpu_are_warned_and_a_gate_stops_them(host: SimHost) -> None:
+    # --no-gpu-assign: every worker sees GPU 0, which takes one process at a time.
+    host.add_driver([h100(0, compute_mode=3)], version="580.95.05", cuda_version=13000)
+    host.add_stack("usr/local/cuda-13.0/lib64", 13000)
+    extra = {"RESULTS": str(host.root / "results.txt")}
+    warned = host.pytest("-p", "xdist", "-n", "2", "--no-gpu-assign", files=WORKER_SUITE, extra_env=extra)
+    assert "2 xdist workers share it (--no-gpu-assign): all but the first to use it fail" in warned.stdout
+    gated = host.pytest(
+        "-p", "xdist", "-n", "2", "--no-gpu-assign", "--gpu-health=fail", files=WORKER_SUITE, extra_env=extra
+    )
+    assert gated.returncode == 1
+    assert "--gpu-health=fail: GPU 0" in gated.stdout + gated.stderr

@@ -59,16 +59,27 @@ def header(run: GpuRun, verbose: bool) -> list[str]:
 
 
 def _faults(run: GpuRun) -> list[tuple[str, str]]:
-    """(the GPU, what is wrong with it) for each visible GPU with a fault of its own state, as the diagnosis says."""
+    """(the GPU, what is wrong with it) for each visible GPU with a fault of its own state, as the diagnosis says,
+    and each EXCLUSIVE_PROCESS GPU that this run's xdist workers share."""
+    from ..devices import exclusive_process
     from ..diagnosis import visible_gpus
     from ..phrases import gpu as gpu_label
 
     diagnosis = run.diagnosis
+    # Workers that share every GPU (--no-gpu-assign) meet a GPU that takes one process at a time: all but the first
+    # to use it fail (issue 32; with the assignment on, no two workers are given it).
+    local = next((host for host in run.xdist.xdist_hosts() if host.local), None)
+    shared = local is not None and len(local.workers) > 1 and not run.assign
     seen: dict[int, tuple[str, str]] = {}
     for device in visible_gpus(diagnosis.env):
-        faults = diagnosis.gpu_faults(device.index)
-        if faults and device.index not in seen:
-            seen[device.index] = (gpu_label(device), "; ".join(finding.summary for finding in faults))
+        said = [finding.summary for finding in diagnosis.gpu_faults(device.index)]
+        if shared and exclusive_process(device) and local is not None:
+            said.append(
+                f"compute mode EXCLUSIVE_PROCESS, and {len(local.workers)} xdist workers share it (--no-gpu-assign): "
+                "all but the first to use it fail"
+            )
+        if said and device.index not in seen:
+            seen[device.index] = (gpu_label(device), "; ".join(said))
     return list(seen.values())
 
 
