@@ -277,3 +277,25 @@ def test_workers_told_to_share_an_exclusive_gpu_are_warned_and_a_gate_stops_them
     )
     assert gated.returncode == 1
     assert "--gpu-health=fail: GPU 0" in gated.stdout + gated.stderr
+
+
+def test_a_gpu_without_ecc_or_nvlink_is_not_supported_there_not_failing(host: SimHost) -> None:
+    # A GeForce: NVML answers NOT_SUPPORTED for ECC, page retirement, row remapping and NVLink; none is an error.
+    geforce = SimGpu(
+        "NVIDIA GeForce RTX 4090", "GPU-40900000-0000-0000-0000-000000000000", "00000000:01:00.0", (8, 9),
+        mig_mode=-1, ecc=-1, persistence=0,
+    )  # fmt: skip
+    _, report = doctor(host, [geforce])
+    [gpu] = report["environment"]["driver"]["gpus"]
+    assert gpu["error"] is None
+    health = gpu["health"]
+    assert (health["ecc"], health["ecc_uncorrected_volatile"], health["nvlinks_active"]) == (None, None, None)
+    assert set(health["unsupported"]) == {
+        "ecc",
+        "ecc_uncorrected_volatile",
+        "ecc_uncorrected_aggregate",
+        "retired_pages_pending",
+        "remapped_rows",
+        "nvlinks_active",
+    }
+    assert [f["code"] for f in report["findings"] if f["code"].startswith("gpu-")] == ["gpu-persistence-off"]
