@@ -543,6 +543,25 @@ def test_a_cudnn_8_build_beside_cudnn_9_alone_is_refused_with_or_without_build_i
     assert verdict_line(text, "ONNX Runtime").startswith("cannot run: "), text
 
 
+@LINUX_GCC
+def test_a_cuda_11_build_of_1_19_is_read_by_its_provider(host: SimHost, compiler: Compiler) -> None:
+    # 1.19 and 1.20 default to CUDA 12 on PyPI, but their CUDA 11.8 builds (cuDNN 8) came from another feed, with
+    # the same lack of build info: the provider's DT_NEEDED on libcudart.so.11.0 says which it is. Read by the
+    # release alone it was taken for CUDA 12 with cuDNN 9, which the cuDNN 9 beside it then "satisfied".
+    package = ort_117_beside_cudnn_9(host, compiler, info=False)
+    info = package.parent / "onnxruntime_gpu-1.17.1.dist-info" / "METADATA"
+    info.write_text(info.read_text().replace("Version: 1.17.1", "Version: 1.19.2"))
+    code, report, text = doctor(host)
+    [build] = [b for b in report["environment"]["frameworks"] if b["name"] == "onnxruntime"]
+    assert (build["version"], build["cuda"]["value"], build["cudnn"]["value"]) == ("1.19.2", "11.8", "8")
+    assert build["cuda"]["how"] == "its DT_NEEDED names libcudart.so.11.0"
+    assert build["cudnn"]["source"].endswith(PROVIDER)
+    assert code == 1, text
+    assert finding(report, "framework-library-missing")["summary"].startswith(
+        "ONNX Runtime 1.19.2 cannot use the GPU: it cannot load libcudnn.so.8 "
+    )
+
+
 # A CUDA 13 build on a GPU CUDA 13 dropped (compat audit F4) --------------------------------------------------------
 @pytest.mark.parametrize(("cc", "below"), [("7.0", True), ("6.0", True), ("7.5", False)], ids=["V100", "P100", "T4"])
 def test_a_cuda_13_build_on_a_gpu_below_7_5_names_the_cuda_12_route(cc: str, below: bool) -> None:

@@ -97,17 +97,21 @@ def _read(reading: Reading) -> FrameworkBuild:
     is_cuda = True if cuda is not None or has_provider else (False if info else None)
     if is_cuda is False:
         problems.append(f"{_INFO} has no cuda_version and capi/ has no {PROVIDER}")
-    if is_cuda and cuda is None and not info and version:  # a PyPI wheel before 1.21 records none (compat audit D2)
-        cuda = _pypi_cuda(version, metadata or location)
-    requires = fields.get("requires-dist", [])
-    cudnn = _cudnn(info, info_path, requires, metadata, version, cuda_text) if is_cuda else None
-    if is_cuda and cudnn is None:
-        problems.append("no file names the cuDNN it was built with, and no published row does")
     objects: tuple[LinkedObject, ...] = ()
     if has_provider:
         from ..probe.objects import read_object  # here, once found: a host without it never imports the ELF reader
 
         objects = (read_object(provider),)
+    if is_cuda and cuda is None and not info and version:  # a PyPI wheel before 1.21 records none (compat audit D2)
+        # The provider's own DT_NEEDED says which CUDA it was built for where the release alone cannot: the CUDA
+        # 11.8 builds of 1.19 and 1.20 came from another feed than PyPI's CUDA 12 default.
+        cuda = _needed_cuda(objects[0] if objects else None) or _pypi_cuda(version, metadata or location)
+        cuda_text = cuda.value if cuda is not None and cuda.source == provider else ""
+    requires = fields.get("requires-dist", [])
+    where = provider if cuda is not None and cuda.source == provider else info_path
+    cudnn = _cudnn(info, where, requires, metadata, version, cuda_text) if is_cuda else None
+    if is_cuda and cudnn is None:
+        problems.append("no file names the cuDNN it was built with, and no published row does")
     return FrameworkBuild(
         "onnxruntime",
         State.FOUND,
@@ -154,6 +158,24 @@ def _cudnn(
         return None
     how = f"ONNX Runtime {row.first}-{row.last} for CUDA {row.cuda} is built with cuDNN {row.cudnn}.x ({row.source})"
     return BuildFact(str(row.cudnn), info_path, how)
+
+
+def _needed_cuda(provider: LinkedObject | None) -> BuildFact | None:
+    """The CUDA major the provider links its runtime for: libcudart.so.11.0 is CUDA 11 ("11.8": ONNX Runtime's
+    CUDA 11 builds are 11.8 from 1.15), libcudart.so.12 CUDA 12; None where it names neither."""
+    from ..environment import BuildFact
+
+    if provider is None:
+        return None
+    for name in provider.needed:
+        if name in _CUDART_CUDA:
+            return BuildFact(_CUDART_CUDA[name], provider.path, f"its DT_NEEDED names {name}")
+    return None
+
+
+# The runtime soname of each CUDA major the pre-1.21 builds were made for (the CUDA 11 soname keeps its minor 0):
+# the ONNX Runtime table's "11.8" and "12.x" ("ort-cuda-ep-requirements").
+_CUDART_CUDA = {"libcudart.so.11.0": "11.8", "libcudart.so.12": "12"}
 
 
 def _pypi_cuda(version: str, where: str) -> BuildFact | None:
