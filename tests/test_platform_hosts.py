@@ -157,22 +157,11 @@ def test_a_595_driver_that_ignores_a_volta_names_the_gpu_and_the_580_branch(host
         "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  595.71.05  Release Build  (dvs-builder@U22)\n"
         "GCC version:  gcc version 12.3.0\n"
     )
-    devices = host.replace("/sys/bus/pci/devices")
-    for address, vendor, klass, device in (
+    pci_bus(
+        host,
         ("0000:00:00.0", "0x8086", "0x060000", "0x0d57"),  # the host bridge
-        ("0000:01:00.0", "0x10de", "0x030200", "0x1db4"),  # a V100: NVIDIA, 3D controller
+        V100_FUNCTION,
         ("0000:01:00.1", "0x10de", "0x040300", "0x10f2"),  # an NVIDIA audio function: not a GPU
-    ):
-        folder = devices / address
-        folder.mkdir()
-        for name, value in (("vendor", vendor), ("class", klass), ("device", device)):
-            (folder / name).write_text(value + "\n")
-    hwdata = host.overlay("/usr/share") / "hwdata"
-    hwdata.mkdir()
-    (hwdata / "pci.ids").write_text(
-        "8086  Intel Corporation\n\t0d57  Host bridge\n"
-        "10de  NVIDIA Corporation\n\t10f2  GP100 High Definition Audio\n\t1db4  GV100GL [Tesla V100 PCIe 16GB]\n"
-        "\t\t10de 1214  Tesla V100 PCIe 16GB\n10df  Emulex Corporation\n"
     )
     code, report = host.doctor_json()
     env = report["environment"]
