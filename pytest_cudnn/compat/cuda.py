@@ -18,6 +18,7 @@ __all__ = [
     "ArchitectureRange",
     "DriverFloor",
     "architecture_name",
+    "driver_branch",
     "driver_tuple",
     "minimum_driver",
     "supported_capabilities",
@@ -93,6 +94,16 @@ MINOR_COMPATIBILITY: tuple[DriverFloor, ...] = (
     DriverFloor("12", "525.60.13", "527.41", "cuda-12-driver"),
     DriverFloor("13", "580.65.06", "580.88", "cuda-13-driver"),
 )
+
+
+def driver_branch(version: str | None) -> int | None:
+    """The branch of a driver version, its first number ("595.71.05" -> 595); None for text that names none.
+
+    >>> driver_branch("595.71.05"), driver_branch("R595"), driver_branch(None)
+    (595, None, None)
+    """
+    match = re.match(r"(\d{1,4})(?:\.|$)", version or "")
+    return int(match.group(1)) if match else None
 
 
 def driver_tuple(version: str) -> tuple[int, ...] | None:

@@ -11,6 +11,8 @@ import datetime
 import re
 from typing import NamedTuple
 
+from .cuda import driver_branch
+
 __all__ = [
     "BRANCHES",
     "COMPAT_NOT_SUPPORTED_ON_DEVICE",
@@ -123,10 +125,9 @@ def branch_of(driver_version: str | None) -> Branch | None:
     >>> branch_of("470.256.02").designation, branch_of("615.20.01").designation, branch_of("999.1") is None
     ('end of life', 'end of life', True)
     """
-    match = re.match(r"(\d{1,4})(?:\.|$)", driver_version or "")
-    if not match:
+    number = driver_branch(driver_version)
+    if number is None:
         return None
-    number = int(match.group(1))
     if number in BRANCHES:
         return BRANCHES[number]
     # "All other previous driver branches not listed ... are end of life": below the newest branch the table names,

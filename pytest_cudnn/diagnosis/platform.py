@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..compat.cuda import DROPPED_FROM
+from ..compat.cuda import DROPPED_FROM, driver_branch
 from ..environment import Environment, PciGpu, Platform, State
 from .model import Finding, Severity, cite, make_finding
 
@@ -167,7 +167,7 @@ def _dropped_rules(env: Environment) -> Iterator[Finding]:
     if not unlisted or installed is None:
         return
     version, where = installed
-    if _branch(version) < DROPPED_FROM:
+    if (driver_branch(version) or 0) < DROPPED_FROM:
         return
     listed = len(env.driver.gpus) if env.driver.state is State.FOUND else 0
     which = (
@@ -200,14 +200,7 @@ def dropped(env: Environment) -> bool:
     """Whether :func:`_dropped_rules` explains why NVML lists no GPU (the no-gpu and driver-not-loaded findings
     then say nothing more)."""
     installed = installed_driver(env)
-    return bool(unlisted_gpus(env)) and installed is not None and _branch(installed[0]) >= DROPPED_FROM
-
-
-def _branch(version: str) -> int:
-    """The branch of a driver version ("595.71.05" -> 595); 0 for a value that names none (a replayed snapshot
-    may hold any text)."""
-    match = re.match(r"(\d{1,4})(?:\.|$)", version)
-    return int(match.group(1)) if match else 0
+    return bool(unlisted_gpus(env)) and installed is not None and (driver_branch(installed[0]) or 0) >= DROPPED_FROM
 
 
 def _tegra_rules(env: Environment) -> Iterator[Finding]:

@@ -30,7 +30,7 @@ from .._base.versions import (
     is_pep440,
 )
 from ..compat.catalog import JUDGED, LibraryKind
-from ..compat.cuda import DROPPED_FROM
+from ..compat.cuda import DROPPED_FROM, driver_branch
 from ..environment import (
     ALLOWED_VARIABLES,
     INSTALL_VARIABLES,
@@ -283,8 +283,7 @@ def _platform(driver: Driver) -> Platform:
     drops older GPUs (R590+: a Pascal beside a Turing is then missing from NVML's list). 92 us for six PCI functions
     here, about 15 us a function: a few ms on a large server, paid only there."""
     found = read_platform()
-    branch = re.match(r"(\d{1,4})\.", driver.version or "")
-    if driver.state is State.FOUND and driver.gpus and (branch is None or int(branch.group(1)) < DROPPED_FROM):
+    if driver.state is State.FOUND and driver.gpus and (driver_branch(driver.version) or 0) < DROPPED_FROM:
         return found
     return dataclasses.replace(found, pci_gpus=read_pci_gpus())
 
