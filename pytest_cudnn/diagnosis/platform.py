@@ -161,14 +161,21 @@ def _driver_libraries(env: Environment) -> tuple[tuple[str, str], ...]:
     return tuple(found)
 
 
-def _dropped_rules(env: Environment) -> Iterator[Finding]:
+def _dropping(env: Environment) -> tuple[tuple[PciGpu, ...], str, str] | None:
+    """The GPUs on the PCI bus an R590+ driver does not list, with that driver's version and where it was read;
+    None where there are none or the driver is older."""
     unlisted = unlisted_gpus(env)
     installed = installed_driver(env)
-    if not unlisted or installed is None:
+    if not unlisted or installed is None or (driver_branch(installed[0]) or 0) < DROPPED_FROM:
+        return None
+    return unlisted, *installed
+
+
+def _dropped_rules(env: Environment) -> Iterator[Finding]:
+    dropping = _dropping(env)
+    if dropping is None:
         return
-    version, where = installed
-    if (driver_branch(version) or 0) < DROPPED_FROM:
-        return
+    unlisted, version, where = dropping
     listed = len(env.driver.gpus) if env.driver.state is State.FOUND else 0
     which = (
         f"the GPU at {_pci_text(unlisted)}"
@@ -199,8 +206,7 @@ def _dropped_rules(env: Environment) -> Iterator[Finding]:
 def dropped(env: Environment) -> bool:
     """Whether :func:`_dropped_rules` explains why NVML lists no GPU (the no-gpu and driver-not-loaded findings
     then say nothing more)."""
-    installed = installed_driver(env)
-    return bool(unlisted_gpus(env)) and installed is not None and (driver_branch(installed[0]) or 0) >= DROPPED_FROM
+    return _dropping(env) is not None
 
 
 def _tegra_rules(env: Environment) -> Iterator[Finding]:
