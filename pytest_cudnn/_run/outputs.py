@@ -127,9 +127,9 @@ def suite_properties(run: GpuRun) -> list[tuple[str, str]]:
         "gpu.verdict": diagnosis.verdict.summary,
         # Only where a GPU's own state makes tests fail (issue 32): "GPU 1: gpu-ecc-uncorrectable".
         "gpu.unhealthy": "; ".join(
-            f"GPU {device.index}: {', '.join(finding.code for finding in diagnosis.gpu_faults(device.index))}"
+            f"GPU {device.index}: {', '.join(finding.code for finding in faults)}"
             for device in visible_gpus(env)
-            if diagnosis.gpu_faults(device.index)
+            if (faults := diagnosis.gpu_faults(device.index))
         )
         or None,
     }

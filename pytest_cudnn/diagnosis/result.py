@@ -15,6 +15,7 @@ that loads one must meet it; with none, the copy the loader (or TensorFlow's sea
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 
 from .._base.versions import major_of
@@ -125,9 +126,21 @@ class Diagnosis:
         return next((judged for judged in self.frameworks if judged.name == name), None)
 
     def gpu_faults(self, index: int) -> tuple[Finding, ...]:
-        """The errors about GPU ``index``'s own state (issue 32: ECC, memory repairs, a compute mode that refuses
-        work), as the doctor lists them: what requires_gpu(healthy=True) and --gpu-health read."""
-        return tuple(finding for finding in self.findings if finding.code in HEALTH_FAULTS and index in finding.gpus)
+        """The findings of faults in GPU ``index``'s own state (issue 32: ECC, memory repairs, a compute mode that
+        refuses work; errors or, beside healthy GPUs, warnings), as the doctor lists them: what
+        requires_gpu(healthy=True), --gpu-health and the JUnit properties read."""
+        return self._faults_by_gpu.get(index, ())
+
+    @functools.cached_property
+    def _faults_by_gpu(self) -> dict[int, tuple[Finding, ...]]:
+        """:meth:`gpu_faults` for every GPU, made in one pass over the findings: a marker judged per test and a
+        header line per GPU cost no more than a look-up each."""
+        found: dict[int, list[Finding]] = {}
+        for finding in self.findings:
+            if finding.code in HEALTH_FAULTS:
+                for index in dict.fromkeys(finding.gpus):
+                    found.setdefault(index, []).append(finding)
+        return {index: tuple(faults) for index, faults in found.items()}
 
     def copies_for(self, kind: type[Cudnn] | type[CudaRuntime]) -> list[FrameworkJudgement]:
         """Who must meet a cuDNN (or CUDA runtime) requirement that names no framework: every installed GPU framework
