@@ -1166,3 +1166,10 @@ def test_a_runtime_torch_pins_through_cuda_toolkit_is_asked_for_as_torch_pins_it
     env = b.with_torch(loads=(missing,), pins=(pin,)).build()
     found = next(f for f in judge_environment(env).findings if f.code == "framework-import-library-missing")
     assert found.requirement == requirement
+
+
+def test_a_gpu_state_nvml_did_not_give_is_said_as_not_read() -> None:
+    # The evidence once said "compute mode DEFAULT ... persistence off" for modes NVML never answered.
+    env = EnvBuilder.healthy().with_gpus(gpu(compute_mode=None, persistence=None, ecc=None, remap_pending=True)).build()
+    [pending] = [f for f in diagnose(env) if f.code == "gpu-memory-repair-pending"]
+    assert pending.evidence[0].endswith(": compute mode not read, ECC not read, persistence not read")

@@ -124,9 +124,14 @@ def health_rules(env: Environment) -> Iterator[Finding]:
 
 
 def _state(gpu: Gpu, health: GpuHealth) -> str:
-    ecc = "ECC " + ("on" if health.ecc else "off" if health.ecc is not None else "not supported")
-    mode = COMPUTE_MODES.get(health.compute_mode or 0, str(health.compute_mode))
-    return f"{gpu_text(gpu)}: compute mode {mode}, {ecc}, persistence {'on' if health.persistence else 'off'}"
+    """The GPU's modes as read; "not read" where NVML gave none (never a default it did not say)."""
+
+    def switch(value: bool | None) -> str:
+        return "not read" if value is None else "on" if value else "off"
+
+    mode = health.compute_mode
+    said = "not read" if mode is None else COMPUTE_MODES.get(mode, str(mode))
+    return f"{gpu_text(gpu)}: compute mode {said}, ECC {switch(health.ecc)}, persistence {switch(health.persistence)}"
 
 
 def _gpu_rules(gpu: Gpu, health: GpuHealth) -> Iterator[Finding]:
