@@ -73,9 +73,10 @@ def platform_evidence(env: Environment) -> tuple[str, ...]:
     wsl = _wsl(env)
     if wsl is not None:
         platform, version = wsl
+        dxg = "not read" if platform.dxg is None else "present" if platform.dxg else "absent"
         said.append(
             f"WSL{version if version == 2 else ' 1'} (kernel {platform.kernel_release}): the Windows driver serves "
-            f"CUDA through /dev/dxg ({'present' if platform.dxg else 'absent'}) and the libraries in {WSL_LIB} ("
+            f"CUDA through /dev/dxg ({dxg}) and the libraries in {WSL_LIB} ("
             + (", ".join(platform.wsl_libraries) if platform.wsl_libraries else "none")
             + "); no NVIDIA kernel module or /dev/nvidia* node is expected there"
         )
