@@ -266,17 +266,15 @@ _UNSUPPORTED = (3, 13)
 _NVLINK_MAX_LINKS = 18  # nvml.h NVML_NVLINK_MAX_LINKS
 
 
-def _uint(nvml: _Nvml, name: str, handle: ctypes.c_void_p, *before: Any) -> int:
-    """An ``unsigned int`` (or enum) out of ``name(handle, *before, &value)``."""
-    value = ctypes.c_uint()
+def _uint(nvml: _Nvml, name: str, handle: ctypes.c_void_p, *before: Any, kind: Any = ctypes.c_uint) -> int:
+    """The number ``name(handle, *before, &value)`` answers: an ``unsigned int`` (or enum), or ``kind``."""
+    value = kind()
     nvml.call(name, handle, *before, ctypes.byref(value))
     return int(value.value)
 
 
 def _ulonglong(nvml: _Nvml, name: str, handle: ctypes.c_void_p, *before: Any) -> int:
-    value = ctypes.c_ulonglong()
-    nvml.call(name, handle, *before, ctypes.byref(value))
-    return int(value.value)
+    return _uint(nvml, name, handle, *before, kind=ctypes.c_ulonglong)
 
 
 def _ecc_mode(nvml: _Nvml, handle: ctypes.c_void_p) -> bool:
@@ -336,9 +334,10 @@ def _health(nvml: _Nvml, handle: ctypes.c_void_p, errors: list[str]) -> HealthAn
         try:
             value = read(nvml, handle)
         except NvmlError as error:
-            (unsupported if error.code in _UNSUPPORTED else errors).append(
-                key if error.code in _UNSUPPORTED else f"{key}: {error}"
-            )
+            if error.code in _UNSUPPORTED:
+                unsupported.append(key)
+            else:
+                errors.append(f"{key}: {error}")
             continue
         if key == "remapped_rows":
             health["remap_pending"], health["remap_failure"] = value
@@ -348,6 +347,16 @@ def _health(nvml: _Nvml, handle: ctypes.c_void_p, errors: list[str]) -> HealthAn
     return health  # type: ignore[return-value]
 
 
+# How two GPUs reach each other, call by call: (the answer's key, the call, its arguments between the two handles
+# and the answer).
+_PAIR_CALLS: tuple[tuple[str, str, tuple[int, ...]], ...] = (
+    ("topology", "nvmlDeviceGetTopologyCommonAncestor", ()),
+    ("p2p_read", "nvmlDeviceGetP2PStatus", (0,)),
+    ("p2p_write", "nvmlDeviceGetP2PStatus", (1,)),
+    ("p2p_nvlink", "nvmlDeviceGetP2PStatus", (2,)),
+)
+
+
 def _pairs(nvml: _Nvml, handles: Sequence[tuple[int, ctypes.c_void_p]]) -> list[PairAnswer]:
     """Every pair of GPUs: their common ancestor and P2P status (nvmlGpuP2PCapsIndex_t READ 0, WRITE 1, NVLINK 2).
     A value NVML does not give is left out."""
@@ -355,13 +364,7 @@ def _pairs(nvml: _Nvml, handles: Sequence[tuple[int, ctypes.c_void_p]]) -> list[
     for at, (first, one) in enumerate(handles):
         for second, other in handles[at + 1 :]:
             pair: PairAnswer = {"first": first, "second": second}
-            calls: tuple[tuple[str, str, tuple[Any, ...]], ...] = (
-                ("topology", "nvmlDeviceGetTopologyCommonAncestor", ()),
-                ("p2p_read", "nvmlDeviceGetP2PStatus", (0,)),
-                ("p2p_write", "nvmlDeviceGetP2PStatus", (1,)),
-                ("p2p_nvlink", "nvmlDeviceGetP2PStatus", (2,)),
-            )
-            for key, name, before in calls:
+            for key, name, before in _PAIR_CALLS:
                 value = ctypes.c_int()
                 try:
                     nvml.call(name, one, other, *before, ctypes.byref(value))
